@@ -1,0 +1,3 @@
+//! The `mmsim` command line.
+
+fn main() {}

@@ -1,0 +1,76 @@
+//! Every output format lives here; models never format anything.
+//!
+//! A finished run is summarised as a [`RunResult`]: plain data, the only thing the report
+//! formats read. `mmtests` computes the MMTests "vmstat" summary rows and prints them in the
+//! 2013 compare-kernels layout; `json` writes the `--json` file; `terminal` prints the summary
+//! after `mmsim run`.
+
+pub mod json;
+pub mod mmtests;
+pub mod terminal;
+
+/// What one run produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunResult {
+    /// Scenario name (file stem).
+    pub scenario: String,
+    /// Kernel label: the preset name, with `+switch`/`-switch` for command-line overrides.
+    pub kernel: String,
+    /// Every switch and its value in this run, in registry order.
+    pub switches: Vec<(String, bool)>,
+    /// The seed of the run's RNG.
+    pub seed: u64,
+    /// Simulated seconds from start to end of the run (MMTests' elapsed time `E`).
+    pub simulated_seconds: f64,
+    /// `/proc/vmstat` at the end of the run, in the kernel's order: cumulative event counters
+    /// (they start at 0 at boot, so they are also the deltas over the run) and gauges.
+    pub vmstat: Vec<(String, u64)>,
+    /// Per workload, in scenario order: metric name -> value.
+    pub workloads: Vec<(String, Vec<(String, f64)>)>,
+    /// Simulated threads and the CPU time they used.
+    pub threads: Vec<ThreadTimes>,
+    /// OOM kills, in order.
+    pub oom_kills: Vec<OomKill>,
+}
+
+impl RunResult {
+    /// Value of a /proc/vmstat counter; a counter the model does not export reads 0, as in
+    /// MMTests.
+    pub fn vmstat(&self, name: &str) -> u64 {
+        self.vmstat
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v)
+            .unwrap_or(0)
+    }
+
+    /// A workload metric, if present.
+    pub fn metric(&self, workload: &str, metric: &str) -> Option<f64> {
+        self.workloads
+            .iter()
+            .find(|(w, _)| w == workload)
+            .and_then(|(_, m)| m.iter().find(|(n, _)| n == metric).map(|(_, v)| *v))
+    }
+}
+
+/// CPU time of one simulated thread.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThreadTimes {
+    /// Thread name, e.g. `kswapd0`, `memcachetest`.
+    pub name: String,
+    /// Seconds in user mode.
+    pub user_seconds: f64,
+    /// Seconds in the kernel (faults, reclaim).
+    pub system_seconds: f64,
+}
+
+/// One invocation of the OOM killer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OomKill {
+    /// Simulated seconds since the start.
+    pub at_seconds: f64,
+    /// The workload whose task was killed.
+    pub victim: String,
+    /// Its resident pages when killed.
+    pub rss_pages: u64,
+}

@@ -1,0 +1,217 @@
+//! Scenario files: TOML in, a validated [`Scenario`] out.
+//!
+//! Loading happens in two stages. `parse` mirrors the TOML as written and reports every
+//! problem with the file, line and key it came from; [`Scenario`] is the resolved form the
+//! simulator runs: units converted to bytes and nanoseconds, defaults applied, limits
+//! checked. Model code only ever sees the resolved form, so it never fails on input.
+//!
+//! Defaults (when a key is absent):
+//! - `[machine]`: `cpus = 4`; no swap device unless `[swap]` is given.
+//! - `[vm]`: the kernel defaults of the 3.x era: `swappiness = 60`, `page-cluster = 3`,
+//!   `vfs_cache_pressure = 100`, `laptop_mode = 0`, `lowmem_reserve_ratio = [256, 256, 32]`,
+//!   `min_free_kbytes` computed by the kernel's formula.
+//! - `[run]`: `duration = "60s"`, `seed = 1`.
+//! - `[slab]`: `objects = 100000` reclaimable dentry/inode objects, `object_size = 1024`.
+
+mod parse;
+mod units;
+
+pub use parse::{load, load_str};
+pub use units::{parse_duration, parse_size};
+
+use std::fmt;
+
+/// Simulated nanoseconds.
+pub type Nanos = u64;
+
+/// A validated scenario, ready to run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    /// Name used in reports: the file stem of the scenario file.
+    pub name: String,
+    /// The machine: RAM, CPUs and swap.
+    pub machine: Machine,
+    /// Sysctls, under their `/proc/sys/vm` names.
+    pub vm: VmSysctls,
+    /// Run length and seed.
+    pub run: RunParams,
+    /// Kernel preset and switch overrides named in the file (the command line may add more).
+    pub kernel: KernelSelection,
+    /// The reclaimable slab cache (dentries and inodes).
+    pub slab: SlabParams,
+    /// The workloads the scenario composes; they run at the same time.
+    pub workloads: Vec<Workload>,
+}
+
+/// `[machine]` and `[swap]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Machine {
+    /// Bytes of RAM; a whole number of 4 KiB pages.
+    pub ram: u64,
+    /// Number of CPUs; bounds how many simulated threads run at once.
+    pub cpus: u32,
+    /// The swap device, if any.
+    pub swap: Option<SwapDevice>,
+}
+
+/// `[swap]`: a swap device with a simple service-time model (issue 2; the block layer replaces it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwapDevice {
+    /// Bytes of swap space; a whole number of pages.
+    pub size: u64,
+    /// Time to read one page-cluster of pages that are not contiguous with the previous IO.
+    pub read_latency: Nanos,
+    /// Time a single page write is in flight.
+    pub write_latency: Nanos,
+    /// Sequential transfer rate in bytes per second.
+    pub bandwidth: u64,
+}
+
+/// `[vm]`: the sysctls of `/proc/sys/vm` that the model reads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VmSysctls {
+    /// `min_free_kbytes`; `None` means the kernel's boot-time formula.
+    pub min_free_kbytes: Option<u64>,
+    /// `swappiness`, 0..=100.
+    pub swappiness: u32,
+    /// `lowmem_reserve_ratio` for DMA, DMA32, Normal.
+    pub lowmem_reserve_ratio: [u32; 3],
+    /// `page-cluster`: swap readahead is `1 << page_cluster` pages.
+    pub page_cluster: u32,
+    /// `vfs_cache_pressure`, percent.
+    pub vfs_cache_pressure: u32,
+    /// `laptop_mode`: non-zero disables `may_writepage` at the start of reclaim.
+    pub laptop_mode: bool,
+}
+
+impl Default for VmSysctls {
+    fn default() -> Self {
+        VmSysctls {
+            min_free_kbytes: None,
+            swappiness: 60,
+            lowmem_reserve_ratio: [256, 256, 32],
+            page_cluster: 3,
+            vfs_cache_pressure: 100,
+            laptop_mode: false,
+        }
+    }
+}
+
+/// `[run]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunParams {
+    /// Simulated run length.
+    pub duration: Nanos,
+    /// Seed of the run's single RNG (the command line's `--seed` overrides it).
+    pub seed: u64,
+}
+
+/// `[kernel]`: `preset = "3.9"` and a `[kernel.switches]` table of `name = true|false`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KernelSelection {
+    /// Preset name, if the file names one.
+    pub preset: Option<String>,
+    /// Switch overrides, in file order. Names are checked against the registry at run time.
+    pub switches: Vec<(String, bool)>,
+}
+
+/// `[slab]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SlabParams {
+    /// Reclaimable objects (dentries + inodes) present at boot.
+    pub objects: u64,
+    /// Bytes per object; objects are packed into 4 KiB slab pages.
+    pub object_size: u64,
+}
+
+impl Default for SlabParams {
+    fn default() -> Self {
+        SlabParams {
+            objects: 100_000,
+            object_size: 1024,
+        }
+    }
+}
+
+/// One `[[workload]]` entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workload {
+    /// Unique name; keys the workload's metrics in reports. Defaults to the type name,
+    /// with `-2`, `-3`... appended when several share a type.
+    pub name: String,
+    /// When it starts.
+    pub start: Nanos,
+    /// What it does.
+    pub kind: WorkloadKind,
+}
+
+/// The workload types.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WorkloadKind {
+    /// `type = "mem_eater"`: maps and touches `size` bytes of anonymous memory in `chunk`-sized
+    /// steps with `pause` after each step, then holds it (`then = "hold"`) or keeps re-touching
+    /// it every `retouch_interval` (`then = "retouch"`).
+    MemEater {
+        size: u64,
+        chunk: u64,
+        pause: Nanos,
+        then: MemEaterThen,
+    },
+    /// `type = "memcachetest"`: a memcached server holding an anonymous item pool of `pool`
+    /// bytes (items of `value_size` bytes) and `threads` client threads doing `set_percent`%
+    /// sets and the rest gets on uniformly random keys.
+    Memcachetest {
+        pool: u64,
+        value_size: u64,
+        set_percent: u32,
+        threads: u32,
+    },
+}
+
+/// What a mem_eater does once it has touched all its memory.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MemEaterThen {
+    /// Keep the memory mapped and idle until the end of the run.
+    Hold,
+    /// Re-touch every page, one pass every `interval`.
+    Retouch { interval: Nanos },
+}
+
+/// A problem with a scenario file: where it is, which key, what was expected.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioError {
+    /// The file, as given on the command line (or `<string>`).
+    pub file: String,
+    /// 1-based line and column of the offending key or value, when known.
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    /// Dotted key path, e.g. `workload[1].size`; empty for syntax errors.
+    pub key: String,
+    /// What is wrong and what was expected.
+    pub message: String,
+    /// "did you mean ...?" for a misspelt key or value.
+    pub suggestion: Option<String>,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(col) = self.column {
+                write!(f, ":{col}")?;
+            }
+        }
+        write!(f, ": ")?;
+        if !self.key.is_empty() {
+            write!(f, "key '{}': ", self.key)?;
+        }
+        write!(f, "{}", self.message)?;
+        if let Some(s) = &self.suggestion {
+            write!(f, " (did you mean '{s}'?)")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ScenarioError {}
