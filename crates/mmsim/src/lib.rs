@@ -4,5 +4,11 @@
 
 #![warn(missing_debug_implementations)]
 
+pub mod calibration;
+pub mod engine;
+pub mod mm;
+pub mod presets;
 pub mod report;
 pub mod scenario;
+pub mod sim;
+pub mod workload;

@@ -1,0 +1,589 @@
+//! The discrete-event engine: simulated time, threads, sleeps, wait queues and CPUs.
+//!
+//! The engine knows nothing about pages. A simulated thread is a Rust `async` task; the
+//! places where a kernel thread would block (a timed sleep, `congestion_wait`, waiting for
+//! a page to be unlocked, waiting for a CPU) are `.await` points on the futures below. All
+//! state lives in one `World` behind a `RefCell`; tasks borrow it between awaits only.
+//!
+//! # Ordering guarantees
+//! 1. Events are ordered by (time, sequence number). The sequence number is taken when an
+//!    event is scheduled, so two events due at the same instant run first-in first-out.
+//! 2. A task woken at the current instant (by a wait queue or a CPU hand-over) runs before
+//!    any timer that is due later, and after every task woken before it.
+//!
+//! Nothing here reads the wall clock or iterates a hash map, so a run is a pure function of
+//! its inputs and its seed.
+
+use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+/// Simulated nanoseconds since boot.
+pub type Nanos = u64;
+/// One microsecond.
+pub const USEC: Nanos = 1_000;
+/// One millisecond.
+pub const MSEC: Nanos = 1_000_000;
+/// One second.
+pub const SEC: Nanos = 1_000_000_000;
+/// `HZ/10`, the kernel's usual reclaim nap, is 100 ms whatever HZ is.
+pub const HZ_10: Nanos = 100 * MSEC;
+/// `HZ/50`, the allocator's retry nap.
+pub const HZ_50: Nanos = 20 * MSEC;
+/// One jiffy at HZ=250, the usual distribution setting of the 3.x era.
+pub const JIFFY: Nanos = 4 * MSEC;
+
+/// A simulated thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TaskId(pub u32);
+
+/// A wait queue: tasks sleep on it until someone wakes the queue or their timeout passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct WaitQueueId(pub u32);
+
+/// Why a wait ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WakeReason {
+    /// The queue was woken.
+    Woken,
+    /// The timeout passed first.
+    Timeout,
+    /// The task was killed while in a killable wait.
+    Killed,
+}
+
+/// CPU time is accounted to user or system mode, as `/usr/bin/time` reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuMode {
+    /// Workload code.
+    User,
+    /// Kernel code: faults, reclaim, kswapd.
+    System,
+}
+
+#[derive(Debug)]
+struct TaskState {
+    name: String,
+    /// Bumped on every wake-up; a registration carrying an older value is stale.
+    gen: u32,
+    reason: WakeReason,
+    killable: bool,
+    killed: bool,
+    done: bool,
+    user_ns: Nanos,
+    sys_ns: Nanos,
+}
+
+type BoxFuture = Pin<Box<dyn Future<Output = ()>>>;
+
+/// The scheduler state: clock, timers, run queue, wait queues and CPUs.
+pub struct Sched {
+    now: Nanos,
+    seq: u64,
+    /// (due, seq, task, gen): a min-heap through `Reverse`; `seq` breaks ties FIFO.
+    timers: BinaryHeap<Reverse<(Nanos, u64, u32, u32)>>,
+    ready: VecDeque<(u32, u32)>,
+    current: u32,
+    tasks: Vec<TaskState>,
+    queues: Vec<Vec<(u32, u32)>>,
+    cpus_free: u32,
+    cpus: u32,
+    /// Tasks waiting for a CPU, FIFO.
+    runq: VecDeque<u32>,
+    spawned: Vec<(u32, BoxFuture)>,
+}
+
+impl std::fmt::Debug for Sched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sched")
+            .field("now", &self.now)
+            .field("tasks", &self.tasks.len())
+            .field("timers", &self.timers.len())
+            .finish()
+    }
+}
+
+impl Sched {
+    /// A scheduler for a machine with `cpus` CPUs.
+    pub fn new(cpus: u32) -> Sched {
+        Sched {
+            now: 0,
+            seq: 0,
+            timers: BinaryHeap::new(),
+            ready: VecDeque::new(),
+            current: 0,
+            tasks: Vec::new(),
+            queues: Vec::new(),
+            cpus_free: cpus.max(1),
+            cpus: cpus.max(1),
+            runq: VecDeque::new(),
+            spawned: Vec::new(),
+        }
+    }
+
+    /// The current simulated time.
+    #[inline]
+    pub fn now(&self) -> Nanos {
+        self.now
+    }
+
+    /// The task being polled.
+    #[inline]
+    pub fn current(&self) -> TaskId {
+        TaskId(self.current)
+    }
+
+    /// Number of CPUs.
+    pub fn cpus(&self) -> u32 {
+        self.cpus
+    }
+
+    /// A new, empty wait queue.
+    pub fn new_queue(&mut self) -> WaitQueueId {
+        self.queues.push(Vec::new());
+        WaitQueueId(self.queues.len() as u32 - 1)
+    }
+
+    /// Whether anybody sleeps on `q`.
+    pub fn queue_has_waiters(&self, q: WaitQueueId) -> bool {
+        let waiters = &self.queues[q.0 as usize];
+        waiters
+            .iter()
+            .any(|&(t, g)| self.tasks[t as usize].gen == g)
+    }
+
+    /// Start a new task; it first runs at the current instant, after those already ready.
+    pub fn spawn(&mut self, name: &str, fut: impl Future<Output = ()> + 'static) -> TaskId {
+        let id = self.tasks.len() as u32;
+        self.tasks.push(TaskState {
+            name: name.to_string(),
+            gen: 0,
+            reason: WakeReason::Woken,
+            killable: false,
+            killed: false,
+            done: false,
+            user_ns: 0,
+            sys_ns: 0,
+        });
+        self.spawned.push((id, Box::pin(fut)));
+        self.ready.push_back((id, 0));
+        TaskId(id)
+    }
+
+    /// Wake every task sleeping on `q`.
+    pub fn wake_all(&mut self, q: WaitQueueId) {
+        let waiters = std::mem::take(&mut self.queues[q.0 as usize]);
+        for (t, g) in waiters {
+            self.wake(t, g, WakeReason::Woken);
+        }
+    }
+
+    fn wake(&mut self, t: u32, g: u32, reason: WakeReason) -> bool {
+        let task = &mut self.tasks[t as usize];
+        if task.gen != g || task.done {
+            return false;
+        }
+        task.gen = task.gen.wrapping_add(1);
+        task.reason = reason;
+        task.killable = false;
+        self.ready.push_back((t, task.gen));
+        true
+    }
+
+    /// Mark `t` killed; if it is in a killable wait, end the wait now.
+    pub fn kill(&mut self, t: TaskId) {
+        let task = &mut self.tasks[t.0 as usize];
+        task.killed = true;
+        if task.killable {
+            let g = task.gen;
+            self.wake(t.0, g, WakeReason::Killed);
+        }
+    }
+
+    /// Whether `t` has been killed.
+    pub fn is_killed(&self, t: TaskId) -> bool {
+        self.tasks[t.0 as usize].killed
+    }
+
+    /// Whether `t` has finished.
+    pub fn is_done(&self, t: TaskId) -> bool {
+        self.tasks[t.0 as usize].done
+    }
+
+    /// Name of a task.
+    pub fn task_name(&self, t: TaskId) -> &str {
+        &self.tasks[t.0 as usize].name
+    }
+
+    /// (name, user ns, system ns) for every task, in creation order.
+    pub fn cpu_times(&self) -> Vec<(String, Nanos, Nanos)> {
+        self.tasks
+            .iter()
+            .map(|t| (t.name.clone(), t.user_ns, t.sys_ns))
+            .collect()
+    }
+
+    fn push_timer(&mut self, at: Nanos, t: u32, g: u32) {
+        self.seq += 1;
+        self.timers.push(Reverse((at, self.seq, t, g)));
+    }
+
+    /// Register the current task for a wake-up on `q` and/or at `deadline`. Returns the
+    /// generation the registration carries.
+    fn register(&mut self, q: Option<WaitQueueId>, deadline: Option<Nanos>, killable: bool) -> u32 {
+        let t = self.current;
+        let g = self.tasks[t as usize].gen;
+        if let Some(q) = q {
+            self.queues[q.0 as usize].push((t, g));
+        }
+        if let Some(d) = deadline {
+            self.push_timer(d, t, g);
+        }
+        self.tasks[t as usize].killable = killable;
+        g
+    }
+
+    fn woken_since(&self, g: u32) -> Option<WakeReason> {
+        let task = &self.tasks[self.current as usize];
+        (task.gen != g).then_some(task.reason)
+    }
+
+    fn account(&mut self, mode: CpuMode, ns: Nanos) {
+        let task = &mut self.tasks[self.current as usize];
+        match mode {
+            CpuMode::User => task.user_ns += ns,
+            CpuMode::System => task.sys_ns += ns,
+        }
+    }
+
+    fn release_cpu(&mut self) {
+        if let Some(next) = self.runq.pop_front() {
+            // Hand the CPU straight over: it never becomes free.
+            let g = self.tasks[next as usize].gen;
+            self.wake(next, g, WakeReason::Woken);
+        } else {
+            self.cpus_free += 1;
+        }
+    }
+}
+
+/// Access to the scheduler inside the world the tasks share.
+pub trait SchedHost: 'static {
+    /// The scheduler.
+    fn sched(&mut self) -> &mut Sched;
+}
+
+/// The shared world: every task holds one of these.
+pub type Shared<W> = Rc<RefCell<W>>;
+
+/// A future that waits on a queue and/or a deadline, ending with the reason.
+struct Wait<W: SchedHost> {
+    world: Shared<W>,
+    queue: Option<WaitQueueId>,
+    deadline: Option<Nanos>,
+    killable: bool,
+    gen: Option<u32>,
+}
+
+impl<W: SchedHost> Future for Wait<W> {
+    type Output = WakeReason;
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<WakeReason> {
+        let mut w = self.world.borrow_mut();
+        let s = w.sched();
+        match self.gen {
+            None => {
+                if self.killable && s.tasks[s.current as usize].killed {
+                    return Poll::Ready(WakeReason::Killed);
+                }
+                if let Some(d) = self.deadline {
+                    if d <= s.now && self.queue.is_none() {
+                        return Poll::Ready(WakeReason::Timeout);
+                    }
+                }
+                let g = s.register(self.queue, self.deadline, self.killable);
+                drop(w);
+                self.gen = Some(g);
+                Poll::Pending
+            }
+            Some(g) => match s.woken_since(g) {
+                Some(r) => Poll::Ready(r),
+                None => Poll::Pending,
+            },
+        }
+    }
+}
+
+/// Sleep until `deadline` (not killable).
+pub fn sleep_until<W: SchedHost>(world: &Shared<W>, deadline: Nanos) -> impl Future<Output = WakeReason> {
+    Wait {
+        world: world.clone(),
+        queue: None,
+        deadline: Some(deadline),
+        killable: false,
+        gen: None,
+    }
+}
+
+/// Sleep for `d` (not killable).
+pub fn sleep<W: SchedHost>(world: &Shared<W>, d: Nanos) -> impl Future<Output = WakeReason> {
+    let now = world.borrow_mut().sched().now;
+    sleep_until(world, now + d)
+}
+
+/// Sleep on `q` until woken or until `timeout` has passed; `killable` lets the OOM killer
+/// end the wait.
+pub fn wait_event<W: SchedHost>(
+    world: &Shared<W>,
+    q: WaitQueueId,
+    timeout: Option<Nanos>,
+    killable: bool,
+) -> impl Future<Output = WakeReason> {
+    let now = world.borrow_mut().sched().now;
+    Wait {
+        world: world.clone(),
+        queue: Some(q),
+        deadline: timeout.map(|t| now + t),
+        killable,
+        gen: None,
+    }
+}
+
+/// Sleep `d` on `q` (which nobody wakes) unless killed first; returns true if killed.
+pub async fn sleep_killable<W: SchedHost>(world: &Shared<W>, q: WaitQueueId, d: Nanos) -> bool {
+    wait_event(world, q, Some(d), true).await == WakeReason::Killed
+}
+
+/// Use `ns` of CPU time in `mode`: wait for a free CPU (FIFO), hold it for `ns`, give it back.
+pub async fn run_cpu<W: SchedHost>(world: &Shared<W>, ns: Nanos, mode: CpuMode) {
+    if ns == 0 {
+        return;
+    }
+    let must_queue = {
+        let mut w = world.borrow_mut();
+        let s = w.sched();
+        if s.cpus_free > 0 {
+            s.cpus_free -= 1;
+            false
+        } else {
+            let me = s.current;
+            s.runq.push_back(me);
+            true
+        }
+    };
+    if must_queue {
+        // Woken by release_cpu with the CPU already ours.
+        Wait {
+            world: world.clone(),
+            queue: None,
+            deadline: None,
+            killable: false,
+            gen: None,
+        }
+        .await;
+    }
+    sleep(world, ns).await;
+    let mut w = world.borrow_mut();
+    let s = w.sched();
+    s.account(mode, ns);
+    s.release_cpu();
+}
+
+/// Runs the tasks of one world until a time limit or until nothing is left to do.
+pub struct Executor<W: SchedHost> {
+    world: Shared<W>,
+    tasks: Vec<Option<BoxFuture>>,
+}
+
+impl<W: SchedHost> std::fmt::Debug for Executor<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executor").field("tasks", &self.tasks.len()).finish()
+    }
+}
+
+impl<W: SchedHost> Executor<W> {
+    /// An executor over `world`.
+    pub fn new(world: Shared<W>) -> Self {
+        Executor {
+            world,
+            tasks: Vec::new(),
+        }
+    }
+
+    /// Run until simulated time would pass `end`, or no task can ever run again. Returns the
+    /// time reached. `stop` is polled after every task step: returning true ends the run early.
+    pub fn run_until(&mut self, end: Nanos, mut stop: impl FnMut(&mut W) -> bool) -> Nanos {
+        let waker = Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        loop {
+            let next = {
+                let mut w = self.world.borrow_mut();
+                let s = w.sched();
+                for (id, fut) in s.spawned.drain(..) {
+                    let id = id as usize;
+                    if self.tasks.len() <= id {
+                        self.tasks.resize_with(id + 1, || None);
+                    }
+                    self.tasks[id] = Some(fut);
+                }
+                let mut next = None;
+                while let Some((t, g)) = s.ready.pop_front() {
+                    if s.tasks[t as usize].gen == g && !s.tasks[t as usize].done {
+                        next = Some(t);
+                        break;
+                    }
+                }
+                if next.is_none() {
+                    while let Some(&Reverse((at, _, t, g))) = s.timers.peek() {
+                        if at > end {
+                            s.now = end;
+                            return end;
+                        }
+                        s.timers.pop();
+                        let task = &mut s.tasks[t as usize];
+                        if task.gen == g && !task.done {
+                            s.now = at;
+                            task.gen = task.gen.wrapping_add(1);
+                            task.reason = WakeReason::Timeout;
+                            task.killable = false;
+                            next = Some(t);
+                            break;
+                        }
+                    }
+                }
+                match next {
+                    Some(t) => {
+                        s.current = t;
+                        t
+                    }
+                    None => return s.now,
+                }
+            };
+            let fut = self.tasks[next as usize]
+                .as_mut()
+                .expect("a woken task has a future");
+            if fut.as_mut().poll(&mut cx).is_ready() {
+                self.tasks[next as usize] = None;
+                let mut w = self.world.borrow_mut();
+                w.sched().tasks[next as usize].done = true;
+            }
+            if stop(&mut self.world.borrow_mut()) {
+                return self.world.borrow_mut().sched().now;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct W {
+        s: Sched,
+        log: Vec<(Nanos, &'static str)>,
+    }
+    impl SchedHost for W {
+        fn sched(&mut self) -> &mut Sched {
+            &mut self.s
+        }
+    }
+    fn world(cpus: u32) -> Shared<W> {
+        Rc::new(RefCell::new(W {
+            s: Sched::new(cpus),
+            log: Vec::new(),
+        }))
+    }
+    fn log(w: &Shared<W>, what: &'static str) {
+        let mut b = w.borrow_mut();
+        let now = b.s.now();
+        b.log.push((now, what));
+    }
+
+    #[test]
+    fn timers_at_the_same_instant_run_in_scheduling_order() {
+        let w = world(1);
+        for name in ["a", "b", "c"] {
+            let w2 = w.clone();
+            w.borrow_mut().s.spawn(name, async move {
+                sleep(&w2, 5).await;
+                log(&w2, name);
+            });
+        }
+        Executor::new(w.clone()).run_until(100, |_| false);
+        assert_eq!(w.borrow().log, vec![(5, "a"), (5, "b"), (5, "c")]);
+    }
+
+    #[test]
+    fn wait_event_ends_early_when_the_queue_is_woken() {
+        let w = world(1);
+        let q = w.borrow_mut().s.new_queue();
+        let w1 = w.clone();
+        w.borrow_mut().s.spawn("waiter", async move {
+            let r = wait_event(&w1, q, Some(100), false).await;
+            assert_eq!(r, WakeReason::Woken);
+            log(&w1, "woken");
+            let r = wait_event(&w1, q, Some(100), false).await;
+            assert_eq!(r, WakeReason::Timeout);
+            log(&w1, "timeout");
+        });
+        let w2 = w.clone();
+        w.borrow_mut().s.spawn("waker", async move {
+            sleep(&w2, 30).await;
+            w2.borrow_mut().s.wake_all(q);
+        });
+        Executor::new(w.clone()).run_until(1000, |_| false);
+        assert_eq!(w.borrow().log, vec![(30, "woken"), (130, "timeout")]);
+    }
+
+    #[test]
+    fn cpus_bound_how_many_tasks_run_at_once() {
+        let w = world(2);
+        for name in ["a", "b", "c"] {
+            let w2 = w.clone();
+            w.borrow_mut().s.spawn(name, async move {
+                run_cpu(&w2, 10, CpuMode::User).await;
+                log(&w2, name);
+            });
+        }
+        Executor::new(w.clone()).run_until(1000, |_| false);
+        // Two run at once; the third waits for a CPU and finishes at 20.
+        assert_eq!(w.borrow().log, vec![(10, "a"), (10, "b"), (20, "c")]);
+        let times = w.borrow().s.cpu_times();
+        assert!(times.iter().all(|(_, u, s)| *u == 10 && *s == 0));
+    }
+
+    #[test]
+    fn kill_ends_a_killable_wait_only() {
+        let w = world(1);
+        let q = w.borrow_mut().s.new_queue();
+        let w1 = w.clone();
+        let victim = w.borrow_mut().s.spawn("victim", async move {
+            let r = wait_event(&w1, q, None, true).await;
+            assert_eq!(r, WakeReason::Killed);
+            log(&w1, "killed");
+        });
+        let w2 = w.clone();
+        w.borrow_mut().s.spawn("killer", async move {
+            sleep(&w2, 7).await;
+            w2.borrow_mut().s.kill(victim);
+        });
+        Executor::new(w.clone()).run_until(1000, |_| false);
+        assert_eq!(w.borrow().log, vec![(7, "killed")]);
+    }
+
+    #[test]
+    fn run_stops_at_the_end_time() {
+        let w = world(1);
+        let w1 = w.clone();
+        w.borrow_mut().s.spawn("forever", async move {
+            loop {
+                sleep(&w1, 10).await;
+            }
+        });
+        let end = Executor::new(w.clone()).run_until(95, |_| false);
+        assert_eq!(end, 95);
+    }
+}

@@ -1,0 +1,202 @@
+//! Page-state invariants, checked at the end of every run and, in tests, after every
+//! reclaim batch. A violation names the invariant and the page.
+//!
+//! 1. Frame conservation: every frame is in exactly one place (buddy, LRU, isolated, slab,
+//!    reserved), and the free counts match the free lists.
+//! 2. LRU membership: every page on a list carries that list's id and zone, and the list
+//!    lengths match the zone counters.
+//! 3. No free page is locked, dirty, under writeback or in the swap cache.
+//! 4. Swap slots balance: each slot's count equals the PTEs that name it, its cache flag
+//!    matches the swap cache, and the in-use count matches.
+//! 5. Mapcounts equal the PTEs that map each page.
+
+use super::memory::{PTE_PFN_MASK, PTE_PRESENT};
+use super::mmzone::MAX_ORDER;
+use super::page::*;
+use super::swapfile::{SWAP_COUNT_MASK, SWAP_HAS_CACHE};
+use super::vmstat::ZoneStat;
+use super::Kernel;
+
+fn describe(k: &Kernel, pfn: Pfn) -> String {
+    format!(
+        "pfn {pfn} (zone {}, flags {:#x}, mapcount {})",
+        k.zones[k.page_zone(pfn)].name(),
+        k.pages.flags[pfn as usize] & ((1 << MAPCOUNT_SHIFT) - 1),
+        k.pages.mapcount(pfn)
+    )
+}
+
+/// Check every invariant; the first violation is returned as a message.
+pub fn check(k: &Kernel) -> Result<(), String> {
+    let n = k.pages.len();
+    // Where each frame is: 0 = unplaced, 1 = placed.
+    let mut placed = vec![false; n];
+    let mut mark = |pfn: Pfn, what: &str, placed: &mut Vec<bool>| -> Result<(), String> {
+        if placed[pfn as usize] {
+            return Err(format!(
+                "invariant 'frame conservation' violated: {} is in two places (second: {what})",
+                describe(k, pfn)
+            ));
+        }
+        placed[pfn as usize] = true;
+        Ok(())
+    };
+    for z in &k.zones {
+        let mut free = 0u64;
+        for (order, list) in z.free_area.iter().enumerate().take(MAX_ORDER) {
+            let mut len = 0;
+            for pfn in list.iter(&k.pages) {
+                len += 1;
+                let f = k.pages.flags[pfn as usize];
+                if f != PG_BUDDY || k.pages.mapping[pfn as usize] != order as u32 {
+                    return Err(format!(
+                        "invariant 'free page state' violated: {} on the order-{order} free list",
+                        describe(k, pfn)
+                    ));
+                }
+                for p in pfn..pfn + (1 << order) {
+                    if p != pfn && k.pages.flags[p as usize] != 0 {
+                        return Err(format!(
+                            "invariant 'free page state' violated: {} inside a free block",
+                            describe(k, p)
+                        ));
+                    }
+                    mark(p, "free list", &mut placed)?;
+                }
+                free += 1 << order;
+            }
+            if len != list.len {
+                return Err(format!(
+                    "invariant 'free lists' violated: zone {} order {order} holds {len} blocks, counts {}",
+                    z.name(),
+                    list.len
+                ));
+            }
+        }
+        if free != z.free_pages() {
+            return Err(format!(
+                "invariant 'frame conservation' violated: zone {} has {free} free pages on its lists, nr_free_pages says {}",
+                z.name(),
+                z.free_pages()
+            ));
+        }
+        for lru in [Lru::InactiveAnon, Lru::ActiveAnon, Lru::InactiveFile, Lru::ActiveFile, Lru::Unevictable] {
+            let list = &z.lruvec.lists[lru as usize];
+            let mut len = 0;
+            for pfn in list.iter(&k.pages) {
+                len += 1;
+                if !k.pages.test(pfn, PG_LRU) || k.pages.lru(pfn) != lru || k.page_zone(pfn) != z.idx {
+                    return Err(format!(
+                        "invariant 'LRU membership' violated: {} found on {lru:?} of zone {}",
+                        describe(k, pfn),
+                        z.name()
+                    ));
+                }
+                mark(pfn, "LRU", &mut placed)?;
+            }
+            if len != list.len || len != z.stat(super::mmzone::Zone::lru_stat(lru)) {
+                return Err(format!(
+                    "invariant 'LRU membership' violated: zone {} {lru:?} holds {len} pages, list says {}, counter says {}",
+                    z.name(),
+                    list.len,
+                    z.stat(super::mmzone::Zone::lru_stat(lru))
+                ));
+            }
+        }
+    }
+    for &pfn in &k.slab.pages {
+        mark(pfn, "slab", &mut placed)?;
+    }
+    for pfn in 0..n as Pfn {
+        let f = k.pages.flags[pfn as usize];
+        if f & (PG_RESERVED | PG_ISOLATED) != 0 {
+            mark(pfn, "reserved or isolated", &mut placed)?;
+        }
+        if !placed[pfn as usize] {
+            return Err(format!(
+                "invariant 'frame conservation' violated: {} is in no place",
+                describe(k, pfn)
+            ));
+        }
+        if f & PG_BUDDY != 0 && f & (PG_LOCKED | PG_DIRTY | PG_WRITEBACK | PG_SWAPCACHE) != 0 {
+            return Err(format!(
+                "invariant 'no page freed while locked, dirty or under writeback' violated: {}",
+                describe(k, pfn)
+            ));
+        }
+    }
+    // Swap and mapcounts, from the page tables.
+    let mut slot_refs = vec![0u32; k.swap.max as usize];
+    let mut maps = vec![0u32; n];
+    for m in &k.mms {
+        for v in &m.vmas {
+            for &pte in &v.ptes {
+                if pte & PTE_PRESENT != 0 {
+                    maps[(pte & PTE_PFN_MASK) as usize] += 1;
+                } else if pte != 0 {
+                    let slot = (pte - 1) as usize;
+                    if slot >= slot_refs.len() {
+                        return Err(format!("invariant 'swap slots balanced' violated: PTE names slot {slot} beyond the swap area"));
+                    }
+                    slot_refs[slot] += 1;
+                }
+            }
+        }
+    }
+    for pfn in 0..n as Pfn {
+        if maps[pfn as usize] != k.pages.mapcount(pfn) {
+            return Err(format!(
+                "invariant 'mapcount' violated: {} is mapped by {} PTEs",
+                describe(k, pfn),
+                maps[pfn as usize]
+            ));
+        }
+        if k.pages.test(pfn, PG_SWAPCACHE) {
+            let slot = k.pages.private[pfn as usize];
+            if k.swap.lookup_swap_cache(slot) != Some(pfn) {
+                return Err(format!(
+                    "invariant 'swap slots balanced' violated: {} claims slot {slot}, the swap cache disagrees",
+                    describe(k, pfn)
+                ));
+            }
+        }
+    }
+    let mut inuse = 0;
+    for (slot, &m) in k.swap.swap_map.iter().enumerate() {
+        if m != 0 {
+            inuse += 1;
+        }
+        if (m & SWAP_COUNT_MASK) as u32 != slot_refs[slot] {
+            return Err(format!(
+                "invariant 'swap slots balanced' violated: slot {slot} counts {} references, page tables hold {}",
+                m & SWAP_COUNT_MASK,
+                slot_refs[slot]
+            ));
+        }
+        let cached = k.swap.lookup_swap_cache(slot as u32).is_some();
+        if cached != (m & SWAP_HAS_CACHE != 0) {
+            return Err(format!(
+                "invariant 'swap slots balanced' violated: slot {slot} cache flag {} but swap cache {}",
+                m & SWAP_HAS_CACHE != 0,
+                cached
+            ));
+        }
+    }
+    if inuse != k.swap.inuse_pages {
+        return Err(format!(
+            "invariant 'swap slots balanced' violated: {inuse} slots in use, inuse_pages says {}",
+            k.swap.inuse_pages
+        ));
+    }
+    if k.swap.cache_len() as u64 > k.swap.total() {
+        return Err("invariant 'swap slots balanced' violated: swap cache larger than swap".into());
+    }
+    let anon: i64 = k.zones.iter().map(|z| z.vm_stat[ZoneStat::nr_anon_pages as usize]).sum();
+    let mapped_anon = (0..n as Pfn).filter(|&p| k.pages.mapped(p)).count() as i64;
+    if anon != mapped_anon {
+        return Err(format!(
+            "invariant 'counters' violated: nr_anon_pages {anon}, mapped anonymous pages {mapped_anon}"
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,189 @@
+//! Zones, lruvecs and the node (`include/linux/mmzone.h`). One node, x86-64 zones DMA
+//! (first 16 MiB), DMA32 (to 4 GiB) and Normal (the rest); `kernel-reclaim.md` §1.
+
+use super::page::{ListHead, Lru, Pfn};
+use super::vmstat::ZoneStat;
+
+/// Largest buddy order + 1 (`MAX_ORDER`).
+pub const MAX_ORDER: usize = 11;
+
+/// Zone indices (`enum zone_type`, x86-64 without MOVABLE in use).
+pub const ZONE_DMA: usize = 0;
+pub const ZONE_DMA32: usize = 1;
+pub const ZONE_NORMAL: usize = 2;
+/// Number of zones modelled.
+pub const MAX_NR_ZONES: usize = 3;
+/// Zone names as `/proc/zoneinfo` prints them.
+pub const ZONE_NAMES: [&str; MAX_NR_ZONES] = ["DMA", "DMA32", "Normal"];
+
+/// Watermark indices (`enum zone_watermarks`).
+pub const WMARK_MIN: usize = 0;
+pub const WMARK_LOW: usize = 1;
+pub const WMARK_HIGH: usize = 2;
+
+/// Zone flags (`zone_flags_t`).
+pub mod zone_flags {
+    /// Reclaim found every dirty page it met backed by a congested BDI.
+    pub const ZONE_CONGESTED: u8 = 1 << 0;
+    /// The tail of the LRU is full of dirty pages not queued for IO: kswapd should write
+    /// them (KS patch 6).
+    pub const ZONE_TAIL_LRU_DIRTY: u8 = 1 << 1;
+    /// Reclaim found the isolated pages under writeback: kswapd should stall on PG_reclaim
+    /// pages (KS patch 7).
+    pub const ZONE_WRITEBACK: u8 = 1 << 2;
+}
+
+/// A zone's LRU lists and their scan statistics (`struct lruvec`, `struct zone_reclaim_stat`).
+#[derive(Clone, Debug, Default)]
+pub struct Lruvec {
+    /// The five lists, indexed by [`Lru`].
+    pub lists: [ListHead; 5],
+    /// `recent_scanned[anon, file]`.
+    pub recent_scanned: [u64; 2],
+    /// `recent_rotated[anon, file]`.
+    pub recent_rotated: [u64; 2],
+}
+
+impl Lruvec {
+    /// Pages on `lru`.
+    #[inline]
+    pub fn size(&self, lru: Lru) -> u64 {
+        self.lists[lru as usize].len
+    }
+}
+
+/// A zone.
+#[derive(Clone, Debug)]
+pub struct Zone {
+    /// Index: ZONE_DMA, ZONE_DMA32 or ZONE_NORMAL.
+    pub idx: usize,
+    /// First frame.
+    pub start_pfn: Pfn,
+    /// One past the last frame.
+    pub end_pfn: Pfn,
+    /// Frames present (the span; no holes are modelled).
+    pub present_pages: u64,
+    /// Frames handed to the buddy allocator (present less memmap and boot reservations).
+    pub managed_pages: u64,
+    /// min, low, high.
+    pub watermark: [u64; 3],
+    /// `lowmem_reserve[classzone]`.
+    pub lowmem_reserve: [u64; MAX_NR_ZONES],
+    /// Buddy free lists by order.
+    pub free_area: [ListHead; MAX_ORDER],
+    /// The LRU lists (memcg off: one lruvec per zone).
+    pub lruvec: Lruvec,
+    /// Zone page counts.
+    pub vm_stat: [i64; ZoneStat::COUNT],
+    /// Pages scanned by global reclaim since a page was last freed here.
+    pub pages_scanned: u64,
+    /// Set by kswapd when a zone is scanned 6x over without progress (3.0-3.11).
+    pub all_unreclaimable: bool,
+    /// [`zone_flags`] bits.
+    pub flags: u8,
+    /// Target active:inactive anon ratio.
+    pub inactive_ratio: u64,
+}
+
+impl Zone {
+    /// An empty zone spanning `[start, end)`.
+    pub fn new(idx: usize, start_pfn: Pfn, end_pfn: Pfn) -> Zone {
+        Zone {
+            idx,
+            start_pfn,
+            end_pfn,
+            present_pages: (end_pfn - start_pfn) as u64,
+            managed_pages: 0,
+            watermark: [0; 3],
+            lowmem_reserve: [0; MAX_NR_ZONES],
+            free_area: Default::default(),
+            lruvec: Lruvec::default(),
+            vm_stat: [0; ZoneStat::COUNT],
+            pages_scanned: 0,
+            all_unreclaimable: false,
+            flags: 0,
+            inactive_ratio: 1,
+        }
+    }
+
+    /// The zone name.
+    pub fn name(&self) -> &'static str {
+        ZONE_NAMES[self.idx]
+    }
+
+    /// `populated_zone`.
+    #[inline]
+    pub fn populated(&self) -> bool {
+        self.managed_pages > 0
+    }
+
+    /// A zone counter.
+    #[inline]
+    pub fn stat(&self, item: ZoneStat) -> u64 {
+        self.vm_stat[item as usize].max(0) as u64
+    }
+
+    /// Add to a zone counter.
+    #[inline]
+    pub fn mod_stat(&mut self, item: ZoneStat, delta: i64) {
+        self.vm_stat[item as usize] += delta;
+    }
+
+    /// Free pages.
+    #[inline]
+    pub fn free_pages(&self) -> u64 {
+        self.stat(ZoneStat::nr_free_pages)
+    }
+
+    /// `low_wmark_pages` and friends.
+    #[inline]
+    pub fn min_wmark(&self) -> u64 {
+        self.watermark[WMARK_MIN]
+    }
+    #[inline]
+    pub fn low_wmark(&self) -> u64 {
+        self.watermark[WMARK_LOW]
+    }
+    #[inline]
+    pub fn high_wmark(&self) -> u64 {
+        self.watermark[WMARK_HIGH]
+    }
+
+    /// Whether a flag is set.
+    #[inline]
+    pub fn test_flag(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+    /// `zone_set_flag`.
+    #[inline]
+    pub fn set_flag(&mut self, f: u8) {
+        self.flags |= f;
+    }
+    /// `zone_clear_flag`.
+    #[inline]
+    pub fn clear_flag(&mut self, f: u8) {
+        self.flags &= !f;
+    }
+
+    /// The counter that mirrors the length of `lru`.
+    pub fn lru_stat(lru: Lru) -> ZoneStat {
+        match lru {
+            Lru::InactiveAnon => ZoneStat::nr_inactive_anon,
+            Lru::ActiveAnon => ZoneStat::nr_active_anon,
+            Lru::InactiveFile => ZoneStat::nr_inactive_file,
+            Lru::ActiveFile => ZoneStat::nr_active_file,
+            Lru::Unevictable => ZoneStat::nr_unevictable,
+        }
+    }
+}
+
+/// Per-node kswapd state (`pg_data_t`).
+#[derive(Clone, Debug, Default)]
+pub struct Pgdat {
+    /// The order of the pending kswapd request.
+    pub kswapd_max_order: u32,
+    /// The class zone of the pending request.
+    pub classzone_idx: usize,
+    /// Whether kswapd is asleep (waiting to be woken).
+    pub kswapd_sleeping: bool,
+}

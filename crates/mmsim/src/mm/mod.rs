@@ -1,0 +1,197 @@
+//! The memory-management model: one file per kernel file, kernel names throughout.
+//!
+//! | module | kernel | what |
+//! |---|---|---|
+//! | `page` | `include/linux/page-flags.h`, `mm_types.h` | page frames, flags, list links |
+//! | `mmzone` | `include/linux/mmzone.h` | zones, lruvecs, the node |
+//! | `page_alloc` | `mm/page_alloc.c` | buddy allocator, watermarks, allocation slow path |
+//! | `swap` | `mm/swap.c` | LRU insertion, activation, rotation |
+//! | `rmap` | `mm/rmap.c` | `page_referenced`, `try_to_unmap` |
+//! | `memory` | `mm/memory.c` | page tables, faults |
+//! | `swapfile`, `swap_state`, `page_io` | `mm/swapfile.c`, `mm/swap_state.c`, `mm/page_io.c` | swap slots, swap cache, swap IO |
+//! | `vmscan` | `mm/vmscan.c` | reclaim: kswapd, direct reclaim, LRU scanning, slab shrinking |
+//! | `slab` | `fs/dcache.c`, `fs/inode.c` | the reclaimable dentry/inode cache |
+//! | `oom_kill` | `mm/oom_kill.c` | the OOM killer |
+//! | `vmstat` | `mm/vmstat.c` | `/proc/vmstat` counters |
+//! | `invariants` | — | page-state invariant checks |
+
+pub mod invariants;
+pub mod memory;
+pub mod mmzone;
+pub mod oom_kill;
+pub mod page;
+pub mod page_alloc;
+pub mod page_io;
+pub mod rmap;
+pub mod slab;
+pub mod swap;
+pub mod swapfile;
+pub mod vmscan;
+pub mod vmstat;
+
+use crate::engine::{Sched, SchedHost, Shared, WaitQueueId};
+use crate::presets::Switches;
+use crate::report::OomKill;
+use crate::scenario::VmSysctls;
+use rand_chacha::ChaCha8Rng;
+
+use memory::Mm;
+use mmzone::{Pgdat, Zone, MAX_NR_ZONES};
+use page::{Pages, Pfn};
+use page_io::SwapDev;
+use slab::Slab;
+use swapfile::SwapInfo;
+use vmstat::{VmEvent, VmEvents, ZoneStat};
+
+/// Allocation flags (`gfp_t`): the subset the model reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gfp(pub u32);
+
+impl Gfp {
+    pub const WAIT: u32 = 1 << 0;
+    pub const HIGH: u32 = 1 << 1;
+    pub const IO: u32 = 1 << 2;
+    pub const FS: u32 = 1 << 3;
+    pub const NORETRY: u32 = 1 << 4;
+    pub const HIGHMEM: u32 = 1 << 5;
+    pub const MOVABLE: u32 = 1 << 6;
+    pub const NO_KSWAPD: u32 = 1 << 7;
+    /// `GFP_KERNEL`.
+    pub const KERNEL: Gfp = Gfp(Self::WAIT | Self::IO | Self::FS);
+    /// `GFP_NOFS`.
+    pub const NOFS: Gfp = Gfp(Self::WAIT | Self::IO);
+    /// `GFP_HIGHUSER_MOVABLE`: anonymous and page-cache pages.
+    pub const HIGHUSER_MOVABLE: Gfp =
+        Gfp(Self::WAIT | Self::IO | Self::FS | Self::HIGHMEM | Self::MOVABLE);
+    /// `GFP_ATOMIC`.
+    pub const ATOMIC: Gfp = Gfp(Self::HIGH);
+
+    /// Whether all bits of `f` are set.
+    #[inline]
+    pub fn has(self, f: u32) -> bool {
+        self.0 & f == f
+    }
+}
+
+/// The wait queues of the model.
+#[derive(Clone, Debug)]
+pub struct Queues {
+    /// `congestion_wqh[BLK_RW_ASYNC]`: woken when a write request completes on a queue
+    /// below its congestion-off threshold.
+    pub congestion_async: WaitQueueId,
+    /// `pgdat->kswapd_wait`.
+    pub kswapd_wait: WaitQueueId,
+    /// `pgdat->pfmemalloc_wait`.
+    pub pfmemalloc_wait: WaitQueueId,
+    /// Hashed page wait queues (`page_waitqueue`): lock and writeback waiters.
+    pub page_wait: Vec<WaitQueueId>,
+}
+
+impl Queues {
+    /// The wait queue a page's waiters sleep on.
+    #[inline]
+    pub fn page(&self, pfn: Pfn) -> WaitQueueId {
+        self.page_wait[pfn as usize % self.page_wait.len()]
+    }
+}
+
+/// The whole simulated machine: what every task shares.
+#[derive(Debug)]
+pub struct Kernel {
+    /// Clock, tasks, wait queues, CPUs.
+    pub sched: Sched,
+    /// The run's only RNG.
+    pub rng: ChaCha8Rng,
+    /// Behaviour switches in force.
+    pub sw: Switches,
+    /// Sysctls.
+    pub vm: VmSysctls,
+    /// `min_free_kbytes` in force (computed or given).
+    pub min_free_kbytes: u64,
+    /// Every page frame.
+    pub pages: Pages,
+    /// DMA, DMA32, Normal (a zone may be empty).
+    pub zones: [Zone; MAX_NR_ZONES],
+    /// kswapd state.
+    pub pgdat: Pgdat,
+    /// Event counters.
+    pub events: VmEvents,
+    /// Swap slots and the swap cache.
+    pub swap: SwapInfo,
+    /// The swap device, if any.
+    pub swapdev: Option<SwapDev>,
+    /// The dentry/inode cache.
+    pub slab: Slab,
+    /// Address spaces.
+    pub mms: Vec<Mm>,
+    /// Wait queues.
+    pub wq: Queues,
+    /// `nr_bdi_congested[BLK_RW_ASYNC]`: BDIs currently write-congested.
+    pub nr_bdi_congested_async: u32,
+    /// OOM kills so far.
+    pub oom_kills: Vec<OomKill>,
+    /// The mm of an OOM victim that has not exited yet.
+    pub oom_victim: Option<usize>,
+    /// Check page-state invariants after every reclaim batch (tests).
+    pub check_every_batch: bool,
+    /// First invariant violation: stops the run.
+    pub fatal: Option<String>,
+    /// Counters the workloads keep (the kernel never reads them).
+    pub workloads: Vec<crate::workload::WorkloadStats>,
+}
+
+impl SchedHost for Kernel {
+    #[inline]
+    fn sched(&mut self) -> &mut Sched {
+        &mut self.sched
+    }
+}
+
+/// The shared world handle every task holds.
+pub type World = Shared<Kernel>;
+
+impl Kernel {
+    /// The zone a frame belongs to.
+    #[inline]
+    pub fn page_zone(&self, pfn: Pfn) -> usize {
+        if pfn >= self.zones[2].start_pfn {
+            2
+        } else if pfn >= self.zones[1].start_pfn {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// Count an event.
+    #[inline]
+    pub fn count(&mut self, e: VmEvent, n: u64) {
+        self.events.count(e, n);
+    }
+
+    /// A zone counter summed over zones, as `/proc/vmstat` shows it.
+    pub fn global_stat(&self, item: ZoneStat) -> u64 {
+        self.zones.iter().map(|z| z.stat(item)).sum()
+    }
+
+    /// `/proc/vmstat`: zone counters, then event counters.
+    pub fn proc_vmstat(&self) -> Vec<(String, u64)> {
+        let mut v: Vec<(String, u64)> = ZoneStat::ALL
+            .iter()
+            .map(|&s| (s.name().to_string(), self.global_stat(s)))
+            .collect();
+        v.extend(
+            VmEvent::ALL
+                .iter()
+                .map(|&e| (e.name().to_string(), self.events.get(e))),
+        );
+        v
+    }
+
+    /// Record the first invariant violation; the run stops at the next task step.
+    pub fn fail(&mut self, msg: String) {
+        if self.fatal.is_none() {
+            self.fatal = Some(msg);
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! Page frames: `struct page` as a struct of arrays indexed by frame number, with the page
+//! flags of `include/linux/page-flags.h` and intrusive list links (the kernel's `page->lru`).
+//!
+//! Every frame is in exactly one place at any await point: the buddy free lists
+//! (`PG_buddy`), an LRU list (`PG_lru`), isolated by a reclaimer (`PG_isolated`, mmsim's name
+//! for "off the LRU in a reclaimer's private list"), the slab (`PG_slab`) or reserved
+//! (`PG_reserved`).
+
+/// A page frame number.
+pub type Pfn = u32;
+
+/// "No page": the end of a list.
+pub const NIL: u32 = u32::MAX;
+
+/// Low 3 bits: which LRU list the page is on when `PG_LRU` is set (`enum lru_list`).
+pub const LRU_MASK: u32 = 0x7;
+pub const PG_LOCKED: u32 = 1 << 3;
+pub const PG_REFERENCED: u32 = 1 << 4;
+pub const PG_DIRTY: u32 = 1 << 5;
+pub const PG_LRU: u32 = 1 << 6;
+pub const PG_ACTIVE: u32 = 1 << 7;
+pub const PG_SWAPBACKED: u32 = 1 << 8;
+pub const PG_SWAPCACHE: u32 = 1 << 9;
+pub const PG_WRITEBACK: u32 = 1 << 10;
+pub const PG_RECLAIM: u32 = 1 << 11;
+pub const PG_UNEVICTABLE: u32 = 1 << 12;
+pub const PG_BUDDY: u32 = 1 << 13;
+/// `page->mapping` is an anonymous address space (`PAGE_MAPPING_ANON`).
+pub const PG_ANON: u32 = 1 << 14;
+pub const PG_SLAB: u32 = 1 << 15;
+pub const PG_RESERVED: u32 = 1 << 16;
+/// mmsim: isolated from its LRU list by a reclaimer.
+pub const PG_ISOLATED: u32 = 1 << 17;
+pub const PG_UPTODATE: u32 = 1 << 18;
+/// Buffers or other private data attached (`PagePrivate`).
+pub const PG_PRIVATE: u32 = 1 << 19;
+/// Bits 24..31: `page_mapcount` (number of PTEs mapping the page).
+pub const MAPCOUNT_SHIFT: u32 = 24;
+
+/// The five LRU lists (`enum lru_list`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Lru {
+    InactiveAnon = 0,
+    ActiveAnon = 1,
+    InactiveFile = 2,
+    ActiveFile = 3,
+    Unevictable = 4,
+}
+
+impl Lru {
+    /// The evictable lists, in the order `shrink_lruvec` walks them.
+    pub const EVICTABLE: [Lru; 4] = [
+        Lru::InactiveAnon,
+        Lru::ActiveAnon,
+        Lru::InactiveFile,
+        Lru::ActiveFile,
+    ];
+
+    /// From the low flag bits.
+    #[inline]
+    pub fn from_bits(b: u32) -> Lru {
+        match b & LRU_MASK {
+            0 => Lru::InactiveAnon,
+            1 => Lru::ActiveAnon,
+            2 => Lru::InactiveFile,
+            3 => Lru::ActiveFile,
+            _ => Lru::Unevictable,
+        }
+    }
+
+    /// Whether this is a file list.
+    #[inline]
+    pub fn is_file(self) -> bool {
+        matches!(self, Lru::InactiveFile | Lru::ActiveFile)
+    }
+
+    /// Whether this is an active list.
+    #[inline]
+    pub fn is_active(self) -> bool {
+        matches!(self, Lru::ActiveAnon | Lru::ActiveFile)
+    }
+
+    /// The inactive or active list of a type (`file` = 0 or 1).
+    #[inline]
+    pub fn of(file: bool, active: bool) -> Lru {
+        match (file, active) {
+            (false, false) => Lru::InactiveAnon,
+            (false, true) => Lru::ActiveAnon,
+            (true, false) => Lru::InactiveFile,
+            (true, true) => Lru::ActiveFile,
+        }
+    }
+}
+
+/// The state of every page frame, one entry per frame in each array.
+#[derive(Clone, Debug, Default)]
+pub struct Pages {
+    /// `page->flags`, plus the LRU id and the mapcount.
+    pub flags: Vec<u32>,
+    /// Intrusive list links (`page->lru`): LRU lists and buddy free lists.
+    pub prev: Vec<u32>,
+    pub next: Vec<u32>,
+    /// `page->mapping`: the owning address space (an mm id for anon pages). For free pages,
+    /// the buddy order.
+    pub mapping: Vec<u32>,
+    /// `page->index`: the page's offset in its owner (a virtual page number for anon pages).
+    pub index: Vec<u32>,
+    /// `page->private`: the swap slot of a swap-cache page.
+    pub private: Vec<u32>,
+}
+
+impl Pages {
+    /// `n` frames, all reserved until the zones hand them to the buddy allocator.
+    pub fn new(n: usize) -> Pages {
+        Pages {
+            flags: vec![PG_RESERVED; n],
+            prev: vec![NIL; n],
+            next: vec![NIL; n],
+            mapping: vec![0; n],
+            index: vec![0; n],
+            private: vec![0; n],
+        }
+    }
+
+    /// Number of frames.
+    pub fn len(&self) -> usize {
+        self.flags.len()
+    }
+
+    /// Whether there are no frames.
+    pub fn is_empty(&self) -> bool {
+        self.flags.is_empty()
+    }
+
+    /// Test flag bits.
+    #[inline]
+    pub fn test(&self, pfn: Pfn, f: u32) -> bool {
+        self.flags[pfn as usize] & f != 0
+    }
+
+    /// Set flag bits.
+    #[inline]
+    pub fn set(&mut self, pfn: Pfn, f: u32) {
+        self.flags[pfn as usize] |= f;
+    }
+
+    /// Clear flag bits.
+    #[inline]
+    pub fn clear(&mut self, pfn: Pfn, f: u32) {
+        self.flags[pfn as usize] &= !f;
+    }
+
+    /// Clear flag bits, returning whether any was set.
+    #[inline]
+    pub fn test_and_clear(&mut self, pfn: Pfn, f: u32) -> bool {
+        let was = self.flags[pfn as usize] & f != 0;
+        self.flags[pfn as usize] &= !f;
+        was
+    }
+
+    /// `page_mapcount`.
+    #[inline]
+    pub fn mapcount(&self, pfn: Pfn) -> u32 {
+        self.flags[pfn as usize] >> MAPCOUNT_SHIFT
+    }
+
+    /// `page_mapped`.
+    #[inline]
+    pub fn mapped(&self, pfn: Pfn) -> bool {
+        self.mapcount(pfn) != 0
+    }
+
+    /// Add `delta` (±1) to the mapcount.
+    #[inline]
+    pub fn mapcount_add(&mut self, pfn: Pfn, delta: i32) {
+        let f = &mut self.flags[pfn as usize];
+        let mc = (*f >> MAPCOUNT_SHIFT) as i32 + delta;
+        debug_assert!((0..256).contains(&mc), "mapcount out of range for pfn {pfn}");
+        *f = (*f & ((1 << MAPCOUNT_SHIFT) - 1)) | ((mc as u32) << MAPCOUNT_SHIFT);
+    }
+
+    /// The LRU list the page is on (meaningful with `PG_LRU`).
+    #[inline]
+    pub fn lru(&self, pfn: Pfn) -> Lru {
+        Lru::from_bits(self.flags[pfn as usize])
+    }
+
+    /// `page_lru`: the list the page belongs on given its flags.
+    #[inline]
+    pub fn page_lru(&self, pfn: Pfn) -> Lru {
+        let f = self.flags[pfn as usize];
+        if f & PG_UNEVICTABLE != 0 {
+            Lru::Unevictable
+        } else {
+            Lru::of(f & PG_SWAPBACKED == 0, f & PG_ACTIVE != 0)
+        }
+    }
+
+    /// `page_is_file_cache`: not swap-backed.
+    #[inline]
+    pub fn is_file_cache(&self, pfn: Pfn) -> bool {
+        !self.test(pfn, PG_SWAPBACKED)
+    }
+}
+
+/// The head of an intrusive list threaded through [`Pages::prev`]/[`Pages::next`]. The head
+/// end is where new pages go; the tail end is where reclaim takes them from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListHead {
+    pub head: u32,
+    pub tail: u32,
+    pub len: u64,
+}
+
+impl Default for ListHead {
+    fn default() -> Self {
+        ListHead {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+        }
+    }
+}
+
+impl ListHead {
+    /// Whether the list is empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
+
+    /// `list_add`: insert at the head.
+    #[inline]
+    pub fn add(&mut self, pages: &mut Pages, pfn: Pfn) {
+        let p = pfn as usize;
+        pages.prev[p] = NIL;
+        pages.next[p] = self.head;
+        if self.head != NIL {
+            pages.prev[self.head as usize] = pfn;
+        } else {
+            self.tail = pfn;
+        }
+        self.head = pfn;
+        self.len += 1;
+    }
+
+    /// `list_add_tail`: insert at the tail.
+    #[inline]
+    pub fn add_tail(&mut self, pages: &mut Pages, pfn: Pfn) {
+        let p = pfn as usize;
+        pages.next[p] = NIL;
+        pages.prev[p] = self.tail;
+        if self.tail != NIL {
+            pages.next[self.tail as usize] = pfn;
+        } else {
+            self.head = pfn;
+        }
+        self.tail = pfn;
+        self.len += 1;
+    }
+
+    /// `list_del`: unlink a page that is on this list.
+    #[inline]
+    pub fn del(&mut self, pages: &mut Pages, pfn: Pfn) {
+        let p = pfn as usize;
+        let (prev, next) = (pages.prev[p], pages.next[p]);
+        if prev != NIL {
+            pages.next[prev as usize] = next;
+        } else {
+            debug_assert_eq!(self.head, pfn);
+            self.head = next;
+        }
+        if next != NIL {
+            pages.prev[next as usize] = prev;
+        } else {
+            debug_assert_eq!(self.tail, pfn);
+            self.tail = prev;
+        }
+        pages.prev[p] = NIL;
+        pages.next[p] = NIL;
+        self.len -= 1;
+    }
+
+    /// Iterate from head to tail (for checks and dumps; not for hot paths).
+    pub fn iter<'a>(&self, pages: &'a Pages) -> impl Iterator<Item = Pfn> + 'a {
+        let mut cur = self.head;
+        std::iter::from_fn(move || {
+            if cur == NIL {
+                None
+            } else {
+                let p = cur;
+                cur = pages.next[p as usize];
+                Some(p)
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_adds_at_head_and_tail_and_unlinks_from_the_middle() {
+        let mut pages = Pages::new(8);
+        let mut l = ListHead::default();
+        l.add(&mut pages, 1);
+        l.add(&mut pages, 2);
+        l.add_tail(&mut pages, 3);
+        assert_eq!(l.iter(&pages).collect::<Vec<_>>(), vec![2, 1, 3]);
+        l.del(&mut pages, 1);
+        assert_eq!(l.iter(&pages).collect::<Vec<_>>(), vec![2, 3]);
+        assert_eq!((l.head, l.tail, l.len), (2, 3, 2));
+        l.del(&mut pages, 2);
+        l.del(&mut pages, 3);
+        assert!(l.is_empty());
+        assert_eq!(l.tail, NIL);
+    }
+
+    #[test]
+    fn mapcount_lives_beside_the_flags() {
+        let mut pages = Pages::new(1);
+        pages.set(0, PG_DIRTY | PG_SWAPBACKED);
+        pages.mapcount_add(0, 1);
+        pages.mapcount_add(0, 1);
+        assert_eq!(pages.mapcount(0), 2);
+        assert!(pages.test(0, PG_DIRTY));
+        pages.mapcount_add(0, -2);
+        assert!(!pages.mapped(0));
+        assert_eq!(pages.page_lru(0), Lru::InactiveAnon);
+    }
+}

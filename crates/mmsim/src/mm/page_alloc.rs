@@ -1,0 +1,486 @@
+//! The buddy allocator, watermarks and the allocation slow path (`mm/page_alloc.c`, 3.9;
+//! `kernel-reclaim.md` §2.1-§2.4).
+//!
+//! mmsim deviation: there are no per-cpu page lists; every free goes straight to the buddy
+//! lists (so `all_unreclaimable` and `pages_scanned` are reset on every free, which the
+//! kernel does per pcp batch).
+
+use super::mmzone::{Zone, MAX_NR_ZONES, MAX_ORDER, WMARK_HIGH, WMARK_LOW, WMARK_MIN, ZONE_DMA32, ZONE_NORMAL};
+use super::page::{Pages, Pfn, PG_BUDDY, PG_RESERVED};
+use super::vmstat::{VmEvent, ZoneStat};
+use super::{oom_kill, vmscan, Gfp, Kernel, World};
+use crate::calibration::{KERNEL_RESERVED_BYTES, PAGE_SIZE, STRUCT_PAGE_BYTES};
+use crate::engine::{self, HZ_50};
+
+/// Frames below 16 MiB are ZONE_DMA.
+pub const DMA_END_PFN: u64 = (16 << 20) / PAGE_SIZE;
+/// Frames below 4 GiB are ZONE_DMA32 (or DMA).
+pub const DMA32_END_PFN: u64 = (4u64 << 30) / PAGE_SIZE;
+
+/// Allocation flags (`ALLOC_*`), internal to the allocator.
+pub mod alloc_flags {
+    pub const WMARK_MIN: u32 = 0;
+    pub const WMARK_LOW: u32 = 1;
+    pub const WMARK_HIGH: u32 = 2;
+    pub const NO_WATERMARKS: u32 = 4;
+    pub const WMARK_MASK: u32 = 3;
+    pub const HARDER: u32 = 0x10;
+    pub const HIGH: u32 = 0x20;
+}
+use alloc_flags as af;
+
+/// Lay out the zones of a machine with `ram_pages` frames: spans, then managed pages after
+/// taking out each zone's share of the memmap and the kernel's boot reservation (taken from
+/// the lowest zones above DMA first, as early boot allocations are).
+pub fn build_zones(ram_pages: u64) -> [Zone; MAX_NR_ZONES] {
+    let dma_end = ram_pages.min(DMA_END_PFN);
+    let dma32_end = ram_pages.min(DMA32_END_PFN);
+    let mut zones = [
+        Zone::new(0, 0, dma_end as Pfn),
+        Zone::new(1, dma_end as Pfn, dma32_end as Pfn),
+        Zone::new(2, dma32_end as Pfn, ram_pages as Pfn),
+    ];
+    let mut kernel_pages = KERNEL_RESERVED_BYTES / PAGE_SIZE;
+    for z in zones.iter_mut() {
+        let memmap = (z.present_pages * STRUCT_PAGE_BYTES).div_ceil(PAGE_SIZE);
+        let mut managed = z.present_pages.saturating_sub(memmap);
+        if z.idx == 0 {
+            // The first frame is never handed out (BIOS data).
+            managed = managed.saturating_sub(1);
+        } else {
+            let k = kernel_pages.min(managed / 2);
+            managed -= k;
+            kernel_pages -= k;
+        }
+        z.managed_pages = managed;
+    }
+    zones
+}
+
+/// Integer square root (`int_sqrt`).
+pub fn int_sqrt(x: u64) -> u64 {
+    if x == 0 {
+        return 0;
+    }
+    let mut r = (x as f64).sqrt() as u64;
+    while r * r > x {
+        r -= 1;
+    }
+    while (r + 1) * (r + 1) <= x {
+        r += 1;
+    }
+    r
+}
+
+/// The boot-time `min_free_kbytes` (`init_per_zone_wmark_min`): sqrt(16 x lowmem KiB),
+/// clamped to 128..65536. At boot the high watermarks are still 0, so "lowmem" is every
+/// managed page of the zones up to Normal.
+pub fn calculate_min_free_kbytes(zones: &[Zone]) -> u64 {
+    let lowmem_kbytes: u64 = zones.iter().map(|z| z.managed_pages).sum::<u64>() * (PAGE_SIZE >> 10);
+    int_sqrt(lowmem_kbytes * 16).clamp(128, 65536)
+}
+
+/// `__setup_per_zone_wmarks`: split `min_free_kbytes` between zones in proportion to their
+/// managed pages; low = min + min/4, high = min + min/2 (of each zone's share).
+pub fn setup_per_zone_wmarks(zones: &mut [Zone], min_free_kbytes: u64) {
+    let pages_min = min_free_kbytes >> (PAGE_SIZE.trailing_zeros() - 10);
+    let lowmem_pages: u64 = zones.iter().map(|z| z.managed_pages).sum();
+    for z in zones.iter_mut() {
+        let tmp = if lowmem_pages == 0 {
+            0
+        } else {
+            pages_min * z.managed_pages / lowmem_pages
+        };
+        z.watermark[WMARK_MIN] = tmp;
+        z.watermark[WMARK_LOW] = tmp + tmp / 4;
+        z.watermark[WMARK_HIGH] = tmp + tmp / 2;
+    }
+}
+
+/// `setup_per_zone_lowmem_reserve`: `zone[i].lowmem_reserve[j]` = managed pages of zones
+/// i+1..=j divided by `ratio[i]`.
+pub fn setup_per_zone_lowmem_reserve(zones: &mut [Zone], ratio: &[u32; 3]) {
+    for j in 0..zones.len() {
+        zones[j].lowmem_reserve[j] = 0;
+        let mut pages = zones[j].managed_pages;
+        for i in (0..j).rev() {
+            let r = ratio[i].max(1) as u64;
+            zones[i].lowmem_reserve[j] = pages / r;
+            pages += zones[i].managed_pages;
+        }
+    }
+}
+
+/// `calculate_zone_inactive_ratio`: isqrt(10 x GiB), at least 1.
+pub fn setup_inactive_ratio(zones: &mut [Zone]) {
+    for z in zones.iter_mut() {
+        let gb = z.managed_pages * PAGE_SIZE >> 30;
+        z.inactive_ratio = if gb > 0 { int_sqrt(10 * gb) } else { 1 };
+    }
+}
+
+/// Hand every managed frame of every zone to the buddy allocator; frames beyond `managed`
+/// at the start of each zone stay reserved (memmap and boot allocations).
+pub fn free_boot_memory(pages: &mut Pages, zones: &mut [Zone]) {
+    for z in zones.iter_mut() {
+        let reserved = z.present_pages - z.managed_pages;
+        let mut pfn = z.start_pfn as u64 + reserved;
+        let end = z.end_pfn as u64;
+        while pfn < end {
+            let mut order = 0;
+            while order + 1 < MAX_ORDER
+                && pfn % (1 << (order + 1)) == 0
+                && pfn + (1 << (order + 1)) <= end
+            {
+                order += 1;
+            }
+            for p in pfn..pfn + (1 << order) {
+                pages.flags[p as usize] = 0;
+            }
+            free_block(pages, z, pfn as Pfn, order);
+            pfn += 1 << order;
+        }
+    }
+}
+
+/// `__free_one_page`: put a block on the free lists, merging with its buddies.
+fn free_block(pages: &mut Pages, z: &mut Zone, pfn: Pfn, order: usize) {
+    let mut pfn = pfn as u64;
+    let mut order = order;
+    z.mod_stat(ZoneStat::nr_free_pages, 1 << order);
+    while order < MAX_ORDER - 1 {
+        let buddy = pfn ^ (1 << order);
+        if buddy < z.start_pfn as u64
+            || buddy + (1 << order) > z.end_pfn as u64
+            || pages.flags[buddy as usize] & PG_BUDDY == 0
+            || pages.mapping[buddy as usize] != order as u32
+        {
+            break;
+        }
+        z.free_area[order].del(pages, buddy as Pfn);
+        pages.flags[buddy as usize] = 0;
+        pfn &= !(1 << order);
+        order += 1;
+    }
+    pages.flags[pfn as usize] = PG_BUDDY;
+    pages.mapping[pfn as usize] = order as u32;
+    z.free_area[order].add(pages, pfn as Pfn);
+}
+
+/// `__rmqueue_smallest`: take a block of `order`, splitting a larger one if needed.
+fn rmqueue(pages: &mut Pages, z: &mut Zone, order: usize) -> Option<Pfn> {
+    for current in order..MAX_ORDER {
+        let head = z.free_area[current].head;
+        if head == super::page::NIL {
+            continue;
+        }
+        z.free_area[current].del(pages, head);
+        pages.flags[head as usize] = 0;
+        // expand(): give back the upper halves.
+        let mut size = current;
+        while size > order {
+            size -= 1;
+            let half = head + (1 << size);
+            pages.flags[half as usize] = PG_BUDDY;
+            pages.mapping[half as usize] = size as u32;
+            z.free_area[size].add(pages, half);
+        }
+        z.mod_stat(ZoneStat::nr_free_pages, -(1i64 << order));
+        return Some(head);
+    }
+    None
+}
+
+/// `__zone_watermark_ok` (`kernel-reclaim.md` §2.2).
+pub fn zone_watermark_ok(z: &Zone, order: u32, mark: u64, classzone: usize, flags: u32) -> bool {
+    zone_watermark_ok_free(z, order, mark, classzone, flags, z.free_pages() as i64)
+}
+
+fn zone_watermark_ok_free(z: &Zone, order: u32, mark: u64, classzone: usize, flags: u32, free: i64) -> bool {
+    let mut free = free - ((1i64 << order) - 1);
+    let mut min = mark as i64;
+    if flags & af::HIGH != 0 {
+        min -= min / 2;
+    }
+    if flags & af::HARDER != 0 {
+        min -= min / 4;
+    }
+    if free <= min + z.lowmem_reserve[classzone] as i64 {
+        return false;
+    }
+    for o in 0..order as usize {
+        free -= (z.free_area[o].len as i64) << o;
+        min >>= 1;
+        if free <= min {
+            return false;
+        }
+    }
+    true
+}
+
+/// The zones an allocation with `gfp` may use, in zonelist order (highest first), and its
+/// class zone (the preferred zone's index).
+pub fn zonelist(k: &Kernel, gfp: Gfp) -> (usize, [usize; MAX_NR_ZONES], usize) {
+    let high = if gfp.has(Gfp::HIGHMEM) || gfp.has(Gfp::MOVABLE) {
+        ZONE_NORMAL
+    } else {
+        // GFP_KERNEL: ZONE_NORMAL too on x86-64 (no highmem).
+        ZONE_NORMAL
+    };
+    let mut list = [0; MAX_NR_ZONES];
+    let mut n = 0;
+    for i in (0..=high).rev() {
+        if k.zones[i].populated() {
+            list[n] = i;
+            n += 1;
+        }
+    }
+    let classzone = if n > 0 { list[0] } else { ZONE_DMA32 };
+    (classzone, list, n)
+}
+
+/// `get_page_from_freelist`: the first zone in zonelist order that passes the watermark
+/// named by `flags`.
+pub fn get_page_from_freelist(k: &mut Kernel, gfp: Gfp, order: u32, flags: u32) -> Option<Pfn> {
+    let (classzone, list, n) = zonelist(k, gfp);
+    for &zi in &list[..n] {
+        let z = &k.zones[zi];
+        if flags & af::NO_WATERMARKS == 0 {
+            let mark = z.watermark[(flags & af::WMARK_MASK) as usize];
+            if !zone_watermark_ok(z, order, mark, classzone, flags) {
+                continue;
+            }
+        }
+        let Kernel { pages, zones, .. } = k;
+        if let Some(pfn) = rmqueue(pages, &mut zones[zi], order as usize) {
+            k.count(VmEvent::pgalloc_dma.zone(zi), 1 << order);
+            return Some(pfn);
+        }
+    }
+    None
+}
+
+/// Free one order-0 page (`free_hot_cold_page` + `free_one_page`). The caller has taken it
+/// off every list and cleared its state.
+pub fn free_page(k: &mut Kernel, pfn: Pfn) {
+    debug_assert!(
+        k.pages.flags[pfn as usize] & !super::page::PG_UPTODATE == 0,
+        "freeing pfn {pfn} with flags {:#x}",
+        k.pages.flags[pfn as usize]
+    );
+    let zi = k.page_zone(pfn);
+    k.pages.flags[pfn as usize] = 0;
+    k.pages.mapping[pfn as usize] = 0;
+    k.pages.private[pfn as usize] = 0;
+    let Kernel { pages, zones, .. } = k;
+    let z = &mut zones[zi];
+    z.all_unreclaimable = false;
+    z.pages_scanned = 0;
+    free_block(pages, z, pfn, 0);
+    k.count(VmEvent::pgfree, 1);
+}
+
+/// Why an allocation gave up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllocError {
+    /// The allocating task was chosen by the OOM killer; it must exit.
+    Killed,
+    /// The allocation may not wait and nothing was free (`!__GFP_WAIT`).
+    NoMemory,
+}
+
+/// `wakeup_kswapd` for every zone of the zonelist (`kernel-reclaim.md` §2.4).
+pub fn wake_all_kswapd(k: &mut Kernel, order: u32, classzone: usize, list: &[usize]) {
+    for &zi in list {
+        if !k.zones[zi].populated() {
+            continue;
+        }
+        if k.pgdat.kswapd_max_order < order {
+            k.pgdat.kswapd_max_order = order;
+        }
+        k.pgdat.classzone_idx = k.pgdat.classzone_idx.min(classzone);
+        if !k.pgdat.kswapd_sleeping {
+            continue;
+        }
+        let z = &k.zones[zi];
+        if zone_watermark_ok(z, order, z.low_wmark(), 0, 0) {
+            continue;
+        }
+        let q = k.wq.kswapd_wait;
+        k.sched.wake_all(q);
+    }
+}
+
+/// `__alloc_pages_nodemask` and `__alloc_pages_slowpath` (3.9, order 0..3 always retry).
+pub async fn alloc_pages(w: &World, gfp: Gfp, order: u32) -> Result<Pfn, AllocError> {
+    let preferred;
+    {
+        let mut k = w.borrow_mut();
+        if let Some(pfn) = get_page_from_freelist(&mut k, gfp, order, af::WMARK_LOW) {
+            return Ok(pfn);
+        }
+        preferred = zonelist(&k, gfp).0;
+    }
+    let mut pages_reclaimed = 0u64;
+    'restart: loop {
+        let mut flags = af::WMARK_MIN;
+        {
+            let mut k = w.borrow_mut();
+            let (classzone, list, n) = zonelist(&k, gfp);
+            if !gfp.has(Gfp::NO_KSWAPD) {
+                wake_all_kswapd(&mut k, order, classzone, &list[..n]);
+            }
+            if gfp.has(Gfp::HIGH) {
+                flags |= af::HIGH;
+            }
+            if !gfp.has(Gfp::WAIT) {
+                flags |= af::HARDER;
+            }
+        }
+        loop {
+            // rebalance:
+            {
+                let mut k = w.borrow_mut();
+                if let Some(pfn) = get_page_from_freelist(&mut k, gfp, order, flags) {
+                    return Ok(pfn);
+                }
+                if !gfp.has(Gfp::WAIT) {
+                    return Err(AllocError::NoMemory);
+                }
+                let me = k.sched.current();
+                if k.sched.is_killed(me) {
+                    return Err(AllocError::Killed);
+                }
+            }
+            // __alloc_pages_direct_reclaim
+            let progress = vmscan::try_to_free_pages(w, gfp, order).await;
+            {
+                let mut k = w.borrow_mut();
+                if progress > 0 {
+                    if let Some(pfn) = get_page_from_freelist(&mut k, gfp, order, flags) {
+                        return Ok(pfn);
+                    }
+                } else if gfp.has(Gfp::FS) && !gfp.has(Gfp::NORETRY) {
+                    // __alloc_pages_may_oom: one last try at the high watermark first.
+                    if let Some(pfn) = get_page_from_freelist(&mut k, gfp, order, af::WMARK_HIGH) {
+                        return Ok(pfn);
+                    }
+                    let killed_someone = oom_kill::out_of_memory(&mut k, preferred);
+                    drop(k);
+                    if !killed_someone {
+                        // A victim is still exiting: give it a jiffy.
+                        engine::sleep(w, engine::JIFFY).await;
+                    }
+                    continue 'restart;
+                }
+            }
+            pages_reclaimed += progress;
+            let _ = pages_reclaimed;
+            // should_alloc_retry: order <= PAGE_ALLOC_COSTLY_ORDER always retries.
+            vmscan::wait_iff_congested(w, preferred, HZ_50).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibration::PAGE_SIZE;
+
+    fn zones_for(gib: u64) -> [Zone; MAX_NR_ZONES] {
+        let mut z = build_zones((gib << 30) / PAGE_SIZE);
+        let mfk = calculate_min_free_kbytes(&z);
+        setup_per_zone_wmarks(&mut z, mfk);
+        setup_per_zone_lowmem_reserve(&mut z, &[256, 256, 32]);
+        z
+    }
+
+    /// The kernel's table in `init_per_zone_wmark_min`: 1 GiB → 4096k, 4 GiB → 8192k,
+    /// 16 GiB → 16384k of lowmem. Our managed memory is slightly less than the nominal size
+    /// (memmap, reservations), so the result is slightly under the table value.
+    #[test]
+    fn min_free_kbytes_follows_the_kernel_formula_for_1_4_and_16_gib() {
+        for (gib, table) in [(1u64, 4096u64), (4, 8192), (16, 16384)] {
+            let z = build_zones((gib << 30) / PAGE_SIZE);
+            let managed: u64 = z.iter().map(|z| z.managed_pages).sum();
+            let expected = int_sqrt(managed * 4 * 16).clamp(128, 65536);
+            let got = calculate_min_free_kbytes(&z);
+            assert_eq!(got, expected, "{gib} GiB");
+            assert!(got <= table && got * 100 >= table * 98, "{gib} GiB: {got} vs table {table}");
+        }
+    }
+
+    #[test]
+    fn watermarks_split_min_by_managed_pages_with_low_and_high_at_five_and_six_quarters() {
+        for gib in [1u64, 4, 16] {
+            let z = zones_for(gib);
+            let mfk = calculate_min_free_kbytes(&z);
+            let pages_min = mfk / 4;
+            let lowmem: u64 = z.iter().map(|z| z.managed_pages).sum();
+            let mut sum_min = 0;
+            for zone in z.iter() {
+                let tmp = pages_min * zone.managed_pages / lowmem;
+                assert_eq!(zone.min_wmark(), tmp);
+                assert_eq!(zone.low_wmark(), tmp + tmp / 4);
+                assert_eq!(zone.high_wmark(), tmp + tmp / 2);
+                sum_min += zone.min_wmark();
+            }
+            // Rounding down loses at most one page per zone.
+            assert!(pages_min - sum_min <= 3, "{gib} GiB");
+        }
+    }
+
+    #[test]
+    fn a_1_gib_machine_has_no_normal_zone_and_16_gib_has_a_12_gib_one() {
+        let z = zones_for(1);
+        assert!(!z[ZONE_NORMAL].populated());
+        assert_eq!(z[0].present_pages, 4096);
+        let z = zones_for(16);
+        assert_eq!(z[ZONE_NORMAL].present_pages, (12u64 << 30) / PAGE_SIZE);
+    }
+
+    #[test]
+    fn lowmem_reserve_protects_lower_zones_by_the_ratio() {
+        let z = zones_for(16);
+        let normal = z[ZONE_NORMAL].managed_pages;
+        let dma32 = z[ZONE_DMA32].managed_pages;
+        assert_eq!(z[ZONE_DMA32].lowmem_reserve[ZONE_NORMAL], normal / 256);
+        assert_eq!(z[0].lowmem_reserve[ZONE_NORMAL], (normal + dma32) / 256);
+        assert_eq!(z[0].lowmem_reserve[ZONE_DMA32], dma32 / 256);
+        assert_eq!(z[ZONE_NORMAL].lowmem_reserve, [0, 0, 0]);
+    }
+
+    #[test]
+    fn watermark_check_honours_the_reserve_and_high_order_free_lists() {
+        let mut z = Zone::new(1, 0, 1024);
+        z.managed_pages = 1024;
+        z.vm_stat[ZoneStat::nr_free_pages as usize] = 100;
+        z.lowmem_reserve = [0, 0, 50];
+        z.free_area[0].len = 100;
+        assert!(zone_watermark_ok(&z, 0, 40, 1, 0));
+        assert!(!zone_watermark_ok(&z, 0, 50, 2, 0), "reserve for a Normal class zone");
+        // All 100 free pages are order-0: an order-1 request sees none usable.
+        assert!(!zone_watermark_ok(&z, 1, 10, 1, 0));
+        // __GFP_HIGH halves the mark.
+        assert!(zone_watermark_ok(&z, 0, 150, 1, af::HIGH));
+    }
+
+    #[test]
+    fn buddy_merges_freed_halves_back_into_one_block() {
+        let mut pages = Pages::new(16);
+        let mut z = Zone::new(0, 0, 16);
+        z.managed_pages = 16;
+        for p in 0..16 {
+            pages.flags[p] = 0;
+        }
+        free_block(&mut pages, &mut z, 0, 4);
+        assert_eq!(z.free_area[4].len, 1);
+        let a = rmqueue(&mut pages, &mut z, 0).unwrap();
+        assert_eq!(z.free_pages(), 15);
+        assert_eq!((z.free_area[0].len, z.free_area[1].len, z.free_area[3].len), (1, 1, 1));
+        free_block(&mut pages, &mut z, a, 0);
+        assert_eq!(z.free_area[4].len, 1);
+        assert_eq!(z.free_pages(), 16);
+        let _ = PG_RESERVED;
+    }
+}

@@ -1,0 +1,74 @@
+//! LRU insertion, activation and rotation (`mm/swap.c`).
+//!
+//! mmsim deviation: no per-cpu pagevecs; pages reach their list at once (the kernel's
+//! `lru_add_drain` before every scan makes the difference small).
+
+use super::mmzone::Zone;
+use super::page::{Lru, Pfn, PG_ACTIVE, PG_DIRTY, PG_LOCKED, PG_LRU, PG_UNEVICTABLE, PG_WRITEBACK};
+use super::vmstat::VmEvent;
+use super::Kernel;
+
+/// `add_page_to_lru_list`: put a page at the head of `lru`.
+#[inline]
+pub fn add_page_to_lru_list(k: &mut Kernel, pfn: Pfn, lru: Lru) {
+    let zi = k.page_zone(pfn);
+    let f = &mut k.pages.flags[pfn as usize];
+    *f = (*f & !super::page::LRU_MASK) | PG_LRU | lru as u32;
+    let z = &mut k.zones[zi];
+    z.lruvec.lists[lru as usize].add(&mut k.pages, pfn);
+    z.mod_stat(Zone::lru_stat(lru), 1);
+}
+
+/// `add_page_to_lru_list_tail`.
+#[inline]
+pub fn add_page_to_lru_list_tail(k: &mut Kernel, pfn: Pfn, lru: Lru) {
+    let zi = k.page_zone(pfn);
+    let f = &mut k.pages.flags[pfn as usize];
+    *f = (*f & !super::page::LRU_MASK) | PG_LRU | lru as u32;
+    let z = &mut k.zones[zi];
+    z.lruvec.lists[lru as usize].add_tail(&mut k.pages, pfn);
+    z.mod_stat(Zone::lru_stat(lru), 1);
+}
+
+/// `del_page_from_lru_list`: take a page off its list (clears PG_lru).
+#[inline]
+pub fn del_page_from_lru_list(k: &mut Kernel, pfn: Pfn) {
+    let zi = k.page_zone(pfn);
+    let lru = k.pages.lru(pfn);
+    k.pages.clear(pfn, PG_LRU);
+    let z = &mut k.zones[zi];
+    z.lruvec.lists[lru as usize].del(&mut k.pages, pfn);
+    z.mod_stat(Zone::lru_stat(lru), -1);
+}
+
+/// `lru_cache_add_lru` (via `__pagevec_lru_add_fn`): a new page joins `lru` and counts as
+/// scanned, and as rotated if it goes onto an active list (`update_page_reclaim_stat`).
+pub fn lru_cache_add_lru(k: &mut Kernel, pfn: Pfn, lru: Lru) {
+    if lru.is_active() {
+        k.pages.set(pfn, PG_ACTIVE);
+    }
+    add_page_to_lru_list(k, pfn, lru);
+    let zi = k.page_zone(pfn);
+    let file = lru.is_file() as usize;
+    let stat = &mut k.zones[zi].lruvec;
+    stat.recent_scanned[file] += 1;
+    if lru.is_active() {
+        stat.recent_rotated[file] += 1;
+    }
+}
+
+/// `rotate_reclaimable_page`: at the end of writeback of a PG_reclaim page, move it to the
+/// tail of its inactive list so reclaim takes it next (`kernel-reclaim.md` §4.7).
+pub fn rotate_reclaimable_page(k: &mut Kernel, pfn: Pfn) {
+    let f = k.pages.flags[pfn as usize];
+    if f & PG_LRU == 0
+        || f & (PG_LOCKED | PG_DIRTY | PG_UNEVICTABLE | PG_WRITEBACK) != 0
+        || f & PG_ACTIVE != 0
+    {
+        return;
+    }
+    let lru = k.pages.lru(pfn);
+    del_page_from_lru_list(k, pfn);
+    add_page_to_lru_list_tail(k, pfn, lru);
+    k.count(VmEvent::pgrotated, 1);
+}

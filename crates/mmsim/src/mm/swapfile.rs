@@ -1,0 +1,229 @@
+//! Swap slots and the swap cache (`mm/swapfile.c`, `mm/swap_state.c`).
+//!
+//! `swap_map[slot]` holds the number of PTEs referring to the slot, plus `SWAP_HAS_CACHE`
+//! while a page for it is in the swap cache; a slot is free when it reads 0. Slot 0 is the
+//! swap header and never handed out.
+
+use super::page::{Pfn, PG_DIRTY, PG_SWAPCACHE, PG_WRITEBACK};
+use super::Kernel;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// The slot has a page in the swap cache.
+pub const SWAP_HAS_CACHE: u8 = 0x40;
+/// Mask of the reference count.
+pub const SWAP_COUNT_MASK: u8 = 0x3f;
+
+/// A deterministic hasher for integer keys (the swap cache is looked up, never iterated).
+#[derive(Default, Clone, Copy, Debug)]
+pub struct IntHasher(u64);
+
+impl Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100000001b3);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// One swap area (`struct swap_info_struct`).
+#[derive(Clone, Debug, Default)]
+pub struct SwapInfo {
+    /// Slots, including the header slot 0.
+    pub max: u32,
+    /// Per-slot reference count and cache flag.
+    pub swap_map: Vec<u8>,
+    /// Slots in use.
+    pub inuse_pages: u32,
+    /// Where the next allocation search starts (the kernel's `cluster_next`).
+    pub cluster_next: u32,
+    /// The swap cache: slot -> page.
+    cache: HashMap<u32, Pfn, BuildHasherDefault<IntHasher>>,
+}
+
+impl SwapInfo {
+    /// A swap area of `pages` pages (0 = no swap).
+    pub fn new(pages: u32) -> SwapInfo {
+        SwapInfo {
+            max: pages,
+            swap_map: vec![0; pages as usize],
+            inuse_pages: 0,
+            cluster_next: 1,
+            cache: HashMap::default(),
+        }
+    }
+
+    /// `total_swap_pages`.
+    #[inline]
+    pub fn total(&self) -> u64 {
+        self.max.saturating_sub(1) as u64
+    }
+
+    /// `nr_swap_pages` (free slots; `get_nr_swap_pages`).
+    #[inline]
+    pub fn nr_free(&self) -> u64 {
+        self.total() - self.inuse_pages as u64
+    }
+
+    /// `vm_swap_full`: less than half of swap is free.
+    #[inline]
+    pub fn vm_swap_full(&self) -> bool {
+        self.nr_free() * 2 < self.total()
+    }
+
+    /// `lookup_swap_cache`.
+    #[inline]
+    pub fn lookup_swap_cache(&self, slot: u32) -> Option<Pfn> {
+        self.cache.get(&slot).copied()
+    }
+
+    /// Pages in the swap cache.
+    pub fn cache_len(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// `scan_swap_map`: next-fit from `cluster_next`, so pages reclaimed together get
+    /// adjacent slots and their writes merge.
+    fn scan_swap_map(&mut self) -> Option<u32> {
+        if self.nr_free() == 0 {
+            return None;
+        }
+        let n = self.max;
+        let mut s = self.cluster_next.max(1);
+        for _ in 0..n {
+            if s >= n {
+                s = 1;
+            }
+            if self.swap_map[s as usize] == 0 {
+                self.cluster_next = s + 1;
+                return Some(s);
+            }
+            s += 1;
+        }
+        None
+    }
+}
+
+/// `add_to_swap`: give an anonymous page a slot and put it in the swap cache, dirty.
+/// Returns false when swap is full.
+pub fn add_to_swap(k: &mut Kernel, pfn: Pfn) -> bool {
+    let Some(slot) = k.swap.scan_swap_map() else {
+        return false;
+    };
+    k.swap.swap_map[slot as usize] = SWAP_HAS_CACHE;
+    k.swap.inuse_pages += 1;
+    add_to_swap_cache(k, pfn, slot);
+    k.pages.set(pfn, PG_DIRTY);
+    true
+}
+
+/// `__add_to_swap_cache`.
+pub fn add_to_swap_cache(k: &mut Kernel, pfn: Pfn, slot: u32) {
+    k.pages.set(pfn, PG_SWAPCACHE);
+    k.pages.private[pfn as usize] = slot;
+    k.swap.cache.insert(slot, pfn);
+}
+
+/// `swapcache_prepare`: claim the cache flag of a slot still referenced by PTEs, for a read.
+/// Fails if the slot is free or already has a cache page.
+pub fn swapcache_prepare(k: &mut Kernel, slot: u32) -> bool {
+    let m = &mut k.swap.swap_map[slot as usize];
+    if *m & SWAP_COUNT_MASK == 0 || *m & SWAP_HAS_CACHE != 0 {
+        return false;
+    }
+    *m |= SWAP_HAS_CACHE;
+    true
+}
+
+/// `delete_from_swap_cache`: drop a clean page from the swap cache and release the cache's
+/// hold on its slot.
+pub fn delete_from_swap_cache(k: &mut Kernel, pfn: Pfn) {
+    debug_assert!(k.pages.test(pfn, PG_SWAPCACHE));
+    let slot = k.pages.private[pfn as usize];
+    k.swap.cache.remove(&slot);
+    k.pages.clear(pfn, PG_SWAPCACHE);
+    k.pages.private[pfn as usize] = 0;
+    swapcache_free(k, slot);
+}
+
+/// `swapcache_free`: clear the cache flag; free the slot if nothing refers to it.
+pub fn swapcache_free(k: &mut Kernel, slot: u32) {
+    let m = &mut k.swap.swap_map[slot as usize];
+    *m &= !SWAP_HAS_CACHE;
+    if *m == 0 {
+        k.swap.inuse_pages -= 1;
+    }
+}
+
+/// `swap_duplicate`: one more PTE refers to the slot.
+pub fn swap_duplicate(k: &mut Kernel, slot: u32) {
+    let m = &mut k.swap.swap_map[slot as usize];
+    debug_assert!(*m & SWAP_COUNT_MASK < SWAP_COUNT_MASK);
+    *m += 1;
+}
+
+/// `swap_free`: one PTE fewer refers to the slot; free it if nothing refers to it.
+pub fn swap_free(k: &mut Kernel, slot: u32) {
+    let m = &mut k.swap.swap_map[slot as usize];
+    debug_assert!(*m & SWAP_COUNT_MASK > 0, "swap_free of unused slot {slot}");
+    *m -= 1;
+    if *m == 0 {
+        k.swap.inuse_pages -= 1;
+    }
+}
+
+/// `page_swapcount`: PTEs referring to the page's slot.
+pub fn page_swapcount(k: &Kernel, pfn: Pfn) -> u8 {
+    let slot = k.pages.private[pfn as usize];
+    k.swap.swap_map[slot as usize] & SWAP_COUNT_MASK
+}
+
+/// `try_to_free_swap`: drop the swap copy of a page nothing else needs (the page becomes
+/// the only copy, so it is dirtied).
+pub fn try_to_free_swap(k: &mut Kernel, pfn: Pfn) -> bool {
+    if !k.pages.test(pfn, PG_SWAPCACHE) || k.pages.test(pfn, PG_WRITEBACK) || page_swapcount(k, pfn) != 0 {
+        return false;
+    }
+    delete_from_swap_cache(k, pfn);
+    k.pages.set(pfn, PG_DIRTY);
+    true
+}
+
+/// `reuse_swap_page` on a write fault: if this mapping is the only user, free the swap copy.
+pub fn reuse_swap_page(k: &mut Kernel, pfn: Pfn) -> bool {
+    if k.pages.mapcount(pfn) > 1 {
+        return false;
+    }
+    try_to_free_swap(k, pfn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_handed_out_next_fit_and_skip_the_header() {
+        let mut s = SwapInfo::new(8);
+        assert_eq!(s.total(), 7);
+        let a = s.scan_swap_map().unwrap();
+        s.swap_map[a as usize] = 1;
+        s.inuse_pages += 1;
+        let b = s.scan_swap_map().unwrap();
+        assert_eq!((a, b), (1, 2));
+    }
+
+    #[test]
+    fn swap_is_full_below_half_free() {
+        let mut s = SwapInfo::new(11);
+        s.inuse_pages = 5;
+        assert!(!s.vm_swap_full());
+        s.inuse_pages = 6;
+        assert!(s.vm_swap_full());
+    }
+}

@@ -1,0 +1,1408 @@
+//! Page reclaim (`mm/vmscan.c`): kswapd, direct reclaim, LRU scanning, the writeback stall
+//! decisions and slab shrinking, as 3.9 has them and as the kswapd series (KS) and its
+//! follow-up (LD) change them. `kernel-reclaim.md` §2.5-§4.9 is the specification; each
+//! switch of `presets.rs` is tested at the one place its patch changed.
+//!
+//! The call chain reads as in the kernel: `kswapd` → `balance_pgdat` → `kswapd_shrink_zone`
+//! → `shrink_zone` → `shrink_lruvec` → `shrink_list` → `shrink_{active,inactive}_list` →
+//! `shrink_page_list`; and `try_to_free_pages` → `do_try_to_free_pages` → `shrink_zones` →
+//! `shrink_zone`. Functions that may sleep are `async`.
+
+use super::mmzone::{zone_flags::*, MAX_NR_ZONES, ZONE_NORMAL};
+use super::page::*;
+use super::page_alloc::{zone_watermark_ok, zonelist};
+use super::vmstat::{VmEvent, ZoneStat};
+use super::{invariants, memory, page_io, rmap, slab, swap, swapfile, Gfp, Kernel, World};
+use crate::calibration::*;
+use crate::engine::{self, CpuMode, Nanos, HZ_10};
+use crate::presets::Switch;
+
+/// `DEF_PRIORITY`: scan 1/4096 of each list at first.
+pub const DEF_PRIORITY: i32 = 12;
+/// `SWAP_CLUSTER_MAX`: reclaim batch and direct-reclaim target.
+pub const SWAP_CLUSTER_MAX: u64 = 32;
+/// `KSWAPD_ZONE_BALANCE_GAP_RATIO`.
+pub const KSWAPD_ZONE_BALANCE_GAP_RATIO: u64 = 100;
+
+/// One reclaim invocation's intent and progress (`struct scan_control`).
+#[derive(Clone, Debug)]
+pub struct ScanControl {
+    /// Pages looked at by `shrink_page_list` in this pass (doubled for mapped pages).
+    pub nr_scanned: u64,
+    /// Pages freed so far.
+    pub nr_reclaimed: u64,
+    /// How many pages to free before stopping.
+    pub nr_to_reclaim: u64,
+    /// May dirty pages be written?
+    pub may_writepage: bool,
+    /// May mapped pages be unmapped?
+    pub may_unmap: bool,
+    /// May anonymous pages be swapped?
+    pub may_swap: bool,
+    /// Scan `size >> priority` of each list.
+    pub priority: i32,
+    /// Allocation order reclaim is for.
+    pub order: u32,
+    /// The allocation's flags.
+    pub gfp: Gfp,
+    /// `current_is_kswapd()`.
+    pub kswapd: bool,
+    /// CPU time used and not yet charged to the reclaiming task.
+    pub cpu: Nanos,
+}
+
+impl ScanControl {
+    fn new(gfp: Gfp, order: u32, kswapd: bool, laptop_mode: bool) -> ScanControl {
+        ScanControl {
+            nr_scanned: 0,
+            nr_reclaimed: 0,
+            nr_to_reclaim: if kswapd { u64::MAX } else { SWAP_CLUSTER_MAX },
+            may_writepage: !laptop_mode,
+            may_unmap: true,
+            may_swap: true,
+            priority: DEF_PRIORITY,
+            order,
+            gfp,
+            kswapd,
+            cpu: 0,
+        }
+    }
+
+    /// `global_reclaim(sc)`: no memory cgroup target (memcg is not modelled yet).
+    #[inline]
+    pub fn global(&self) -> bool {
+        true
+    }
+}
+
+/// The pages one `shrink_inactive_list` call isolated: at most `SWAP_CLUSTER_MAX`, kept on
+/// the stack so a batch allocates nothing.
+#[derive(Clone, Copy, Debug)]
+pub struct PageList {
+    pfns: [Pfn; SWAP_CLUSTER_MAX as usize],
+    len: usize,
+}
+
+impl Default for PageList {
+    fn default() -> Self {
+        PageList {
+            pfns: [NIL; SWAP_CLUSTER_MAX as usize],
+            len: 0,
+        }
+    }
+}
+
+impl PageList {
+    fn push(&mut self, pfn: Pfn) {
+        self.pfns[self.len] = pfn;
+        self.len += 1;
+    }
+    fn as_slice(&self) -> &[Pfn] {
+        &self.pfns[..self.len]
+    }
+}
+
+/// What `shrink_page_list` saw, for the stall decisions of its caller.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PageListStats {
+    pub nr_dirty: u64,
+    pub nr_unqueued_dirty: u64,
+    pub nr_congested: u64,
+    pub nr_writeback: u64,
+    pub nr_immediate: u64,
+}
+
+// ---------------------------------------------------------------------------------------
+// Sleeping: congestion_wait, wait_iff_congested, CPU time.
+
+/// Charge the CPU time reclaim has used so far to the current task.
+async fn charge(w: &World, sc: &mut ScanControl) {
+    let ns = std::mem::take(&mut sc.cpu);
+    engine::run_cpu(w, ns, CpuMode::System).await;
+}
+
+/// Charge CPU time once a quantum has built up.
+async fn maybe_charge(w: &World, sc: &mut ScanControl) {
+    if sc.cpu >= CPU_QUANTUM_NS {
+        charge(w, sc).await;
+    }
+}
+
+/// `congestion_wait(BLK_RW_ASYNC, timeout)`: sleep until a write completes on a queue that
+/// is not congested, or `timeout`.
+pub async fn congestion_wait(w: &World, timeout: Nanos) {
+    let q = w.borrow().wq.congestion_async;
+    engine::wait_event(w, q, Some(timeout), true).await;
+}
+
+/// `wait_iff_congested(zone, BLK_RW_ASYNC, timeout)`: sleep like `congestion_wait` only if
+/// some BDI is write-congested and the zone is flagged ZONE_CONGESTED; otherwise return.
+pub async fn wait_iff_congested(w: &World, zone: usize, timeout: Nanos) {
+    let sleep = {
+        let k = w.borrow();
+        k.nr_bdi_congested_async > 0 && k.zones[zone].test_flag(ZONE_CONGESTED)
+    };
+    if sleep {
+        congestion_wait(w, timeout).await;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Zone predicates.
+
+/// `zone_reclaimable_pages`: file pages, plus anon pages while swap has free slots.
+pub fn zone_reclaimable_pages(k: &Kernel, zi: usize) -> u64 {
+    let z = &k.zones[zi];
+    let mut n = z.stat(ZoneStat::nr_active_file) + z.stat(ZoneStat::nr_inactive_file);
+    if k.swap.nr_free() > 0 {
+        n += z.stat(ZoneStat::nr_active_anon) + z.stat(ZoneStat::nr_inactive_anon);
+    }
+    n
+}
+
+/// `zone_reclaimable`: scanned fewer than six times its reclaimable pages since a page was
+/// last freed in it.
+pub fn zone_reclaimable(k: &Kernel, zi: usize) -> bool {
+    k.zones[zi].pages_scanned < zone_reclaimable_pages(k, zi) * 6
+}
+
+/// `zone_balanced`: the high watermark (plus `gap`) is met for `order`.
+pub fn zone_balanced(k: &Kernel, zi: usize, order: u32, gap: u64, classzone: usize) -> bool {
+    let z = &k.zones[zi];
+    // Compaction suitability for order > 0 joins with the compaction model.
+    zone_watermark_ok(z, order, z.high_wmark() + gap, classzone, 0)
+}
+
+/// kswapd's balance gap: min(low watermark, 1% of the zone).
+pub fn balance_gap(k: &Kernel, zi: usize) -> u64 {
+    let z = &k.zones[zi];
+    z.low_wmark()
+        .min(z.managed_pages.div_ceil(KSWAPD_ZONE_BALANCE_GAP_RATIO))
+}
+
+/// `pgdat_balanced` (`kernel-reclaim.md` §2.5).
+pub fn pgdat_balanced(k: &Kernel, order: u32, classzone: usize) -> bool {
+    let mut managed = 0;
+    let mut balanced = 0;
+    for i in 0..=classzone {
+        let z = &k.zones[i];
+        if !z.populated() {
+            continue;
+        }
+        managed += z.managed_pages;
+        if z.all_unreclaimable || zone_balanced(k, i, order, 0, i) {
+            balanced += z.managed_pages;
+        } else if order == 0 {
+            return false;
+        }
+    }
+    order == 0 || balanced >= managed / 4
+}
+
+/// `pfmemalloc_watermark_ok`: free pages of the zones up to Normal above half their summed
+/// min watermarks; wakes kswapd when they are not.
+fn pfmemalloc_watermark_ok(k: &mut Kernel) -> bool {
+    let mut reserve = 0;
+    let mut free = 0;
+    for z in k.zones.iter().take(ZONE_NORMAL + 1) {
+        reserve += z.min_wmark();
+        free += z.free_pages();
+    }
+    let ok = free > reserve / 2;
+    if !ok && k.pgdat.kswapd_sleeping {
+        k.pgdat.classzone_idx = k.pgdat.classzone_idx.min(ZONE_NORMAL);
+        let q = k.wq.kswapd_wait;
+        k.sched.wake_all(q);
+    }
+    ok
+}
+
+/// `inactive_anon_is_low`: without swap, never; else inactive x ratio < active.
+pub fn inactive_anon_is_low(k: &Kernel, zi: usize) -> bool {
+    if k.swap.total() == 0 {
+        return false;
+    }
+    let z = &k.zones[zi];
+    z.lruvec.size(Lru::InactiveAnon) * z.inactive_ratio < z.lruvec.size(Lru::ActiveAnon)
+}
+
+/// `inactive_file_is_low`: more active than inactive file pages.
+pub fn inactive_file_is_low(k: &Kernel, zi: usize) -> bool {
+    let lv = &k.zones[zi].lruvec;
+    lv.size(Lru::ActiveFile) > lv.size(Lru::InactiveFile)
+}
+
+fn inactive_list_is_low(k: &Kernel, zi: usize, file: bool) -> bool {
+    if file {
+        inactive_file_is_low(k, zi)
+    } else {
+        inactive_anon_is_low(k, zi)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// get_scan_count
+
+/// How `get_scan_count` balanced the lists (`enum scan_balance`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanBalance {
+    Equal,
+    Fract,
+    File,
+    Anon,
+}
+
+/// `get_scan_count` (3.9, `kernel-reclaim.md` §3.4): pages to scan on each evictable list,
+/// indexed by [`Lru`]. Decays the zone's rotation statistics as the kernel does.
+pub fn get_scan_count(k: &mut Kernel, zi: usize, sc: &ScanControl) -> ([u64; 4], ScanBalance) {
+    let swappiness = k.vm.swappiness as u64;
+    let no_swap = k.swap.nr_free() == 0;
+    let z = &mut k.zones[zi];
+    let force_scan = sc.kswapd && z.all_unreclaimable;
+    let lv = &z.lruvec;
+    let anon = lv.size(Lru::ActiveAnon) + lv.size(Lru::InactiveAnon);
+    let file = lv.size(Lru::ActiveFile) + lv.size(Lru::InactiveFile);
+    let mut fraction = [1u64, 1];
+    let mut denominator = 1u64;
+    let balance = if !sc.may_swap || no_swap {
+        ScanBalance::File
+    } else if sc.priority == 0 && swappiness > 0 {
+        ScanBalance::Equal
+    } else if sc.global() && file + z.free_pages() <= z.high_wmark() {
+        ScanBalance::Anon
+    } else if lv.size(Lru::ActiveFile) <= lv.size(Lru::InactiveFile) {
+        // !inactive_file_is_low: enough inactive cache, leave anon alone.
+        ScanBalance::File
+    } else {
+        let lv = &mut z.lruvec;
+        if lv.recent_scanned[0] > anon / 4 {
+            lv.recent_scanned[0] /= 2;
+            lv.recent_rotated[0] /= 2;
+        }
+        if lv.recent_scanned[1] > file / 4 {
+            lv.recent_scanned[1] /= 2;
+            lv.recent_rotated[1] /= 2;
+        }
+        let ap = swappiness * (lv.recent_scanned[0] + 1) / (lv.recent_rotated[0] + 1);
+        let fp = (200 - swappiness) * (lv.recent_scanned[1] + 1) / (lv.recent_rotated[1] + 1);
+        fraction = [ap, fp];
+        denominator = ap + fp + 1;
+        ScanBalance::Fract
+    };
+    let lv = &z.lruvec;
+    let mut nr = [0u64; 4];
+    for lru in Lru::EVICTABLE {
+        let file = lru.is_file();
+        let size = lv.size(lru);
+        let mut scan = size >> sc.priority;
+        if scan == 0 && force_scan {
+            scan = size.min(SWAP_CLUSTER_MAX);
+        }
+        scan = match balance {
+            ScanBalance::Equal => scan,
+            ScanBalance::Fract => {
+                (scan as u128 * fraction[file as usize] as u128 / denominator as u128) as u64
+            }
+            ScanBalance::File if !file => 0,
+            ScanBalance::Anon if file => 0,
+            _ => scan,
+        };
+        nr[lru as usize] = scan;
+    }
+    (nr, balance)
+}
+
+// ---------------------------------------------------------------------------------------
+// Isolation and the active list
+
+/// `isolate_lru_pages`: take up to `nr_to_scan` pages from the tail of `lru`; pages the mode
+/// excludes go back to the head. Returns pages scanned.
+fn isolate_lru_pages(k: &mut Kernel, nr_to_scan: u64, zi: usize, lru: Lru, sc: &ScanControl, out: &mut PageList) -> u64 {
+    let clean_only = !sc.may_writepage;
+    let unmapped_only = !sc.may_unmap;
+    let mut scan = 0;
+    while scan < nr_to_scan && out.len < out.pfns.len() {
+        let pfn = k.zones[zi].lruvec.lists[lru as usize].tail;
+        if pfn == NIL {
+            break;
+        }
+        scan += 1;
+        let f = k.pages.flags[pfn as usize];
+        let busy = (clean_only && f & (PG_DIRTY | PG_WRITEBACK) != 0) || (unmapped_only && k.pages.mapped(pfn));
+        let list = &mut k.zones[zi].lruvec.lists[lru as usize];
+        list.del(&mut k.pages, pfn);
+        if busy {
+            list.add(&mut k.pages, pfn);
+            continue;
+        }
+        k.pages.clear(pfn, PG_LRU);
+        k.pages.set(pfn, PG_ISOLATED);
+        k.zones[zi].mod_stat(super::mmzone::Zone::lru_stat(lru), -1);
+        out.push(pfn);
+    }
+    scan
+}
+
+fn isolated_stat(file: bool) -> ZoneStat {
+    if file {
+        ZoneStat::nr_isolated_file
+    } else {
+        ZoneStat::nr_isolated_anon
+    }
+}
+
+/// `shrink_active_list`: move pages not referenced since the last look to the inactive
+/// list; referenced executable file pages stay active (`kernel-reclaim.md` §3.7).
+pub fn shrink_active_list(k: &mut Kernel, nr_to_scan: u64, zi: usize, lru: Lru, sc: &mut ScanControl) {
+    let file = lru.is_file();
+    let mut list = PageList::default();
+    let nr_scanned = isolate_lru_pages(k, nr_to_scan.min(SWAP_CLUSTER_MAX), zi, lru, sc, &mut list);
+    let nr_taken = list.len as u64;
+    let z = &mut k.zones[zi];
+    if sc.global() {
+        z.pages_scanned += nr_scanned;
+    }
+    z.lruvec.recent_scanned[file as usize] += nr_taken;
+    z.mod_stat(isolated_stat(file), nr_taken as i64);
+    k.count(VmEvent::pgrefill_dma.zone(zi), nr_scanned);
+    let mut nr_rotated = 0;
+    let mut nr_deactivated = 0;
+    for &pfn in list.as_slice() {
+        k.pages.clear(pfn, PG_ISOLATED);
+        sc.cpu += DEACTIVATE_PAGE_NS;
+        if k.pages.test(pfn, PG_UNEVICTABLE) {
+            swap::add_page_to_lru_list(k, pfn, Lru::Unevictable);
+            continue;
+        }
+        let (refs, vm_flags) = rmap::page_referenced(k, pfn);
+        if refs > 0 {
+            nr_rotated += 1;
+            if file && vm_flags & memory::VM_EXEC != 0 {
+                swap::add_page_to_lru_list(k, pfn, lru);
+                continue;
+            }
+        }
+        k.pages.clear(pfn, PG_ACTIVE);
+        swap::add_page_to_lru_list(k, pfn, Lru::of(file, false));
+        nr_deactivated += 1;
+    }
+    let z = &mut k.zones[zi];
+    z.lruvec.recent_rotated[file as usize] += nr_rotated;
+    z.mod_stat(isolated_stat(file), -(nr_taken as i64));
+    k.count(VmEvent::pgdeactivate, nr_deactivated);
+}
+
+// ---------------------------------------------------------------------------------------
+// shrink_page_list
+
+/// `page_check_references` outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageReferences {
+    Activate,
+    Keep,
+    Reclaim,
+    ReclaimClean,
+}
+
+/// `page_check_references` (`kernel-reclaim.md` §3.8).
+pub fn page_check_references(k: &mut Kernel, pfn: Pfn) -> PageReferences {
+    let (refs, vm_flags) = rmap::page_referenced(k, pfn);
+    let referenced_page = k.pages.test_and_clear(pfn, PG_REFERENCED);
+    if vm_flags & memory::VM_LOCKED != 0 {
+        return PageReferences::Reclaim;
+    }
+    let swap_backed = k.pages.test(pfn, PG_SWAPBACKED);
+    if refs > 0 {
+        if swap_backed {
+            return PageReferences::Activate;
+        }
+        k.pages.set(pfn, PG_REFERENCED);
+        if referenced_page || refs > 1 || vm_flags & memory::VM_EXEC != 0 {
+            return PageReferences::Activate;
+        }
+        return PageReferences::Keep;
+    }
+    if referenced_page && !swap_backed {
+        return PageReferences::ReclaimClean;
+    }
+    PageReferences::Reclaim
+}
+
+/// `page_check_dirty_writeback` (LD patch 2, with the fs hooks of patches 7 and 8):
+/// anonymous pages never count; file pages by their flags (the hooks refine them once
+/// buffers and NFS exist).
+pub fn page_check_dirty_writeback(k: &Kernel, pfn: Pfn) -> (bool, bool) {
+    if !k.pages.is_file_cache(pfn) {
+        return (false, false);
+    }
+    (k.pages.test(pfn, PG_DIRTY), k.pages.test(pfn, PG_WRITEBACK))
+}
+
+/// `pageout` result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pageout {
+    Keep,
+    Activate,
+    Success,
+    Clean,
+}
+
+/// `pageout` of a page reclaim has unmapped (`kernel-reclaim.md` §4.4). Only swap-cache
+/// pages reach it until the page cache is modelled; the swap BDI is never congested.
+fn pageout(k: &mut Kernel, pfn: Pfn) -> Pageout {
+    if k.pages.mapped(pfn) {
+        return Pageout::Keep;
+    }
+    if !k.pages.test(pfn, PG_SWAPCACHE) {
+        return Pageout::Activate;
+    }
+    if !k.pages.test_and_clear(pfn, PG_DIRTY) {
+        return Pageout::Clean;
+    }
+    k.pages.set(pfn, PG_RECLAIM);
+    page_io::swap_writepage(k, pfn);
+    if !k.pages.test(pfn, PG_WRITEBACK) {
+        k.pages.clear(pfn, PG_RECLAIM);
+    }
+    let zi = k.page_zone(pfn);
+    k.zones[zi].mod_stat(ZoneStat::nr_vmscan_write, 1);
+    Pageout::Success
+}
+
+/// What happens to one page of the list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verdict {
+    Free,
+    Keep,
+    Activate,
+    Cull,
+    /// KS patch 7 without LD patch 3: kswapd sleeps inside the loop.
+    SleepInLoop,
+}
+
+/// An anonymous page whose owner has exited while reclaim or IO held it.
+#[inline]
+fn page_orphaned(k: &Kernel, pfn: Pfn) -> bool {
+    let f = k.pages.flags[pfn as usize];
+    f & PG_SWAPBACKED != 0 && f & PG_ANON == 0 && !k.pages.mapped(pfn) && f & PG_SWAPCACHE == 0
+}
+
+/// The decision tree of `shrink_page_list` for one page (`kernel-reclaim.md` §4.1, §4.2).
+/// `after_wait` resumes after KS's in-loop sleep.
+fn shrink_one_page(k: &mut Kernel, zi: usize, sc: &mut ScanControl, st: &mut PageListStats, pfn: Pfn, after_wait: bool) -> Verdict {
+    let sw = k.sw;
+    if !after_wait {
+        if k.pages.test(pfn, PG_LOCKED) {
+            // trylock_page failed.
+            return Verdict::Keep;
+        }
+        sc.nr_scanned += 1;
+        sc.cpu += SHRINK_PAGE_NS;
+        let mapped = k.pages.mapped(pfn);
+        if mapped {
+            sc.cpu += RMAP_WALK_NS;
+        }
+        if k.pages.test(pfn, PG_UNEVICTABLE) {
+            return Verdict::Cull;
+        }
+        if !sc.may_unmap && mapped {
+            return Verdict::Keep;
+        }
+        // Double the slab pressure for mapped and swap-cache pages.
+        if mapped || k.pages.test(pfn, PG_SWAPCACHE) {
+            sc.nr_scanned += 1;
+        }
+    }
+    if page_orphaned(k, pfn) && !k.pages.test(pfn, PG_WRITEBACK) {
+        k.pages.clear(pfn, PG_DIRTY);
+        return Verdict::Free;
+    }
+    let file = k.pages.is_file_cache(pfn);
+    let mut may_enter_fs = sc.gfp.has(Gfp::FS) || (k.pages.test(pfn, PG_SWAPCACHE) && sc.gfp.has(Gfp::IO));
+
+    if sw.on(Switch::StallOnDirtyEncountered) && !after_wait {
+        let (dirty, writeback) = page_check_dirty_writeback(k, pfn);
+        if dirty || writeback {
+            st.nr_dirty += 1;
+        }
+        if dirty && !writeback {
+            st.nr_unqueued_dirty += 1;
+        }
+        // The page's BDI is never congested until the block layer exists (swap never is).
+        let bdi_congested = false;
+        if bdi_congested
+            || (sw.on(Switch::ImmediateReclaimIsCongestion) && writeback && k.pages.test(pfn, PG_RECLAIM))
+        {
+            st.nr_congested += 1;
+        }
+    }
+
+    if k.pages.test(pfn, PG_WRITEBACK) {
+        if after_wait {
+            // mmsim deviation (see the kswapd_block_on_writeback_fix2 switch): never go on
+            // to free a page still under writeback.
+            return Verdict::Keep;
+        }
+        let zone_writeback = k.zones[zi].test_flag(ZONE_WRITEBACK);
+        if sw.on(Switch::KswapdBlockOnWriteback) && sc.kswapd && k.pages.test(pfn, PG_RECLAIM) && zone_writeback {
+            // Case 1: pages cycle through the LRU faster than they are written.
+            if sw.on(Switch::StallAfterPageList) {
+                st.nr_immediate += 1;
+                return Verdict::Keep;
+            }
+            return Verdict::SleepInLoop;
+        }
+        // Case 2 (global reclaim): mark for immediate reclaim and move on. Case 3 (memcg
+        // waits on the page) joins with memcg.
+        k.pages.set(pfn, PG_RECLAIM);
+        st.nr_writeback += 1;
+        return Verdict::Keep;
+    }
+
+    let references = page_check_references(k, pfn);
+    match references {
+        PageReferences::Activate => return Verdict::Activate,
+        PageReferences::Keep => return Verdict::Keep,
+        PageReferences::Reclaim | PageReferences::ReclaimClean => {}
+    }
+
+    if k.pages.test(pfn, PG_ANON) && !k.pages.test(pfn, PG_SWAPCACHE) {
+        if !sc.gfp.has(Gfp::IO) {
+            return Verdict::Keep;
+        }
+        if !swapfile::add_to_swap(k, pfn) {
+            return Verdict::Activate;
+        }
+        may_enter_fs = true;
+    }
+
+    if k.pages.mapped(pfn) && rmap::try_to_unmap(k, pfn) == rmap::Unmap::Fail {
+        return Verdict::Activate;
+    }
+
+    if k.pages.test(pfn, PG_DIRTY) {
+        if !sw.on(Switch::StallOnDirtyEncountered) {
+            // 3.9 and KS count dirty pages here, anonymous ones included.
+            st.nr_dirty += 1;
+            if !k.pages.test(pfn, PG_WRITEBACK) {
+                st.nr_unqueued_dirty += 1;
+            }
+        }
+        let kswapd_may_write_file = if sw.on(Switch::KswapdWritebackOnTailDirty) {
+            k.zones[zi].test_flag(ZONE_TAIL_LRU_DIRTY)
+        } else {
+            sc.priority < DEF_PRIORITY - 2
+        };
+        if file && (!sc.kswapd || !kswapd_may_write_file) {
+            // Leave it to the flushers; reclaim it as soon as its IO completes.
+            k.zones[zi].mod_stat(ZoneStat::nr_vmscan_immediate_reclaim, 1);
+            k.pages.set(pfn, PG_RECLAIM);
+            return Verdict::Keep;
+        }
+        if references == PageReferences::ReclaimClean || !may_enter_fs || !sc.may_writepage {
+            return Verdict::Keep;
+        }
+        match pageout(k, pfn) {
+            Pageout::Keep => {
+                if !sw.on(Switch::StallOnDirtyEncountered) {
+                    st.nr_congested += 1;
+                }
+                return Verdict::Keep;
+            }
+            Pageout::Activate => return Verdict::Activate,
+            Pageout::Success => {
+                if k.pages.test(pfn, PG_WRITEBACK) || k.pages.test(pfn, PG_DIRTY) {
+                    return Verdict::Keep;
+                }
+            }
+            Pageout::Clean => {}
+        }
+    }
+
+    // __remove_mapping: a clean, unmapped page leaves the swap cache and is freed.
+    if k.pages.mapped(pfn) {
+        return Verdict::Keep;
+    }
+    if k.pages.test(pfn, PG_SWAPCACHE) {
+        swapfile::delete_from_swap_cache(k, pfn);
+    }
+    Verdict::Free
+}
+
+/// `shrink_page_list`: decide the fate of each isolated page; free the reclaimable ones and
+/// leave the rest in `list` to be put back. Returns pages freed.
+pub async fn shrink_page_list(w: &World, zi: usize, sc: &mut ScanControl, list: &mut PageList, st: &mut PageListStats) -> u64 {
+    let mut nr_reclaimed = 0;
+    let mut nr_activate = 0;
+    let mut kept = 0;
+    let mut i = 0;
+    let mut after_wait = false;
+    while i < list.len {
+        let pfn = list.pfns[i];
+        let verdict = {
+            let mut k = w.borrow_mut();
+            shrink_one_page(&mut k, zi, sc, st, pfn, after_wait)
+        };
+        after_wait = false;
+        match verdict {
+            Verdict::SleepInLoop => {
+                // KS: unlock the page, congestion_wait(HZ/10), clear ZONE_WRITEBACK.
+                charge(w, sc).await;
+                congestion_wait(w, HZ_10).await;
+                let mut k = w.borrow_mut();
+                k.zones[zi].clear_flag(ZONE_WRITEBACK);
+                if k.sw.on(Switch::KswapdWritebackFix2) {
+                    list.pfns[kept] = pfn;
+                    kept += 1;
+                    i += 1;
+                } else {
+                    // Fall through to the rest of the checks for the same page.
+                    after_wait = true;
+                }
+                continue;
+            }
+            Verdict::Free => {
+                let mut k = w.borrow_mut();
+                k.pages.clear(pfn, PG_ISOLATED | PG_RECLAIM | PG_REFERENCED | PG_ACTIVE);
+                let flags = k.pages.flags[pfn as usize];
+                debug_assert!(flags & (PG_DIRTY | PG_WRITEBACK | PG_LOCKED | PG_SWAPCACHE) == 0);
+                k.pages.flags[pfn as usize] = flags & PG_UPTODATE;
+                super::page_alloc::free_page(&mut k, pfn);
+                nr_reclaimed += 1;
+            }
+            Verdict::Activate => {
+                let mut k = w.borrow_mut();
+                if k.pages.test(pfn, PG_SWAPCACHE) && k.swap.vm_swap_full() {
+                    swapfile::try_to_free_swap(&mut k, pfn);
+                }
+                k.pages.set(pfn, PG_ACTIVE);
+                nr_activate += 1;
+                list.pfns[kept] = pfn;
+                kept += 1;
+            }
+            Verdict::Keep | Verdict::Cull => {
+                list.pfns[kept] = pfn;
+                kept += 1;
+            }
+        }
+        i += 1;
+    }
+    list.len = kept;
+    let mut k = w.borrow_mut();
+    k.count(VmEvent::pgactivate, nr_activate);
+    // 3.9 and KS decide ZONE_CONGESTED here; LD patch 5 moves it to shrink_inactive_list.
+    if !k.sw.on(Switch::DirectWaitIffCongestedInShrinkList)
+        && st.nr_dirty > 0
+        && st.nr_dirty == st.nr_congested
+        && sc.global()
+    {
+        k.zones[zi].set_flag(ZONE_CONGESTED);
+    }
+    nr_reclaimed
+}
+
+/// `putback_inactive_pages`: survivors go back to the head of the list their flags name.
+fn putback_inactive_pages(k: &mut Kernel, zi: usize, list: &PageList) {
+    for &pfn in list.as_slice() {
+        k.pages.clear(pfn, PG_ISOLATED);
+        if page_orphaned(k, pfn) && k.pages.flags[pfn as usize] & (PG_WRITEBACK | PG_LOCKED) == 0 {
+            // Its owner exited while we held it: the last reference goes now.
+            k.pages.flags[pfn as usize] &= PG_UPTODATE;
+            super::page_alloc::free_page(k, pfn);
+            continue;
+        }
+        let lru = k.pages.page_lru(pfn);
+        swap::add_page_to_lru_list(k, pfn, lru);
+        if lru.is_active() {
+            k.zones[zi].lruvec.recent_rotated[lru.is_file() as usize] += 1;
+        }
+    }
+}
+
+/// `too_many_isolated`: direct reclaimers wait while more pages are isolated than are
+/// inactive (an eighth, for ordinary allocations).
+fn too_many_isolated(k: &Kernel, zi: usize, file: bool, sc: &ScanControl) -> bool {
+    if sc.kswapd || !sc.global() {
+        return false;
+    }
+    let z = &k.zones[zi];
+    let (mut inactive, isolated) = if file {
+        (z.stat(ZoneStat::nr_inactive_file), z.stat(ZoneStat::nr_isolated_file))
+    } else {
+        (z.stat(ZoneStat::nr_inactive_anon), z.stat(ZoneStat::nr_isolated_anon))
+    };
+    if sc.gfp.has(Gfp::IO | Gfp::FS) {
+        inactive >>= 3;
+    }
+    isolated > inactive
+}
+
+/// `shrink_inactive_list`: isolate a batch, run `shrink_page_list`, put survivors back, then
+/// take the stall decisions of the kernel version (`kernel-reclaim.md` §3.9, §4.5).
+pub async fn shrink_inactive_list(w: &World, nr_to_scan: u64, zi: usize, lru: Lru, sc: &mut ScanControl) -> u64 {
+    let file = lru.is_file();
+    loop {
+        let (tmi, killed) = {
+            let k = w.borrow();
+            (too_many_isolated(&k, zi, file, sc), k.sched.is_killed(k.sched.current()))
+        };
+        if !tmi {
+            break;
+        }
+        if killed {
+            return SWAP_CLUSTER_MAX;
+        }
+        charge(w, sc).await;
+        congestion_wait(w, HZ_10).await;
+    }
+    let mut list = PageList::default();
+    let nr_taken;
+    {
+        let mut k = w.borrow_mut();
+        let nr_scanned = isolate_lru_pages(&mut k, nr_to_scan, zi, lru, sc, &mut list);
+        nr_taken = list.len as u64;
+        sc.cpu += nr_scanned * ISOLATE_PAGE_NS;
+        let z = &mut k.zones[zi];
+        if sc.global() {
+            z.pages_scanned += nr_scanned;
+        }
+        z.mod_stat(isolated_stat(file), nr_taken as i64);
+        z.lruvec.recent_scanned[file as usize] += nr_taken;
+        let scan_event = if sc.kswapd {
+            VmEvent::pgscan_kswapd_dma
+        } else {
+            VmEvent::pgscan_direct_dma
+        };
+        k.count(scan_event.zone(zi), nr_scanned);
+        if nr_taken == 0 {
+            return 0;
+        }
+    }
+    let mut st = PageListStats::default();
+    let nr_reclaimed = shrink_page_list(w, zi, sc, &mut list, &mut st).await;
+    let (stall, wait_congested) = {
+        let mut k = w.borrow_mut();
+        let steal_event = if sc.kswapd {
+            VmEvent::pgsteal_kswapd_dma
+        } else {
+            VmEvent::pgsteal_direct_dma
+        };
+        k.count(steal_event.zone(zi), nr_reclaimed);
+        putback_inactive_pages(&mut k, zi, &list);
+        k.zones[zi].mod_stat(isolated_stat(file), -(nr_taken as i64));
+        if k.check_every_batch {
+            if let Err(e) = invariants::check(&k) {
+                k.fail(e);
+            }
+        }
+        stall_decisions(&mut k, zi, sc, &st, nr_taken)
+    };
+    if let Some(d) = wait_congested {
+        charge(w, sc).await;
+        wait_iff_congested(w, zi, d).await;
+        // KS patch 7 without LD patch 4 flags ZONE_WRITEBACK only after its wait.
+        let mut k = w.borrow_mut();
+        if k.sw.on(Switch::KswapdBlockOnWriteback) && !k.sw.on(Switch::SetZoneFlagsBeforeBlocking) {
+            k.zones[zi].set_flag(ZONE_WRITEBACK);
+        }
+    }
+    if stall {
+        charge(w, sc).await;
+        congestion_wait(w, HZ_10).await;
+    }
+    // LD patch 5: every direct-reclaim batch ends in wait_iff_congested.
+    let direct_wait = w.borrow().sw.on(Switch::DirectWaitIffCongestedInShrinkList) && !sc.kswapd;
+    if direct_wait {
+        charge(w, sc).await;
+        wait_iff_congested(w, zi, HZ_10).await;
+    }
+    maybe_charge(w, sc).await;
+    nr_reclaimed
+}
+
+/// The priority-scaled writeback test: at priority 12 every isolated page must be under
+/// writeback, at 11 half, at 10 a quarter...
+fn writeback_throttle(st: &PageListStats, nr_taken: u64, priority: i32) -> bool {
+    st.nr_writeback > 0 && st.nr_writeback >= nr_taken >> (DEF_PRIORITY - priority)
+}
+
+/// The zone flags and stalls `shrink_inactive_list` decides after a batch. Returns
+/// (congestion_wait?, wait_iff_congested timeout for the writeback throttle).
+pub fn stall_decisions(k: &mut Kernel, zi: usize, sc: &ScanControl, st: &PageListStats, nr_taken: u64) -> (bool, Option<Nanos>) {
+    let sw = k.sw;
+    let z = &mut k.zones[zi];
+    let mut wait = None;
+    let mut stall = false;
+    if writeback_throttle(st, nr_taken, sc.priority) {
+        if sw.on(Switch::DirectWaitIffCongestedInShrinkList) {
+            // LD 5: the throttle only flags the zone.
+            if sw.on(Switch::KswapdBlockOnWriteback) {
+                z.set_flag(ZONE_WRITEBACK);
+            }
+        } else {
+            if sw.on(Switch::KswapdBlockOnWriteback) && sw.on(Switch::SetZoneFlagsBeforeBlocking) {
+                z.set_flag(ZONE_WRITEBACK);
+            }
+            wait = Some(HZ_10);
+        }
+    }
+    if sw.on(Switch::DirectWaitIffCongestedInShrinkList) && sc.global() && st.nr_dirty > 0 && st.nr_dirty == st.nr_congested {
+        z.set_flag(ZONE_CONGESTED);
+    }
+    if sc.global() {
+        if sw.on(Switch::StallOnDirtyEncountered) {
+            let tail_dirty = st.nr_unqueued_dirty == nr_taken;
+            if tail_dirty {
+                z.set_flag(ZONE_TAIL_LRU_DIRTY);
+            }
+            stall = tail_dirty || (sw.on(Switch::StallAfterPageList) && st.nr_immediate > 0);
+        } else {
+            if sw.on(Switch::KswapdWritebackOnTailDirty)
+                && st.nr_unqueued_dirty > 0
+                && st.nr_unqueued_dirty >= nr_taken >> (DEF_PRIORITY - sc.priority)
+            {
+                z.set_flag(ZONE_TAIL_LRU_DIRTY);
+            }
+            stall = sw.on(Switch::StallAfterPageList) && st.nr_immediate > 0;
+        }
+    }
+    (stall, wait)
+}
+
+// ---------------------------------------------------------------------------------------
+// shrink_lruvec, shrink_zone
+
+async fn shrink_list(w: &World, lru: Lru, nr_to_scan: u64, zi: usize, sc: &mut ScanControl) -> u64 {
+    if lru.is_active() {
+        let mut k = w.borrow_mut();
+        if inactive_list_is_low(&k, zi, lru.is_file()) {
+            shrink_active_list(&mut k, nr_to_scan, zi, lru, sc);
+        }
+        return 0;
+    }
+    shrink_inactive_list(w, nr_to_scan, zi, lru, sc).await
+}
+
+/// `shrink_lruvec` (`kernel-reclaim.md` §3.5): scan the lists in SWAP_CLUSTER_MAX batches
+/// until the targets of `get_scan_count` are met, then age the anon list a little.
+pub async fn shrink_lruvec(w: &World, zi: usize, sc: &mut ScanControl) {
+    let (mut nr, _) = get_scan_count(&mut w.borrow_mut(), zi, sc);
+    let targets = nr;
+    let proportional = w.borrow().sw.on(Switch::KswapdProportionalScan);
+    let nr_to_reclaim = sc.nr_to_reclaim;
+    let mut nr_reclaimed = 0;
+    let mut scan_adjusted = proportional && sc.global() && !sc.kswapd && sc.priority == DEF_PRIORITY;
+    let ia = Lru::InactiveAnon as usize;
+    let aa = Lru::ActiveAnon as usize;
+    let ifl = Lru::InactiveFile as usize;
+    let af = Lru::ActiveFile as usize;
+    while nr[ia] > 0 || nr[af] > 0 || nr[ifl] > 0 {
+        for lru in Lru::EVICTABLE {
+            let l = lru as usize;
+            if nr[l] > 0 {
+                let n = nr[l].min(SWAP_CLUSTER_MAX);
+                nr[l] -= n;
+                nr_reclaimed += shrink_list(w, lru, n, zi, sc).await;
+            }
+        }
+        if w.borrow().fatal.is_some() {
+            return;
+        }
+        if !proportional {
+            if nr_reclaimed >= nr_to_reclaim && sc.priority < DEF_PRIORITY {
+                break;
+            }
+            continue;
+        }
+        // KS patch 2: once the target is met, finish the scan proportionally.
+        if nr_reclaimed < nr_to_reclaim || scan_adjusted {
+            continue;
+        }
+        if sc.global() && !sc.kswapd {
+            break;
+        }
+        let nr_file = nr[ifl] + nr[af];
+        let nr_anon = nr[ia] + nr[aa];
+        let (small, big) = if nr_file > nr_anon { ([ia, aa], [ifl, af]) } else { ([ifl, af], [ia, aa]) };
+        let scan_target = targets[small[0]] + targets[small[1]] + 1;
+        let percentage = (nr[small[0]] + nr[small[1]]) * 100 / scan_target;
+        nr[small[0]] = 0;
+        nr[small[1]] = 0;
+        for l in big {
+            let scanned = targets[l] - nr[l];
+            nr[l] = targets[l] * (100 - percentage.min(100)) / 100;
+            nr[l] -= nr[l].min(scanned);
+        }
+        scan_adjusted = true;
+    }
+    sc.nr_reclaimed += nr_reclaimed;
+    let mut k = w.borrow_mut();
+    if inactive_anon_is_low(&k, zi) {
+        shrink_active_list(&mut k, SWAP_CLUSTER_MAX, zi, Lru::ActiveAnon, sc);
+    }
+}
+
+/// `shrink_zone`: with memcg off, one lruvec per zone; `should_continue_reclaim` only
+/// matters for order > 0 (reclaim/compaction).
+pub async fn shrink_zone(w: &World, zi: usize, sc: &mut ScanControl) {
+    shrink_lruvec(w, zi, sc).await;
+}
+
+// ---------------------------------------------------------------------------------------
+// Direct reclaim
+
+/// `throttle_direct_reclaim`: a task allocating while the node's reserves are low waits for
+/// kswapd. Returns true if the task was killed meanwhile.
+async fn throttle_direct_reclaim(w: &World, gfp: Gfp) -> bool {
+    {
+        let mut k = w.borrow_mut();
+        let me = k.sched.current();
+        if k.sched.is_killed(me) {
+            return true;
+        }
+        if pfmemalloc_watermark_ok(&mut k) {
+            return false;
+        }
+        k.count(VmEvent::pgscan_direct_throttle, 1);
+    }
+    let q = w.borrow().wq.pfmemalloc_wait;
+    let timeout = if gfp.has(Gfp::FS) { None } else { Some(engine::SEC) };
+    loop {
+        let r = engine::wait_event(w, q, timeout, true).await;
+        let mut k = w.borrow_mut();
+        let me = k.sched.current();
+        if k.sched.is_killed(me) {
+            return true;
+        }
+        if r == engine::WakeReason::Timeout || pfmemalloc_watermark_ok(&mut k) {
+            return false;
+        }
+    }
+}
+
+/// `try_to_free_pages`: direct reclaim for an allocation. Returns progress (pages freed, or
+/// 1 when nothing was freed but some zone is still reclaimable; 0 means OOM).
+pub async fn try_to_free_pages(w: &World, gfp: Gfp, order: u32) -> u64 {
+    if throttle_direct_reclaim(w, gfp).await {
+        return 1;
+    }
+    let laptop = w.borrow().vm.laptop_mode;
+    let mut sc = ScanControl::new(gfp, order, false, laptop);
+    let progress = do_try_to_free_pages(w, &mut sc).await;
+    charge(w, &mut sc).await;
+    progress
+}
+
+/// `do_try_to_free_pages` (`kernel-reclaim.md` §3.2).
+async fn do_try_to_free_pages(w: &World, sc: &mut ScanControl) -> u64 {
+    let (preferred, list, n) = {
+        let mut k = w.borrow_mut();
+        k.count(VmEvent::allocstall, 1);
+        zonelist(&k, sc.gfp)
+    };
+    let mut total_scanned = 0;
+    loop {
+        sc.nr_scanned = 0;
+        // shrink_zones
+        for &zi in &list[..n] {
+            {
+                let k = w.borrow();
+                if !k.zones[zi].populated() || (k.zones[zi].all_unreclaimable && sc.priority != DEF_PRIORITY) {
+                    continue;
+                }
+            }
+            shrink_zone(w, zi, sc).await;
+        }
+        {
+            let mut k = w.borrow_mut();
+            let lru_pages: u64 = list[..n].iter().map(|&zi| zone_reclaimable_pages(&k, zi)).sum();
+            let mut reclaimed_slab = 0;
+            let nr_scanned = sc.nr_scanned;
+            let freed = slab::shrink_slab(&mut k, nr_scanned, lru_pages, &mut reclaimed_slab);
+            sc.cpu += freed * SLAB_OBJECT_SCAN_NS;
+            sc.nr_reclaimed += reclaimed_slab;
+            if k.fatal.is_some() {
+                return sc.nr_reclaimed.max(1);
+            }
+        }
+        total_scanned += sc.nr_scanned;
+        if sc.nr_reclaimed >= sc.nr_to_reclaim {
+            break;
+        }
+        if sc.priority < DEF_PRIORITY - 2 {
+            sc.may_writepage = true;
+        }
+        if total_scanned > sc.nr_to_reclaim + sc.nr_to_reclaim / 2 {
+            // wakeup_flusher_threads joins with the flushers.
+            sc.may_writepage = true;
+        }
+        let nap = !w.borrow().sw.on(Switch::DirectWaitIffCongestedInShrinkList);
+        if nap && sc.nr_scanned > 0 && sc.priority < DEF_PRIORITY - 2 {
+            charge(w, sc).await;
+            wait_iff_congested(w, preferred, HZ_10).await;
+        }
+        if sc.priority == 0 {
+            break;
+        }
+        sc.priority -= 1;
+    }
+    if sc.nr_reclaimed > 0 {
+        return sc.nr_reclaimed;
+    }
+    let k = w.borrow();
+    // all_unreclaimable(zonelist): OOM only when kswapd has given up on every zone.
+    let all_unreclaimable = list[..n].iter().all(|&zi| k.zones[zi].all_unreclaimable);
+    if all_unreclaimable {
+        0
+    } else {
+        1
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// kswapd
+
+/// `age_active_anon`: keep the inactive anon list from running dry.
+fn age_active_anon(k: &mut Kernel, zi: usize, sc: &mut ScanControl) {
+    if k.swap.total() == 0 {
+        return;
+    }
+    if inactive_anon_is_low(k, zi) {
+        shrink_active_list(k, SWAP_CLUSTER_MAX, zi, Lru::ActiveAnon, sc);
+    }
+}
+
+/// Pass 1 of `balance_pgdat`: from the highest zone down, the first unbalanced zone.
+fn find_end_zone(k: &mut Kernel, order: u32, sc: &mut ScanControl) -> Option<usize> {
+    for i in (0..MAX_NR_ZONES).rev() {
+        let z = &k.zones[i];
+        if !z.populated() || (z.all_unreclaimable && sc.priority != DEF_PRIORITY) {
+            continue;
+        }
+        age_active_anon(k, i, sc);
+        if !zone_balanced(k, i, order, 0, 0) {
+            return Some(i);
+        }
+        k.zones[i].clear_flag(ZONE_CONGESTED);
+        if k.sw.on(Switch::KswapdShrinkZone) {
+            k.zones[i].clear_flag(ZONE_TAIL_LRU_DIRTY);
+        }
+    }
+    None
+}
+
+/// Shrink slab after a zone and account what it freed; marks the zone unreclaimable when
+/// neither the LRU nor slab made progress.
+fn kswapd_shrink_slab(k: &mut Kernel, zi: usize, sc: &mut ScanControl, lru_pages: u64) {
+    let mut reclaimed_slab = 0;
+    let freed = slab::shrink_slab(k, sc.nr_scanned, lru_pages, &mut reclaimed_slab);
+    sc.cpu += freed * SLAB_OBJECT_SCAN_NS;
+    sc.nr_reclaimed += reclaimed_slab;
+    if freed == 0 && !zone_reclaimable(k, zi) {
+        k.zones[zi].all_unreclaimable = true;
+    }
+}
+
+/// `balance_pgdat` of 3.9 (`kernel-reclaim.md` §2.7): priorities 12 → 0, back to 12 after
+/// every 32 pages, until the node is balanced. Returns the order it balanced for and sets
+/// `classzone` to the end zone.
+async fn balance_pgdat_v39(w: &World, mut order: u32, classzone: &mut usize) -> u32 {
+    let laptop = w.borrow().vm.laptop_mode;
+    let mut sc = ScanControl::new(Gfp::KERNEL, order, true, laptop);
+    let mut end_zone = 0;
+    loop {
+        // loop_again:
+        sc.priority = DEF_PRIORITY;
+        sc.nr_reclaimed = 0;
+        sc.may_writepage = !laptop;
+        sc.order = order;
+        w.borrow_mut().count(VmEvent::pageoutrun, 1);
+        let mut balanced = false;
+        let floor = if w.borrow().sw.on(Switch::KswapdNoMaxPriority) { 1 } else { 0 };
+        loop {
+            sc.cpu += BALANCE_PASS_NS;
+            let lru_pages;
+            {
+                let mut k = w.borrow_mut();
+                match find_end_zone(&mut k, order, &mut sc) {
+                    Some(e) => end_zone = e,
+                    None => {
+                        balanced = true;
+                        break;
+                    }
+                }
+                lru_pages = (0..=end_zone).map(|i| zone_reclaimable_pages(&k, i)).sum::<u64>();
+            }
+            let mut i = 0;
+            while i <= end_zone {
+                let (skip, shrink, gap_nr) = {
+                    let k = w.borrow();
+                    let z = &k.zones[i];
+                    let skip = !z.populated() || (z.all_unreclaimable && sc.priority != DEF_PRIORITY);
+                    let shrink = !skip && !zone_balanced(&k, i, order, balance_gap(&k, i), end_zone);
+                    (skip, shrink, SWAP_CLUSTER_MAX.max(z.high_wmark()))
+                };
+                if skip {
+                    i += 1;
+                    continue;
+                }
+                sc.nr_scanned = 0;
+                if shrink {
+                    if w.borrow().sw.on(Switch::KswapdLimitReclaimPerPriority) {
+                        sc.nr_to_reclaim = gap_nr;
+                    }
+                    shrink_zone(w, i, &mut sc).await;
+                    let mut k = w.borrow_mut();
+                    kswapd_shrink_slab(&mut k, i, &mut sc, lru_pages);
+                    if k.sw.on(Switch::KswapdShrinkZone) {
+                        k.zones[i].clear_flag(ZONE_WRITEBACK);
+                    }
+                }
+                let mut k = w.borrow_mut();
+                if !k.sw.on(Switch::KswapdWritepageOncePerPass) && sc.priority < DEF_PRIORITY - 2 {
+                    sc.may_writepage = true;
+                }
+                if k.zones[i].all_unreclaimable {
+                    if end_zone > 0 && end_zone == i {
+                        end_zone -= 1;
+                    }
+                    i += 1;
+                    continue;
+                }
+                if zone_balanced(&k, i, order, 0, end_zone) {
+                    k.zones[i].clear_flag(ZONE_CONGESTED);
+                }
+                drop(k);
+                maybe_charge(w, &mut sc).await;
+                i += 1;
+            }
+            {
+                let mut k = w.borrow_mut();
+                if k.fatal.is_some() {
+                    return order;
+                }
+                wake_pfmemalloc_waiters(&mut k);
+                if k.sw.on(Switch::KswapdWritepageOncePerPass) && sc.priority < DEF_PRIORITY - 2 {
+                    sc.may_writepage = true;
+                }
+                if pgdat_balanced(&k, order, *classzone) {
+                    balanced = true;
+                    break;
+                }
+            }
+            if sc.nr_reclaimed >= SWAP_CLUSTER_MAX {
+                break;
+            }
+            if sc.priority <= floor {
+                break;
+            }
+            sc.priority -= 1;
+        }
+        charge(w, &mut sc).await;
+        if balanced {
+            break;
+        }
+        if sc.nr_reclaimed < SWAP_CLUSTER_MAX {
+            order = 0;
+        }
+    }
+    *classzone = end_zone;
+    order
+}
+
+fn wake_pfmemalloc_waiters(k: &mut Kernel) {
+    let q = k.wq.pfmemalloc_wait;
+    if k.sched.queue_has_waiters(q) && pfmemalloc_watermark_ok(k) {
+        k.sched.wake_all(q);
+    }
+}
+
+/// `kswapd_shrink_zone` (KS patch 9, `kernel-reclaim.md` §2.8). Returns true if the zone
+/// was balanced already or reclaim scanned its whole target (no need to raise priority).
+async fn kswapd_shrink_zone(w: &World, zi: usize, classzone: usize, sc: &mut ScanControl, lru_pages: u64, nr_attempted: &mut u64) -> bool {
+    {
+        let k = w.borrow();
+        sc.nr_to_reclaim = if k.sw.on(Switch::KswapdLimitReclaimPerPriority) {
+            SWAP_CLUSTER_MAX.max(k.zones[zi].high_wmark())
+        } else {
+            u64::MAX
+        };
+        if zone_balanced(&k, zi, sc.order, balance_gap(&k, zi), classzone) {
+            return true;
+        }
+    }
+    shrink_zone(w, zi, sc).await;
+    let mut k = w.borrow_mut();
+    kswapd_shrink_slab(&mut k, zi, sc, lru_pages);
+    *nr_attempted = nr_attempted.saturating_add(sc.nr_to_reclaim);
+    if k.sw.on(Switch::KswapdShrinkZone) {
+        k.zones[zi].clear_flag(ZONE_WRITEBACK);
+    }
+    if zone_reclaimable(&k, zi) && zone_balanced(&k, zi, sc.order, 0, classzone) {
+        k.zones[zi].clear_flag(ZONE_CONGESTED);
+        k.zones[zi].clear_flag(ZONE_TAIL_LRU_DIRTY);
+    }
+    sc.nr_scanned >= sc.nr_to_reclaim
+}
+
+/// `balance_pgdat` with the flattened priority loop (KS patch 3; 3.11, `kernel-reclaim.md`
+/// §2.8): one pass per priority, which drops only when a pass could not scan its target or
+/// reclaimed nothing.
+async fn balance_pgdat_flat(w: &World, mut order: u32, classzone: &mut usize) -> u32 {
+    let laptop = w.borrow().vm.laptop_mode;
+    let mut sc = ScanControl::new(Gfp::KERNEL, order, true, laptop);
+    let mut end_zone = 0;
+    w.borrow_mut().count(VmEvent::pageoutrun, 1);
+    loop {
+        sc.cpu += BALANCE_PASS_NS;
+        sc.nr_reclaimed = 0;
+        let mut nr_attempted = 0;
+        let mut raise_priority = true;
+        let lru_pages;
+        let (floor, once_per_pass) = {
+            let mut k = w.borrow_mut();
+            match find_end_zone(&mut k, order, &mut sc) {
+                Some(e) => end_zone = e,
+                None => break,
+            }
+            lru_pages = (0..=end_zone).map(|i| zone_reclaimable_pages(&k, i)).sum::<u64>();
+            (
+                if k.sw.on(Switch::KswapdNoMaxPriority) { 1 } else { 0 },
+                k.sw.on(Switch::KswapdWritepageOncePerPass),
+            )
+        };
+        if once_per_pass && sc.priority < DEF_PRIORITY - 2 {
+            sc.may_writepage = true;
+        }
+        for i in 0..=end_zone {
+            {
+                let k = w.borrow();
+                let z = &k.zones[i];
+                if !z.populated() || (z.all_unreclaimable && sc.priority != DEF_PRIORITY) {
+                    continue;
+                }
+            }
+            sc.nr_scanned = 0;
+            if kswapd_shrink_zone(w, i, end_zone, &mut sc, lru_pages, &mut nr_attempted).await {
+                raise_priority = false;
+            }
+            if !once_per_pass && sc.priority < DEF_PRIORITY - 2 {
+                sc.may_writepage = true;
+            }
+            maybe_charge(w, &mut sc).await;
+        }
+        let mut k = w.borrow_mut();
+        if k.fatal.is_some() {
+            return order;
+        }
+        wake_pfmemalloc_waiters(&mut k);
+        if order > 0 && sc.nr_reclaimed >= 2 << order {
+            order = 0;
+            sc.order = 0;
+        }
+        if raise_priority || sc.nr_reclaimed == 0 {
+            sc.priority -= 1;
+        }
+        let done = sc.priority < floor || pgdat_balanced(&k, order, *classzone);
+        drop(k);
+        if done {
+            break;
+        }
+    }
+    charge(w, &mut sc).await;
+    *classzone = end_zone;
+    order
+}
+
+async fn balance_pgdat(w: &World, order: u32, classzone: &mut usize) -> u32 {
+    let flat = w.borrow().sw.on(Switch::KswapdFlattenPriorityLoop);
+    if flat {
+        balance_pgdat_flat(w, order, classzone).await
+    } else {
+        balance_pgdat_v39(w, order, classzone).await
+    }
+}
+
+/// `prepare_kswapd_sleep`.
+fn prepare_kswapd_sleep(k: &mut Kernel, order: u32, remaining: bool, classzone: usize) -> bool {
+    if remaining {
+        return false;
+    }
+    let q = k.wq.pfmemalloc_wait;
+    if k.sched.queue_has_waiters(q) {
+        k.sched.wake_all(q);
+        return false;
+    }
+    pgdat_balanced(k, order, classzone)
+}
+
+/// `kswapd_try_to_sleep` (`kernel-reclaim.md` §2.6): nap HZ/10 first; sleep for good only if
+/// still balanced and not woken during the nap.
+async fn kswapd_try_to_sleep(w: &World, order: u32, classzone: usize) {
+    let q = w.borrow().wq.kswapd_wait;
+    let mut remaining = false;
+    if prepare_kswapd_sleep(&mut w.borrow_mut(), order, false, classzone) {
+        w.borrow_mut().pgdat.kswapd_sleeping = true;
+        let r = engine::wait_event(w, q, Some(HZ_10), false).await;
+        w.borrow_mut().pgdat.kswapd_sleeping = false;
+        remaining = r == engine::WakeReason::Woken;
+    }
+    let sleep = prepare_kswapd_sleep(&mut w.borrow_mut(), order, remaining, classzone);
+    if sleep {
+        w.borrow_mut().pgdat.kswapd_sleeping = true;
+        engine::wait_event(w, q, None, false).await;
+        w.borrow_mut().pgdat.kswapd_sleeping = false;
+    } else if remaining {
+        w.borrow_mut().count(VmEvent::kswapd_low_wmark_hit_quickly, 1);
+    } else {
+        w.borrow_mut().count(VmEvent::kswapd_high_wmark_hit_quickly, 1);
+    }
+}
+
+fn highest_zone(k: &Kernel) -> usize {
+    (0..MAX_NR_ZONES).rev().find(|&i| k.zones[i].populated()).unwrap_or(0)
+}
+
+/// The kswapd thread (`kswapd`, `kernel-reclaim.md` §2.6).
+pub async fn kswapd(w: World) {
+    let top = highest_zone(&w.borrow());
+    w.borrow_mut().pgdat.classzone_idx = top;
+    let mut order = 0;
+    let mut classzone = top;
+    let mut new_order = 0;
+    let mut new_classzone = top;
+    let mut balanced_order = 0;
+    let mut balanced_classzone = top;
+    loop {
+        {
+            let mut k = w.borrow_mut();
+            if balanced_classzone >= new_classzone && balanced_order == new_order {
+                new_order = k.pgdat.kswapd_max_order;
+                new_classzone = k.pgdat.classzone_idx;
+                k.pgdat.kswapd_max_order = 0;
+                k.pgdat.classzone_idx = top;
+            }
+        }
+        if order < new_order || classzone > new_classzone {
+            order = new_order;
+            classzone = new_classzone;
+        } else {
+            kswapd_try_to_sleep(&w, balanced_order, balanced_classzone).await;
+            let mut k = w.borrow_mut();
+            order = k.pgdat.kswapd_max_order;
+            classzone = k.pgdat.classzone_idx;
+            new_order = order;
+            new_classzone = classzone;
+            k.pgdat.kswapd_max_order = 0;
+            k.pgdat.classzone_idx = top;
+        }
+        if w.borrow().fatal.is_some() {
+            return;
+        }
+        balanced_classzone = classzone;
+        balanced_order = balance_pgdat(&w, order, &mut balanced_classzone).await;
+    }
+}
+
+#[cfg(test)]
+mod tests;

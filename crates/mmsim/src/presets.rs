@@ -1,0 +1,424 @@
+//! Kernel presets and behaviour switches: one registry, the order of which is the order of
+//! `mmsim kernels` and of the docs.
+//!
+//! A switch models one patch. Model code asks `sw.on(Switch::X)` at the one place the patch
+//! changed; a preset is a named set of switches that are on. Any switch can be set on its own
+//! in a scenario (`[kernel.switches]`) or on the command line (`--set name=true`), so one
+//! patch of a series can be ablated.
+//!
+//! Sources: `shared/seeds/000-kswapd-reclaim-stalls.txt` (the series and its follow-up) and
+//! `shared/reference/kernel-reclaim.md` §2.8 (KS patches), §4.2, §4.5, §4.9 (LD patches).
+
+use std::fmt;
+
+/// A behaviour switch. The discriminant indexes the bit set and the registry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum Switch {
+    KswapdLimitReclaimPerPriority,
+    KswapdProportionalScan,
+    KswapdFlattenPriorityLoop,
+    KswapdCompactOnProgress,
+    KswapdNoMaxPriority,
+    KswapdWritebackOnTailDirty,
+    KswapdBlockOnWriteback,
+    KswapdWritepageOncePerPass,
+    KswapdShrinkZone,
+    KswapdWritebackFix2,
+    StallOnDirtyEncountered,
+    StallAfterPageList,
+    SetZoneFlagsBeforeBlocking,
+    DirectWaitIffCongestedInShrinkList,
+    ImmediateReclaimIsCongestion,
+    BufferDirtyWritebackHook,
+    NfsDirtyWritebackHook,
+}
+
+/// A registry entry.
+#[derive(Debug)]
+pub struct SwitchDef {
+    /// The switch.
+    pub switch: Switch,
+    /// Name used in scenarios and on the command line.
+    pub name: &'static str,
+    /// The patch subject it models.
+    pub patch: &'static str,
+    /// The series, author and date.
+    pub series: &'static str,
+    /// What changes in the model when it is on.
+    pub doc: &'static str,
+}
+
+const KS: &str = "\"Reduce system disruption due to kswapd\" V4, Mel Gorman, 2013-05 (mmotm-20130522; mainline 3.11)";
+const LD: &str = "\"Reduce system disruption due to kswapd followup\" V3 (lessdisrupt-v7r10), Mel Gorman, 2013-05-30 (mainline 3.11)";
+
+/// Every switch, in documentation order.
+pub static SWITCHES: &[SwitchDef] = &[
+    SwitchDef {
+        switch: Switch::KswapdLimitReclaimPerPriority,
+        name: "kswapd_limit_reclaim_per_priority",
+        patch: "mm: vmscan: Limit the number of pages kswapd reclaims at each priority",
+        series: KS,
+        doc: "kswapd's per-zone target becomes max(SWAP_CLUSTER_MAX, high watermark) instead of unlimited.",
+    },
+    SwitchDef {
+        switch: Switch::KswapdProportionalScan,
+        name: "kswapd_proportional_scan",
+        patch: "mm: vmscan: Obey proportional scanning requirements for kswapd",
+        series: KS,
+        doc: "Once shrink_lruvec meets its target, kswapd and memcg reclaim finish the scan keeping the anon/file \
+              proportion get_scan_count chose; global direct reclaim stops at its target at every priority.",
+    },
+    SwitchDef {
+        switch: Switch::KswapdFlattenPriorityLoop,
+        name: "kswapd_flatten_priority_loop",
+        patch: "mm: vmscan: Flatten kswapd priority loop",
+        series: KS,
+        doc: "balance_pgdat no longer restarts at priority 12 after 32 pages: the priority only drops when a pass \
+              could not scan its target or reclaimed nothing.",
+    },
+    SwitchDef {
+        switch: Switch::KswapdCompactOnProgress,
+        name: "kswapd_compact_on_progress",
+        patch: "mm: vmscan: Decide whether to compact the pgdat based on reclaim progress",
+        series: KS,
+        doc: "Compaction of the pgdat is decided inside the balance loop from reclaim progress (no effect until \
+              compaction is modelled).",
+    },
+    SwitchDef {
+        switch: Switch::KswapdNoMaxPriority,
+        name: "kswapd_no_max_priority",
+        patch: "mm: vmscan: Do not allow kswapd to scan at maximum priority",
+        series: KS,
+        doc: "The kswapd loop ends at priority 1: kswapd never scans whole LRU lists at priority 0.",
+    },
+    SwitchDef {
+        switch: Switch::KswapdWritebackOnTailDirty,
+        name: "kswapd_writeback_on_tail_dirty",
+        patch: "mm: vmscan: Have kswapd writeback pages based on dirty pages encountered, not priority",
+        series: KS,
+        doc: "New zone flag ZONE_TAIL_LRU_DIRTY, set when enough isolated pages are unqueued dirty; kswapd writes \
+              file pages only in zones so flagged, instead of below priority 10.",
+    },
+    SwitchDef {
+        switch: Switch::KswapdBlockOnWriteback,
+        name: "kswapd_block_on_writeback",
+        patch: "mm: vmscan: Block kswapd if it is encountering pages under writeback",
+        series: KS,
+        doc: "New zone flag ZONE_WRITEBACK, set by the writeback throttle test; kswapd meeting a PG_reclaim page \
+              under writeback in such a zone sleeps in congestion_wait(HZ/10) inside shrink_page_list.",
+    },
+    SwitchDef {
+        switch: Switch::KswapdWritepageOncePerPass,
+        name: "kswapd_writepage_once_per_pass",
+        patch: "mm: vmscan: Check if kswapd should writepage once per pgdat scan",
+        series: KS,
+        doc: "The `priority < 10 → may_writepage` decision is taken once per balance pass, not per zone.",
+    },
+    SwitchDef {
+        switch: Switch::KswapdShrinkZone,
+        name: "kswapd_shrink_zone",
+        patch: "mm: vmscan: Move logic from balance_pgdat() to kswapd_shrink_zone()",
+        series: KS,
+        doc: "kswapd_shrink_zone clears ZONE_WRITEBACK after every zone it shrinks, and clears ZONE_CONGESTED and \
+              ZONE_TAIL_LRU_DIRTY when the zone is balanced afterwards.",
+    },
+    SwitchDef {
+        switch: Switch::KswapdWritebackFix2,
+        name: "kswapd_block_on_writeback_fix2",
+        patch: "mm: vmscan: Block kswapd if it is encountering pages under writeback -fix-2",
+        series: LD,
+        doc: "After kswapd's in-loop congestion_wait the page is kept instead of falling through to be reclaimed. \
+              mmsim deviation: with the switch off a page still under writeback after the wait is kept anyway, \
+              since freeing it would break the page-state invariants.",
+    },
+    SwitchDef {
+        switch: Switch::StallOnDirtyEncountered,
+        name: "stall_on_dirty_encountered",
+        patch: "mm: vmscan: Stall page reclaim and writeback pages based on dirty/writepage pages encountered",
+        series: LD,
+        doc: "Dirty/writeback/congested pages are counted at the top of shrink_page_list for file pages only \
+              (page_check_dirty_writeback); ZONE_TAIL_LRU_DIRTY is set only when the whole batch is unqueued dirty, \
+              and reclaim then congestion_waits before kswapd starts writing.",
+    },
+    SwitchDef {
+        switch: Switch::StallAfterPageList,
+        name: "stall_after_page_list",
+        patch: "mm: vmscan: Stall page reclaim after a list of pages have been processed",
+        series: LD,
+        doc: "kswapd no longer sleeps inside shrink_page_list: it counts nr_immediate and sleeps once per batch.",
+    },
+    SwitchDef {
+        switch: Switch::SetZoneFlagsBeforeBlocking,
+        name: "set_zone_flags_before_blocking",
+        patch: "mm: vmscan: Set zone flags before blocking",
+        series: LD,
+        doc: "ZONE_WRITEBACK is set before the writeback throttle's wait rather than after it.",
+    },
+    SwitchDef {
+        switch: Switch::DirectWaitIffCongestedInShrinkList,
+        name: "direct_wait_iff_congested_in_shrink_list",
+        patch: "mm: vmscan: Move direct reclaim wait_iff_congested into shrink_list",
+        series: LD,
+        doc: "ZONE_CONGESTED is decided in shrink_inactive_list; the writeback throttle only flags ZONE_WRITEBACK; \
+              direct reclaim calls wait_iff_congested after every batch; the per-priority nap in \
+              do_try_to_free_pages goes.",
+    },
+    SwitchDef {
+        switch: Switch::ImmediateReclaimIsCongestion,
+        name: "immediate_reclaim_is_congestion",
+        patch: "mm: vmscan: Treat pages marked for immediate reclaim as zone congestion",
+        series: LD,
+        doc: "A page under writeback with PG_reclaim counts as congested when deciding ZONE_CONGESTED.",
+    },
+    SwitchDef {
+        switch: Switch::BufferDirtyWritebackHook,
+        name: "buffer_is_dirty_writeback",
+        patch: "mm: vmscan: Take page buffers dirty and locked state into account",
+        series: LD,
+        doc: "New is_dirty_writeback address-space hook; the buffer-head version (block devices, ext3) reports a \
+              page dirty only if a buffer is dirty and under writeback if a buffer is locked.",
+    },
+    SwitchDef {
+        switch: Switch::NfsDirtyWritebackHook,
+        name: "nfs_is_dirty_writeback",
+        patch: "fs: nfs: Inform the VM about pages being committed or unstable",
+        series: LD,
+        doc: "NFS's is_dirty_writeback: pages of an inode being committed count as writeback, unstable pages as dirty.",
+    },
+];
+
+/// The switches of the kswapd series (KS).
+const KS_SWITCHES: &[Switch] = &[
+    Switch::KswapdLimitReclaimPerPriority,
+    Switch::KswapdProportionalScan,
+    Switch::KswapdFlattenPriorityLoop,
+    Switch::KswapdCompactOnProgress,
+    Switch::KswapdNoMaxPriority,
+    Switch::KswapdWritebackOnTailDirty,
+    Switch::KswapdBlockOnWriteback,
+    Switch::KswapdWritepageOncePerPass,
+    Switch::KswapdShrinkZone,
+];
+
+/// The switches of the follow-up series (LD).
+const LD_SWITCHES: &[Switch] = &[
+    Switch::KswapdWritebackFix2,
+    Switch::StallOnDirtyEncountered,
+    Switch::StallAfterPageList,
+    Switch::SetZoneFlagsBeforeBlocking,
+    Switch::DirectWaitIffCongestedInShrinkList,
+    Switch::ImmediateReclaimIsCongestion,
+    Switch::BufferDirtyWritebackHook,
+    Switch::NfsDirtyWritebackHook,
+];
+
+/// A named kernel: a set of switches that are on.
+#[derive(Debug)]
+pub struct Preset {
+    /// Name, as the seed's tables label the kernel.
+    pub name: &'static str,
+    /// What it is.
+    pub summary: &'static str,
+    /// Switch groups that are on.
+    pub on: &'static [&'static [Switch]],
+}
+
+/// Every preset, in documentation order; the first is the default.
+pub static PRESETS: &[Preset] = &[
+    Preset {
+        name: "3.9",
+        summary: "vanilla 3.9 (3.10 behaves the same for reclaim)",
+        on: &[],
+    },
+    Preset {
+        name: "mmotm-20130522",
+        summary: "3.9 plus \"Reduce system disruption due to kswapd\" V4, as in mmotm of 2013-05-22",
+        on: &[KS_SWITCHES],
+    },
+    Preset {
+        name: "lessdisrupt-v7r10",
+        summary: "mmotm-20130522 plus the \"kswapd followup\" V3 series (seed 000)",
+        on: &[KS_SWITCHES, LD_SWITCHES],
+    },
+];
+
+/// The set of switches of one run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Switches(u64);
+
+impl Switches {
+    /// Whether `s` is on.
+    #[inline]
+    pub fn on(self, s: Switch) -> bool {
+        self.0 & (1 << s as u8) != 0
+    }
+
+    /// Set `s`.
+    pub fn set(&mut self, s: Switch, on: bool) {
+        if on {
+            self.0 |= 1 << s as u8;
+        } else {
+            self.0 &= !(1 << s as u8);
+        }
+    }
+
+    /// Every switch with its value, in registry order.
+    pub fn list(self) -> Vec<(String, bool)> {
+        SWITCHES
+            .iter()
+            .map(|d| (d.name.to_string(), self.on(d.switch)))
+            .collect()
+    }
+}
+
+/// A resolved kernel: the preset it started from, overrides, and the switch set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelConfig {
+    /// Preset name.
+    pub preset: &'static str,
+    /// Overrides applied on top, in order.
+    pub overrides: Vec<(&'static str, bool)>,
+    /// The switches in force.
+    pub switches: Switches,
+}
+
+impl KernelConfig {
+    /// The label reports use: the preset, then `+name` / `-name` for each override that
+    /// changes it.
+    pub fn label(&self) -> String {
+        let mut s = self.preset.to_string();
+        let base = preset_switches(find_preset(self.preset).expect("resolved preset exists"));
+        for (name, on) in &self.overrides {
+            let def = find_switch(name).expect("resolved switch exists");
+            if base.on(def.switch) != *on {
+                s.push(if *on { '+' } else { '-' });
+                s.push_str(name);
+            }
+        }
+        s
+    }
+}
+
+/// An unknown preset or switch name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownName {
+    /// "preset" or "switch".
+    pub what: &'static str,
+    /// The name given.
+    pub name: String,
+    /// The nearest valid name, if close.
+    pub suggestion: Option<&'static str>,
+}
+
+impl fmt::Display for UnknownName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown {} '{}'", self.what, self.name)?;
+        if let Some(s) = self.suggestion {
+            write!(f, " (did you mean '{s}'?)")?;
+        }
+        write!(f, "; `mmsim kernels` lists them")
+    }
+}
+
+impl std::error::Error for UnknownName {}
+
+fn nearest(name: &str, candidates: impl Iterator<Item = &'static str>) -> Option<&'static str> {
+    candidates
+        .map(|c| (strsim::jaro_winkler(name, c), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+/// Look a preset up by name.
+pub fn find_preset(name: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.name == name)
+}
+
+/// Look a switch up by name.
+pub fn find_switch(name: &str) -> Option<&'static SwitchDef> {
+    SWITCHES.iter().find(|d| d.name == name)
+}
+
+fn preset_switches(p: &Preset) -> Switches {
+    let mut sw = Switches::default();
+    for group in p.on {
+        for s in *group {
+            sw.set(*s, true);
+        }
+    }
+    sw
+}
+
+/// Resolve a preset name and overrides into a kernel configuration.
+pub fn resolve(preset: &str, overrides: &[(String, bool)]) -> Result<KernelConfig, UnknownName> {
+    let p = find_preset(preset).ok_or_else(|| UnknownName {
+        what: "preset",
+        name: preset.to_string(),
+        suggestion: nearest(preset, PRESETS.iter().map(|p| p.name)),
+    })?;
+    let mut switches = preset_switches(p);
+    let mut resolved = Vec::new();
+    for (name, on) in overrides {
+        let def = find_switch(name).ok_or_else(|| UnknownName {
+            what: "switch",
+            name: name.clone(),
+            suggestion: nearest(name, SWITCHES.iter().map(|d| d.name)),
+        })?;
+        switches.set(def.switch, *on);
+        resolved.push((def.name, *on));
+    }
+    Ok(KernelConfig {
+        preset: p.name,
+        overrides: resolved,
+        switches,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_covers_every_switch_once_in_declaration_order() {
+        for (i, d) in SWITCHES.iter().enumerate() {
+            assert_eq!(d.switch as usize, i, "{} out of order", d.name);
+        }
+        assert!(SWITCHES.len() <= 64);
+    }
+
+    #[test]
+    fn vanilla_has_no_switch_and_lessdisrupt_has_all() {
+        let v = resolve("3.9", &[]).unwrap();
+        assert!(SWITCHES.iter().all(|d| !v.switches.on(d.switch)));
+        let ld = resolve("lessdisrupt-v7r10", &[]).unwrap();
+        assert!(SWITCHES.iter().all(|d| ld.switches.on(d.switch)));
+        let ks = resolve("mmotm-20130522", &[]).unwrap();
+        assert!(ks.switches.on(Switch::KswapdBlockOnWriteback));
+        assert!(!ks.switches.on(Switch::StallAfterPageList));
+    }
+
+    #[test]
+    fn one_patch_can_be_ablated_and_the_label_says_so() {
+        let k = resolve(
+            "lessdisrupt-v7r10",
+            &[("stall_after_page_list".into(), false)],
+        )
+        .unwrap();
+        assert!(!k.switches.on(Switch::StallAfterPageList));
+        assert!(k.switches.on(Switch::StallOnDirtyEncountered));
+        assert_eq!(k.label(), "lessdisrupt-v7r10-stall_after_page_list");
+        // An override that matches the preset does not change the label.
+        let k = resolve("3.9", &[("kswapd_shrink_zone".into(), false)]).unwrap();
+        assert_eq!(k.label(), "3.9");
+    }
+
+    #[test]
+    fn misspelt_names_get_a_suggestion() {
+        let e = resolve("lessdisrupt-v7r1", &[]).unwrap_err();
+        assert_eq!(e.suggestion, Some("lessdisrupt-v7r10"));
+        let e = resolve("3.9", &[("kswapd_shrink_zon".into(), true)]).unwrap_err();
+        assert_eq!(e.suggestion, Some("kswapd_shrink_zone"));
+    }
+}

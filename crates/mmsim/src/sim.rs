@@ -1,0 +1,269 @@
+//! Assemble a machine from a scenario and a kernel, run it, and summarise the run.
+//!
+//! A run is a pure function of (scenario, kernel, seed): one RNG seeded from `seed`, one
+//! event queue, no wall clock.
+
+use crate::calibration::PAGE_SIZE;
+use crate::engine::{self, Executor, Nanos, Sched, SEC};
+use crate::mm::memory::Mm;
+use crate::mm::mmzone::MAX_NR_ZONES;
+use crate::mm::page::{Pages, PG_SLAB};
+use crate::mm::page_alloc::{self, alloc_flags};
+use crate::mm::page_io::{self, SwapDev};
+use crate::mm::slab::Slab;
+use crate::mm::swapfile::SwapInfo;
+use crate::mm::vmstat::{VmEvents, ZoneStat};
+use crate::mm::{invariants, vmscan, Gfp, Kernel, Queues, World};
+use crate::mm::mmzone::Pgdat;
+use crate::presets::KernelConfig;
+use crate::report::{RunResult, ThreadTimes};
+use crate::scenario::{Scenario, WorkloadKind};
+use crate::workload::{self, secs, WorkloadStats};
+use rand_chacha::ChaCha8Rng;
+use rand_core::SeedableRng;
+use std::cell::RefCell;
+use std::fmt;
+use std::rc::Rc;
+
+/// Largest machine the page-table encoding allows (2^29 frames).
+pub const MAX_RAM: u64 = (1u64 << 29) * PAGE_SIZE;
+
+/// Why a run could not complete.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SimError {
+    /// The scenario cannot be built into a machine (checked before any simulated time).
+    Config(String),
+    /// A page-state invariant broke: the run stopped (names the invariant and the page).
+    Invariant(String),
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::Config(m) => write!(f, "{m}"),
+            SimError::Invariant(m) => write!(f, "simulation stopped: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+/// Options that change how a run is checked, never what it computes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions {
+    /// Check the page-state invariants after every reclaim batch (slow; for tests).
+    pub check_every_batch: bool,
+}
+
+/// Boot a machine: zones, watermarks, slab, swap, kswapd and the workloads' tasks.
+pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<World, SimError> {
+    let m = &scenario.machine;
+    if m.ram > MAX_RAM {
+        return Err(SimError::Config(format!(
+            "machine.ram: {} bytes is more than mmsim models (at most {} GiB)",
+            m.ram,
+            MAX_RAM >> 30
+        )));
+    }
+    let ram_pages = m.ram / PAGE_SIZE;
+    let mut zones = page_alloc::build_zones(ram_pages);
+    let mut pages = Pages::new(ram_pages as usize);
+    page_alloc::free_boot_memory(&mut pages, &mut zones);
+    let min_free_kbytes = scenario
+        .vm
+        .min_free_kbytes
+        .unwrap_or_else(|| page_alloc::calculate_min_free_kbytes(&zones));
+    page_alloc::setup_per_zone_wmarks(&mut zones, min_free_kbytes);
+    page_alloc::setup_per_zone_lowmem_reserve(&mut zones, &scenario.vm.lowmem_reserve_ratio);
+    page_alloc::setup_inactive_ratio(&mut zones);
+    let managed: u64 = zones.iter().map(|z| z.managed_pages).sum();
+    let high: u64 = zones.iter().map(|z| z.high_wmark()).sum();
+    let swap_pages = m.swap.as_ref().map(|s| s.size / PAGE_SIZE).unwrap_or(0);
+    if swap_pages > u32::MAX as u64 / 2 {
+        return Err(SimError::Config("swap.size: more swap than mmsim models".into()));
+    }
+    let mut sched = Sched::new(m.cpus);
+    let wq = Queues {
+        congestion_async: sched.new_queue(),
+        kswapd_wait: sched.new_queue(),
+        pfmemalloc_wait: sched.new_queue(),
+        page_wait: (0..64).map(|_| sched.new_queue()).collect(),
+    };
+    let swapdev = m.swap.as_ref().map(|s| SwapDev::new(s.clone(), sched.new_queue()));
+    let mut k = Kernel {
+        sched,
+        rng: ChaCha8Rng::seed_from_u64(seed),
+        sw: kernel.switches,
+        vm: scenario.vm.clone(),
+        min_free_kbytes,
+        pages,
+        zones,
+        pgdat: Pgdat {
+            classzone_idx: MAX_NR_ZONES - 1,
+            ..Default::default()
+        },
+        events: VmEvents::default(),
+        swap: SwapInfo::new(swap_pages as u32),
+        swapdev,
+        slab: Slab {
+            objects: scenario.slab.objects,
+            object_size: scenario.slab.object_size,
+            ..Default::default()
+        },
+        mms: Vec::new(),
+        wq,
+        nr_bdi_congested_async: 0,
+        oom_kills: Vec::new(),
+        oom_victim: None,
+        check_every_batch: false,
+        fatal: None,
+        workloads: Vec::new(),
+    };
+    // The dentry/inode cache built up before the run.
+    let slab_pages = k.slab.pages_needed() as u64;
+    if slab_pages + high * 2 > managed {
+        return Err(SimError::Config(format!(
+            "machine.ram: {} MiB is too small for the zones, watermarks and a slab of {} objects",
+            m.ram >> 20,
+            scenario.slab.objects
+        )));
+    }
+    for _ in 0..slab_pages {
+        let pfn = page_alloc::get_page_from_freelist(&mut k, Gfp::KERNEL, 0, alloc_flags::NO_WATERMARKS)
+            .expect("checked above that the slab fits");
+        k.pages.set(pfn, PG_SLAB);
+        let zi = k.page_zone(pfn);
+        k.zones[zi].mod_stat(ZoneStat::nr_slab_reclaimable, 1);
+        k.slab.pages.push(pfn);
+    }
+    let w: World = Rc::new(RefCell::new(k));
+    let w2 = w.clone();
+    w.borrow_mut().sched.spawn("kswapd0", vmscan::kswapd(w2));
+    if w.borrow().swapdev.is_some() {
+        let w2 = w.clone();
+        w.borrow_mut().sched.spawn("swapdev", page_io::swap_device_task(w2));
+    }
+    for wl in &scenario.workloads {
+        spawn_workload(&w, wl);
+    }
+    Ok(w)
+}
+
+fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
+    let idx = {
+        let mut k = w.borrow_mut();
+        k.workloads.push(WorkloadStats::default());
+        k.mms.push(Mm {
+            name: wl.name.clone(),
+            ..Default::default()
+        });
+        k.workloads.len() - 1
+    };
+    let mm = idx;
+    let start = wl.start;
+    let w2 = w.clone();
+    match wl.kind.clone() {
+        WorkloadKind::MemEater { size, chunk, pause, then } => {
+            let t = w.borrow_mut().sched.spawn(&wl.name, async move {
+                delay_start(&w2, idx, start).await;
+                workload::mem_eater::run(w2, idx, mm, size, chunk, pause, then).await;
+            });
+            w.borrow_mut().mms[mm].task = Some(t);
+        }
+        WorkloadKind::Memcachetest { pool, value_size, set_percent, threads } => {
+            let server = Rc::new(RefCell::new(workload::memcachetest::Server::new(w, mm, pool, value_size)));
+            for i in 0..threads {
+                let w3 = w.clone();
+                let s = server.clone();
+                let name = if threads == 1 { wl.name.clone() } else { format!("{}/{i}", wl.name) };
+                let t = w.borrow_mut().sched.spawn(&name, async move {
+                    delay_start(&w3, idx, start).await;
+                    workload::memcachetest::client(w3, idx, mm, s, set_percent).await;
+                });
+                // The OOM killer kills the first thread; the others see the mm die.
+                if i == 0 {
+                    w.borrow_mut().mms[mm].task = Some(t);
+                }
+            }
+        }
+    }
+}
+
+async fn delay_start(w: &World, idx: usize, start: Nanos) {
+    if start > 0 {
+        engine::sleep(w, start).await;
+    }
+    let now = w.borrow().sched.now();
+    w.borrow_mut().workloads[idx].started_at = now;
+}
+
+/// Run a booted machine for `duration`; stops early on an invariant violation.
+pub fn run_world(w: &World, duration: Nanos) -> Result<Nanos, SimError> {
+    let mut ex = Executor::new(w.clone());
+    let end = ex.run_until(duration, |k: &mut Kernel| k.fatal.is_some());
+    let k = w.borrow();
+    if let Some(msg) = &k.fatal {
+        return Err(SimError::Invariant(msg.clone()));
+    }
+    invariants::check(&k).map_err(SimError::Invariant)?;
+    Ok(end)
+}
+
+/// Boot, run and summarise.
+pub fn run(scenario: &Scenario, kernel: &KernelConfig, seed: u64, opts: RunOptions) -> Result<RunResult, SimError> {
+    let w = boot(scenario, kernel, seed)?;
+    w.borrow_mut().check_every_batch = opts.check_every_batch;
+    let end = run_world(&w, scenario.run.duration)?;
+    Ok(summarise(&w, scenario, kernel, seed, end))
+}
+
+/// The [`RunResult`] of a finished run.
+pub fn summarise(w: &World, scenario: &Scenario, kernel: &KernelConfig, seed: u64, end: Nanos) -> RunResult {
+    let k = w.borrow();
+    let mut workloads = Vec::new();
+    for (i, wl) in scenario.workloads.iter().enumerate() {
+        let st = &k.workloads[i];
+        let mm = &k.mms[i];
+        let ran = end.saturating_sub(st.started_at).max(1);
+        let mut m: Vec<(String, f64)> = Vec::new();
+        match wl.kind {
+            WorkloadKind::Memcachetest { .. } => {
+                m.push(("ops".into(), st.ops as f64));
+                m.push(("ops_per_sec".into(), (st.ops as f64 / secs(ran) * 100.0).round() / 100.0));
+            }
+            WorkloadKind::MemEater { .. } => {
+                m.push(("pages_touched".into(), st.pages_touched as f64));
+                m.push((
+                    "fill_seconds".into(),
+                    st.touched_at.map(|t| secs(t - st.started_at)).unwrap_or(f64::NAN),
+                ));
+                m.push(("retouch_passes".into(), st.passes as f64));
+            }
+        }
+        m.push(("minor_faults".into(), mm.min_flt as f64));
+        m.push(("major_faults".into(), mm.maj_flt as f64));
+        m.push(("oom_killed".into(), st.killed as u8 as f64));
+        workloads.push((wl.name.clone(), m));
+    }
+    let threads = k
+        .sched
+        .cpu_times()
+        .into_iter()
+        .map(|(name, u, s)| ThreadTimes {
+            name,
+            user_seconds: secs(u),
+            system_seconds: secs(s),
+        })
+        .collect();
+    RunResult {
+        scenario: scenario.name.clone(),
+        kernel: kernel.label(),
+        switches: kernel.switches.list(),
+        seed,
+        simulated_seconds: end as f64 / SEC as f64,
+        vmstat: k.proc_vmstat(),
+        workloads,
+        threads,
+        oom_kills: k.oom_kills.clone(),
+    }
+}

@@ -1,0 +1,60 @@
+//! `mem_eater`: map `size` bytes of anonymous memory and write it `chunk` by `chunk`,
+//! pausing after each chunk; then hold it, or re-touch all of it every interval.
+
+use super::{access, exit, killed, CpuDebt};
+use crate::calibration::{PAGE_SIZE, TOUCH_PAGE_NS};
+use crate::engine::{self, Nanos};
+use crate::mm::World;
+use crate::scenario::MemEaterThen;
+
+/// The mem_eater task.
+pub async fn run(w: World, idx: usize, mm: usize, size: u64, chunk: u64, pause: Nanos, then: MemEaterThen) {
+    let pages = (size / PAGE_SIZE) as u32;
+    let chunk_pages = (chunk / PAGE_SIZE).max(1) as u32;
+    let start = w.borrow_mut().mms[mm].mmap_anon(pages, 0);
+    let hold_q = w.borrow_mut().sched.new_queue();
+    let mut debt = CpuDebt::default();
+    let mut p = 0;
+    while p < pages {
+        let end = (p + chunk_pages).min(pages);
+        for vpn in start + p..start + end {
+            if access(&w, mm, vpn, true, &mut debt).await.is_err() || killed(&w) {
+                return exit(&w, mm, idx);
+            }
+            debt.user(TOUCH_PAGE_NS);
+            w.borrow_mut().workloads[idx].pages_touched += 1;
+            debt.maybe_flush(&w).await;
+        }
+        p = end;
+        debt.flush(&w).await;
+        if pause > 0 && engine::sleep_killable(&w, hold_q, pause).await {
+            return exit(&w, mm, idx);
+        }
+    }
+    let now = w.borrow().sched.now();
+    w.borrow_mut().workloads[idx].touched_at = Some(now);
+    match then {
+        MemEaterThen::Hold => {
+            engine::wait_event(&w, hold_q, None, true).await;
+            exit(&w, mm, idx);
+        }
+        MemEaterThen::Retouch { interval } => loop {
+            let pass_start = w.borrow().sched.now();
+            for vpn in start..start + pages {
+                if access(&w, mm, vpn, true, &mut debt).await.is_err() || killed(&w) {
+                    return exit(&w, mm, idx);
+                }
+                debt.user(TOUCH_PAGE_NS);
+                w.borrow_mut().workloads[idx].pages_touched += 1;
+                debt.maybe_flush(&w).await;
+            }
+            debt.flush(&w).await;
+            w.borrow_mut().workloads[idx].passes += 1;
+            let now = w.borrow().sched.now();
+            let next = pass_start + interval;
+            if next > now && engine::sleep_killable(&w, hold_q, next - now).await {
+                return exit(&w, mm, idx);
+            }
+        },
+    }
+}

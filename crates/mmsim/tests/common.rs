@@ -1,0 +1,58 @@
+//! Scenarios built in code for whole-run tests.
+#![allow(dead_code)]
+
+use mmsim::engine::{MSEC, SEC};
+use mmsim::scenario::*;
+
+pub const MIB: u64 = 1 << 20;
+
+/// A small machine under anonymous pressure: memcachetest at 80% of RAM and a mem_eater
+/// that pushes it into swap.
+pub fn anon_pressure(ram_mib: u64, seconds: u64) -> Scenario {
+    let ram = ram_mib * MIB;
+    Scenario {
+        name: "anon-pressure-test".into(),
+        machine: Machine {
+            ram,
+            cpus: 4,
+            swap: Some(SwapDevice {
+                size: ram * 2,
+                read_latency: 5 * MSEC,
+                write_latency: 5 * MSEC,
+                bandwidth: 100 * MIB,
+            }),
+        },
+        vm: VmSysctls::default(),
+        run: RunParams {
+            duration: seconds * SEC,
+            seed: 1,
+        },
+        kernel: KernelSelection::default(),
+        slab: SlabParams {
+            objects: 20_000,
+            object_size: 1024,
+        },
+        workloads: vec![
+            Workload {
+                name: "memcachetest".into(),
+                start: 0,
+                kind: WorkloadKind::Memcachetest {
+                    pool: ram / 10 * 8,
+                    value_size: 16384,
+                    set_percent: 33,
+                    threads: 1,
+                },
+            },
+            Workload {
+                name: "mem_eater".into(),
+                start: seconds * SEC / 3,
+                kind: WorkloadKind::MemEater {
+                    size: ram / 2,
+                    chunk: 16 * MIB,
+                    pause: 100 * MSEC,
+                    then: MemEaterThen::Retouch { interval: 5 * SEC },
+                },
+            },
+        ],
+    }
+}
