@@ -102,12 +102,7 @@ pub fn vmstat_summary(
 ) -> Vec<(&'static str, Cell)> {
     let d = |name: &str| v(name) as i64;
     let e = elapsed_seconds;
-    let sum = |prefix: &str| -> i64 {
-        SCAN_ZONES
-            .iter()
-            .map(|z| d(&format!("{prefix}{z}")))
-            .sum()
-    };
+    let sum = |prefix: &str| -> i64 { SCAN_ZONES.iter().map(|z| d(&format!("{prefix}{z}"))).sum() };
 
     let direct_scanned = sum("pgscan_direct_");
     let kswapd_scanned = sum("pgscan_kswapd_");
@@ -184,8 +179,14 @@ pub fn vmstat_summary(
             Cell::Velocity(per_second(direct_scanned, e)),
         ),
         ("Percentage direct scans", Cell::Percent(direct_percentage)),
-        ("Zone normal velocity", Cell::Velocity(zone_velocity("normal"))),
-        ("Zone dma32 velocity", Cell::Velocity(zone_velocity("dma32"))),
+        (
+            "Zone normal velocity",
+            Cell::Velocity(zone_velocity("normal")),
+        ),
+        (
+            "Zone dma32 velocity",
+            Cell::Velocity(zone_velocity("dma32")),
+        ),
         ("Zone dma velocity", Cell::Velocity(zone_velocity("dma"))),
         (
             "Page writes by reclaim",
@@ -615,10 +616,7 @@ mod tests {
 
     #[test]
     fn kernel_names_split_at_first_hyphen_with_rc_rule() {
-        assert_eq!(
-            split_kernel_name("3.10.0-vanilla"),
-            ("3.10.0", "vanilla")
-        );
+        assert_eq!(split_kernel_name("3.10.0-vanilla"), ("3.10.0", "vanilla"));
         assert_eq!(
             split_kernel_name("3.9.0-rc3-vanilla"),
             ("3.9.0-rc3", "vanilla")
@@ -647,13 +645,21 @@ mod tests {
     #[test]
     fn compare_table_pads_statistic_and_operation() {
         let rows = vec![
-            ("Min Files/sec".to_string(), vec![51.0, 48.4], Direction::Higher),
+            (
+                "Min Files/sec".to_string(),
+                vec![51.0, 48.4],
+                Direction::Higher,
+            ),
             (
                 "TrueMean Files/sec".to_string(),
                 vec![59.0, 56.03],
                 Direction::Higher,
             ),
-            ("Stddev Files/sec".to_string(), vec![4.32, 4.12], Direction::Lower),
+            (
+                "Stddev Files/sec".to_string(),
+                vec![4.32, 4.12],
+                Direction::Lower,
+            ),
         ];
         let text = format_compare_table(&["3.10.0-vanilla", "3.10.0-rc5-patched"], &rows, 12);
         let expected = "                                  3.10.0            3.10.0-rc5\n\
