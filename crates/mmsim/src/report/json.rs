@@ -1,1 +1,212 @@
-//! TODO
+//! The `--json` output: one object per run.
+//!
+//! # Schema
+//!
+//! [`runs_to_json`] writes a single object when there is one run and an array of such
+//! objects (in run order) otherwise. Each object has these fields:
+//!
+//! | field | type | meaning |
+//! |---|---|---|
+//! | `scenario` | string | scenario name (file stem) |
+//! | `kernel` | string | kernel label: preset name, with `+switch`/`-switch` overrides |
+//! | `switches` | object: string → bool | every switch and its value in this run |
+//! | `seed` | integer | seed of the run's RNG |
+//! | `simulated_seconds` | number | simulated seconds from start to end (MMTests' elapsed time) |
+//! | `vmstat` | object: string → integer | `/proc/vmstat` at the end of the run |
+//! | `mmtests_vmstat` | object: string → number | the MMTests "vmstat" summary rows (see below) |
+//! | `workloads` | object: string → (object: string → number) | per workload, its metrics |
+//! | `threads` | array of `{name, system_seconds, user_seconds}` | CPU time per simulated thread, in run order |
+//! | `oom_kills` | array of `{at_seconds, rss_pages, victim}` | OOM kills in order: time (s), resident pages of the victim, victim workload |
+//!
+//! `mmtests_vmstat` is keyed by the row label exactly as MMTests prints it (`"Kswapd
+//! efficiency"`, `"Zone dma32 velocity"`, …; see
+//! [`vmstat_summary`](super::mmtests::vmstat_summary)), computed with `simulated_seconds` as
+//! the elapsed time. Rows MMTests prints with `%d` (counts, truncated efficiencies and
+//! percentages without the `%`, costs) are JSON integers; velocities are the unrounded
+//! pages-per-second value and "Page writes by reclaim" is a float, as MMTests prints it with
+//! decimals.
+//!
+//! **Key order.** Objects are `serde_json::Map`s without the `preserve_order` feature, i.e.
+//! B-tree maps: keys of every object, including `vmstat`, `mmtests_vmstat` and
+//! `switches`, come out sorted bytewise, not in kernel or display order. The output is
+//! deterministic. Arrays (`threads`, `oom_kills`, the list of runs) keep their order.
+//!
+//! **Numbers.** A float that is NaN or infinite is written as `null`.
+//!
+//! # Example
+//!
+//! ```json
+//! {
+//!   "kernel": "3.9",
+//!   "mmtests_vmstat": {"Kswapd efficiency": 88, "Kswapd velocity": 2500.0, "Minor Faults": 4999700, "…": 0},
+//!   "oom_kills": [{"at_seconds": 12.5, "rss_pages": 262144, "victim": "memcachetest"}],
+//!   "scenario": "kswapd-stalls",
+//!   "seed": 42,
+//!   "simulated_seconds": 1000.0,
+//!   "switches": {"kswapd-writeback-stall": true},
+//!   "threads": [{"name": "kswapd0", "system_seconds": 3.2, "user_seconds": 0.0}],
+//!   "vmstat": {"nr_free_pages": 1024, "pgfault": 5000000},
+//!   "workloads": {"memcachetest": {"ops_per_sec": 23117.0}}
+//! }
+//! ```
+
+use serde_json::{Map, Value};
+
+use super::mmtests::{vmstat_summary, Cell};
+use super::RunResult;
+
+/// A JSON number for `v`, or `null` when it is not finite.
+fn float(v: f64) -> Value {
+    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
+}
+
+/// A summary row's value: an integer for the `%d` rows, a float otherwise.
+fn cell_value(cell: &Cell) -> Value {
+    match *cell {
+        Cell::Int(v) | Cell::Percent(v) => Value::from(v),
+        Cell::Velocity(_) | Cell::Float3(_) | Cell::Float2(_) => {
+            float(super::mmtests::json_value(cell))
+        }
+    }
+}
+
+/// One run as a JSON object (schema in the module doc).
+pub fn run_to_json(r: &RunResult) -> Value {
+    let mut o = Map::new();
+    o.insert("scenario".into(), Value::from(r.scenario.as_str()));
+    o.insert("kernel".into(), Value::from(r.kernel.as_str()));
+    o.insert(
+        "switches".into(),
+        Value::Object(
+            r.switches
+                .iter()
+                .map(|(n, on)| (n.clone(), Value::Bool(*on)))
+                .collect(),
+        ),
+    );
+    o.insert("seed".into(), Value::from(r.seed));
+    o.insert("simulated_seconds".into(), float(r.simulated_seconds));
+    o.insert(
+        "vmstat".into(),
+        Value::Object(
+            r.vmstat
+                .iter()
+                .map(|(n, v)| (n.clone(), Value::from(*v)))
+                .collect(),
+        ),
+    );
+    let rows = vmstat_summary(&|name| r.vmstat(name), r.simulated_seconds, true);
+    o.insert(
+        "mmtests_vmstat".into(),
+        Value::Object(
+            rows.iter()
+                .map(|(label, cell)| (label.to_string(), cell_value(cell)))
+                .collect(),
+        ),
+    );
+    o.insert(
+        "workloads".into(),
+        Value::Object(
+            r.workloads
+                .iter()
+                .map(|(w, metrics)| {
+                    let m = metrics
+                        .iter()
+                        .map(|(n, v)| (n.clone(), float(*v)))
+                        .collect();
+                    (w.clone(), Value::Object(m))
+                })
+                .collect(),
+        ),
+    );
+    o.insert(
+        "threads".into(),
+        Value::Array(
+            r.threads
+                .iter()
+                .map(|t| {
+                    let mut m = Map::new();
+                    m.insert("name".into(), Value::from(t.name.as_str()));
+                    m.insert("user_seconds".into(), float(t.user_seconds));
+                    m.insert("system_seconds".into(), float(t.system_seconds));
+                    Value::Object(m)
+                })
+                .collect(),
+        ),
+    );
+    o.insert(
+        "oom_kills".into(),
+        Value::Array(
+            r.oom_kills
+                .iter()
+                .map(|k| {
+                    let mut m = Map::new();
+                    m.insert("at_seconds".into(), float(k.at_seconds));
+                    m.insert("victim".into(), Value::from(k.victim.as_str()));
+                    m.insert("rss_pages".into(), Value::from(k.rss_pages));
+                    Value::Object(m)
+                })
+                .collect(),
+        ),
+    );
+    Value::Object(o)
+}
+
+/// Several runs: the object of [`run_to_json`] when there is exactly one run, otherwise an
+/// array of those objects in run order (empty for no runs).
+pub fn runs_to_json(runs: &[RunResult]) -> Value {
+    match runs {
+        [one] => run_to_json(one),
+        _ => Value::Array(runs.iter().map(run_to_json).collect()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{OomKill, ThreadTimes};
+
+    fn run() -> RunResult {
+        RunResult {
+            scenario: "s".into(),
+            kernel: "3.9".into(),
+            switches: vec![("b".into(), true), ("a".into(), false)],
+            seed: 7,
+            simulated_seconds: 10.0,
+            vmstat: vec![("pgscan_kswapd_normal".into(), 25), ("pgfault".into(), 3)],
+            workloads: vec![("w".into(), vec![("nan".into(), f64::NAN)])],
+            threads: vec![ThreadTimes {
+                name: "kswapd0".into(),
+                user_seconds: 0.0,
+                system_seconds: f64::INFINITY,
+            }],
+            oom_kills: vec![OomKill {
+                at_seconds: 1.5,
+                victim: "w".into(),
+                rss_pages: 9,
+            }],
+        }
+    }
+
+    #[test]
+    fn non_finite_floats_become_null() {
+        let v = run_to_json(&run());
+        assert_eq!(v["workloads"]["w"]["nan"], Value::Null);
+        assert_eq!(v["threads"][0]["system_seconds"], Value::Null);
+    }
+
+    #[test]
+    fn mmtests_rows_use_integers_and_unrounded_velocities() {
+        let v = run_to_json(&run());
+        assert_eq!(v["mmtests_vmstat"]["Kswapd efficiency"], Value::from(0));
+        assert_eq!(v["mmtests_vmstat"]["Kswapd velocity"], Value::from(2.5));
+        assert_eq!(v["mmtests_vmstat"]["Minor Faults"], Value::from(3));
+    }
+
+    #[test]
+    fn one_run_is_an_object_several_are_an_array() {
+        assert!(runs_to_json(&[run()]).is_object());
+        assert_eq!(runs_to_json(&[run(), run()]).as_array().unwrap().len(), 2);
+        assert_eq!(runs_to_json(&[]), Value::Array(vec![]));
+    }
+}

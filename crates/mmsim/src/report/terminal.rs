@@ -1,1 +1,135 @@
-//! TODO
+//! The summary printed after `mmsim run`.
+//!
+//! For one or several runs of the same scenario (one column per kernel, the first run is
+//! the baseline):
+//!
+//! 1. a heading line: scenario, seed and simulated seconds;
+//! 2. the workload metrics as an MMTests benchmark table
+//!    ([`format_compare_table`]; direction from [`metric_direction`]);
+//! 3. the MMTests vmstat table ([`format_monitor_table`]);
+//! 4. the OOM kills, if any.
+//!
+//! Sections are separated by a blank line.
+
+use super::mmtests::{format_compare_table, format_monitor_table, vmstat_summary, Direction};
+use super::RunResult;
+
+/// MMTests' value width for most benchmark tables (§5.3); widened when a value needs more.
+const VALUE_WIDTH: usize = 12;
+
+/// Which way is better for a workload metric: names containing `ops` or `per_sec` are
+/// throughputs (higher is better, `pdiff`); everything else (durations, latencies, fault
+/// and swap counts) is a cost (lower is better, `pndiff`).
+pub fn metric_direction(metric: &str) -> Direction {
+    if metric.contains("ops") || metric.contains("per_sec") {
+        Direction::Higher
+    } else {
+        Direction::Lower
+    }
+}
+
+/// The text if every run gives the same text, else the texts joined by `/` in run order.
+fn joined(runs: &[RunResult], f: impl Fn(&RunResult) -> String) -> String {
+    let mut all: Vec<String> = runs.iter().map(f).collect();
+    if all.windows(2).all(|w| w[0] == w[1]) {
+        all.truncate(1);
+    }
+    all.join("/")
+}
+
+/// The summary of `runs` (see the module doc). Empty for no runs.
+pub fn summary(runs: &[RunResult]) -> String {
+    if runs.is_empty() {
+        return String::new();
+    }
+    let kernels: Vec<&str> = runs.iter().map(|r| r.kernel.as_str()).collect();
+    let mut out = format!(
+        "{}: seed {}, {} simulated seconds\n",
+        joined(runs, |r| r.scenario.clone()),
+        joined(runs, |r| r.seed.to_string()),
+        joined(runs, |r| format!("{:.2}", r.simulated_seconds)),
+    );
+
+    // Workload metrics, in the order they first appear; a metric a run lacks reads NaN.
+    let mut keys: Vec<(&str, &str)> = Vec::new();
+    for r in runs {
+        for (w, metrics) in &r.workloads {
+            for (m, _) in metrics {
+                if !keys.contains(&(w.as_str(), m.as_str())) {
+                    keys.push((w, m));
+                }
+            }
+        }
+    }
+    if !keys.is_empty() {
+        let rows: Vec<(String, Vec<f64>, Direction)> = keys
+            .iter()
+            .map(|&(w, m)| {
+                let values = runs
+                    .iter()
+                    .map(|r| r.metric(w, m).unwrap_or(f64::NAN))
+                    .collect();
+                (format!("{w} {m}"), values, metric_direction(m))
+            })
+            .collect();
+        let widest = rows
+            .iter()
+            .flat_map(|(_, v, _)| v.iter().map(|x| format!("{x:.2}").len() + 1))
+            .max()
+            .unwrap_or(0);
+        out.push('\n');
+        out.push_str(&format_compare_table(
+            &kernels,
+            &rows,
+            VALUE_WIDTH.max(widest),
+        ));
+    }
+
+    let summaries: Vec<_> = runs
+        .iter()
+        .map(|r| vmstat_summary(&|n| r.vmstat(n), r.simulated_seconds, true))
+        .collect();
+    let rows: Vec<_> = summaries[0]
+        .iter()
+        .enumerate()
+        .map(|(i, (label, _))| {
+            (
+                label.to_string(),
+                summaries.iter().map(|s| s[i].1).collect(),
+            )
+        })
+        .collect();
+    out.push('\n');
+    out.push_str(&format_monitor_table(&kernels, &rows));
+
+    if runs.iter().any(|r| !r.oom_kills.is_empty()) {
+        out.push_str("\nOOM kills\n");
+        for r in runs {
+            for k in &r.oom_kills {
+                out.push_str(&format!(
+                    "{}: at {:.2}s killed {} ({} pages resident)\n",
+                    r.kernel, k.at_seconds, k.victim, k.rss_pages
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn throughput_metrics_are_higher_is_better() {
+        assert_eq!(metric_direction("ops_per_sec"), Direction::Higher);
+        assert_eq!(metric_direction("bytes_per_sec"), Direction::Higher);
+        assert_eq!(metric_direction("io_duration"), Direction::Lower);
+        assert_eq!(metric_direction("swapin"), Direction::Lower);
+    }
+
+    #[test]
+    fn no_runs_print_nothing() {
+        assert_eq!(summary(&[]), "");
+    }
+}
