@@ -1,3 +1,249 @@
-//! The `mmsim` command line.
+//! The `mmsim` command line: a thin layer over the `mmsim` library.
+//!
+//! Exit status: 0 on success, 2 for bad input (scenario, preset or switch), 1 when a run
+//! stopped on a broken invariant or output could not be written.
 
-fn main() {}
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use mmsim::presets::{self, KernelConfig, PRESETS, SWITCHES};
+use mmsim::report::{json, terminal, RunResult};
+use mmsim::scenario::{self, Scenario};
+use mmsim::sim::{self, RunOptions};
+use std::path::{Path, PathBuf};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+#[derive(Parser, Debug)]
+#[command(name = "mmsim", version, about = "Deterministic simulator of the Linux 3.x memory-management subsystem")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a scenario under one or more kernels and print the results side by side.
+    Run {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+        /// Kernel preset; repeat to compare kernels (default: the scenario's, else 3.9).
+        #[arg(long = "kernel", value_name = "PRESET")]
+        kernels: Vec<String>,
+        /// Set a behaviour switch: NAME=true|false (repeatable; applies to every kernel).
+        #[arg(long = "set", value_name = "SWITCH=VALUE")]
+        set: Vec<String>,
+        /// Seed of the run's RNG (default: the scenario's [run] seed).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Write the results as JSON to FILE.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+        /// Check page-state invariants after every reclaim batch (slow).
+        #[arg(long)]
+        check: bool,
+    },
+    /// List kernel presets and behaviour switches, with what each models.
+    Kernels,
+    /// Benchmark: simulated page events per second and resident bytes per simulated page,
+    /// on examples/anon-pressure.toml under 3.9 (single-threaded).
+    Bench,
+    /// Check a scenario file without running it.
+    Validate {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+    },
+}
+
+/// An error that is the user's input, reported with exit status 2.
+#[derive(Debug)]
+struct BadInput(String);
+
+impl std::fmt::Display for BadInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadInput {}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mmsim: {e:#}");
+            if e.downcast_ref::<BadInput>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
+            }
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Run {
+            scenario,
+            kernels,
+            set,
+            seed,
+            json: json_path,
+            check,
+        } => {
+            let s = load(&scenario)?;
+            let configs = resolve_kernels(&s, &kernels, &set)?;
+            let seed = seed.unwrap_or(s.run.seed);
+            let runs = run_all(&s, &configs, seed, RunOptions { check_every_batch: check })?;
+            print!("{}", terminal::summary(&runs));
+            if let Some(path) = json_path {
+                let text = serde_json::to_string_pretty(&json::runs_to_json(&runs))? + "\n";
+                std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+            }
+            Ok(())
+        }
+        Command::Bench => bench(),
+        Command::Kernels => {
+            print!("{}", kernels_text());
+            Ok(())
+        }
+        Command::Validate { scenario } => {
+            let s = load(&scenario)?;
+            resolve_kernels(&s, &[], &[])?;
+            println!(
+                "{}: ok ({} MiB RAM, {} CPUs, {} workloads, {} s)",
+                scenario.display(),
+                s.machine.ram >> 20,
+                s.machine.cpus,
+                s.workloads.len(),
+                s.run.duration / mmsim::engine::SEC
+            );
+            Ok(())
+        }
+    }
+}
+
+fn load(path: &Path) -> anyhow::Result<Scenario> {
+    scenario::load(path).map_err(|e| BadInput(e.to_string()).into())
+}
+
+/// The kernels of a run: each preset with the scenario's switches, then `--set` on top.
+fn resolve_kernels(s: &Scenario, kernels: &[String], set: &[String]) -> anyhow::Result<Vec<KernelConfig>> {
+    let mut overrides = s.kernel.switches.clone();
+    for item in set {
+        let (name, value) = item
+            .split_once('=')
+            .ok_or_else(|| BadInput(format!("--set {item}: expected SWITCH=true or SWITCH=false")))?;
+        let on = match value {
+            "true" | "1" | "on" => true,
+            "false" | "0" | "off" => false,
+            _ => return Err(BadInput(format!("--set {item}: the value must be true or false")).into()),
+        };
+        overrides.push((name.to_string(), on));
+    }
+    let names: Vec<String> = if kernels.is_empty() {
+        vec![s.kernel.preset.clone().unwrap_or_else(|| PRESETS[0].name.to_string())]
+    } else {
+        kernels.to_vec()
+    };
+    names
+        .iter()
+        .map(|p| presets::resolve(p, &overrides).map_err(|e| BadInput(e.to_string()).into()))
+        .collect()
+}
+
+/// Run every kernel, each on its own thread; results come back in the order given.
+fn run_all(s: &Scenario, configs: &[KernelConfig], seed: u64, opts: RunOptions) -> anyhow::Result<Vec<RunResult>> {
+    let results: Vec<Result<RunResult, sim::SimError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = configs
+            .iter()
+            .map(|k| scope.spawn(move || sim::run(s, k, seed, opts)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a run thread panicked"))
+            .collect()
+    });
+    let mut runs = Vec::new();
+    for (r, k) in results.into_iter().zip(configs) {
+        match r {
+            Ok(r) => runs.push(r),
+            Err(sim::SimError::Config(m)) => return Err(BadInput(format!("{}: {m}", s.name)).into()),
+            Err(e) => return Err(anyhow::anyhow!("kernel {}: {e}", k.label())),
+        }
+    }
+    Ok(runs)
+}
+
+/// Counts live and peak heap bytes, for the benchmark's bytes-per-page figure.
+struct CountingAlloc;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(live, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAlloc = CountingAlloc;
+
+/// `mmsim bench`: wall-clock timing lives here, never in the simulator.
+fn bench() -> anyhow::Result<()> {
+    let s = mmsim::bench::scenario();
+    let base = LIVE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let t = std::time::Instant::now();
+    let c = mmsim::bench::run(&s)?;
+    let wall = t.elapsed().as_secs_f64();
+    let peak = PEAK.load(Ordering::Relaxed) - base;
+    println!("scenario:   examples/anon-pressure.toml, kernel 3.9, seed {}", s.run.seed);
+    println!("simulated:  {:.1} s on {} page frames", c.simulated_seconds, c.frames);
+    println!(
+        "events:     {} page events ({} touched, {} scanned, {} swap IO)",
+        c.events(),
+        c.touched,
+        c.scanned,
+        c.io
+    );
+    println!("wall:       {wall:.3} s");
+    println!("speed:      {:.1} million page events per second", c.events() as f64 / wall / 1e6);
+    println!(
+        "memory:     {:.1} bytes per simulated page (peak heap {:.1} MiB)",
+        peak as f64 / c.frames as f64,
+        peak as f64 / (1 << 20) as f64
+    );
+    Ok(())
+}
+
+/// `mmsim kernels`: generated from the registry.
+fn kernels_text() -> String {
+    let mut out = String::from("Presets:\n");
+    for p in PRESETS {
+        let k = presets::resolve(p.name, &[]).expect("registry preset");
+        let on: Vec<&str> = SWITCHES
+            .iter()
+            .filter(|d| k.switches.on(d.switch))
+            .map(|d| d.name)
+            .collect();
+        out.push_str(&format!("  {:<20} {}\n", p.name, p.summary));
+        out.push_str(&format!("  {:<20} switches on: {}\n", "", if on.is_empty() { "none".into() } else { on.len().to_string() }));
+    }
+    out.push_str("\nSwitches (scenario: [kernel.switches] NAME = true; command line: --set NAME=true):\n");
+    for d in SWITCHES {
+        out.push_str(&format!("\n  {}\n    patch:  {}\n    series: {}\n    {}\n", d.name, d.patch, d.series, d.doc));
+    }
+    out
+}

@@ -4,6 +4,7 @@
 
 #![warn(missing_debug_implementations)]
 
+pub mod bench;
 pub mod calibration;
 pub mod engine;
 pub mod mm;

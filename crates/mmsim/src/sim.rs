@@ -118,6 +118,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         check_every_batch: false,
         fatal: None,
         workloads: Vec::new(),
+        pages_touched: 0,
     };
     // The dentry/inode cache built up before the run.
     let slab_pages = k.slab.pages_needed() as u64;

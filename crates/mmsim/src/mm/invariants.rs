@@ -31,7 +31,7 @@ pub fn check(k: &Kernel) -> Result<(), String> {
     let n = k.pages.len();
     // Where each frame is: 0 = unplaced, 1 = placed.
     let mut placed = vec![false; n];
-    let mut mark = |pfn: Pfn, what: &str, placed: &mut Vec<bool>| -> Result<(), String> {
+    let mark = |pfn: Pfn, what: &str, placed: &mut Vec<bool>| -> Result<(), String> {
         if placed[pfn as usize] {
             return Err(format!(
                 "invariant 'frame conservation' violated: {} is in two places (second: {what})",

@@ -116,6 +116,7 @@ pub enum Access {
 /// present PTE. No kernel code runs.
 #[inline]
 pub fn touch(k: &mut Kernel, mm: usize, vpn: u32, write: bool) -> Access {
+    k.pages_touched += 1;
     let pte = k.mms[mm].pte_mut(vpn);
     if *pte & PTE_PRESENT != 0 {
         *pte |= PTE_YOUNG | if write { PTE_DIRTY } else { 0 };

@@ -136,6 +136,8 @@ pub struct Kernel {
     pub check_every_batch: bool,
     /// First invariant violation: stops the run.
     pub fatal: Option<String>,
+    /// Page accesses by workloads (hits and faults), for the benchmark's event count.
+    pub pages_touched: u64,
     /// Counters the workloads keep (the kernel never reads them).
     pub workloads: Vec<crate::workload::WorkloadStats>,
 }

@@ -6,7 +6,7 @@
 //! kernel does per pcp batch).
 
 use super::mmzone::{Zone, MAX_NR_ZONES, MAX_ORDER, WMARK_HIGH, WMARK_LOW, WMARK_MIN, ZONE_DMA32, ZONE_NORMAL};
-use super::page::{Pages, Pfn, PG_BUDDY, PG_RESERVED};
+use super::page::{Pages, Pfn, PG_BUDDY};
 use super::vmstat::{VmEvent, ZoneStat};
 use super::{oom_kill, vmscan, Gfp, Kernel, World};
 use crate::calibration::{KERNEL_RESERVED_BYTES, PAGE_SIZE, STRUCT_PAGE_BYTES};
@@ -481,6 +481,5 @@ mod tests {
         free_block(&mut pages, &mut z, a, 0);
         assert_eq!(z.free_area[4].len, 1);
         assert_eq!(z.free_pages(), 16);
-        let _ = PG_RESERVED;
     }
 }
