@@ -1,8 +1,84 @@
 //! Stage one of scenario loading: the TOML as written, checked key by key.
+//!
+//! # The scenario file format
+//!
+//! ```toml
+//! [machine]                 # required
+//! ram = "4G"                # required; size; a multiple of 4096, 64M..=4T
+//! cpus = 4                  # optional, default 4; integer 1..=4096
+//!
+//! [swap]                    # optional; no swap device if absent
+//! size = "8G"               # required in [swap]; size; a multiple of 4096, > 0, <= 64T
+//! read_latency = "5ms"      # time, default "5ms"
+//! write_latency = "5ms"     # time, default "5ms"
+//! bandwidth = "100M"        # bytes per second (size), default "100M"; > 0
+//!
+//! [vm]                      # sysctls under their /proc/sys/vm names
+//! min_free_kbytes = 67584   # integer >= 0 and below RAM; default: the kernel's formula
+//! swappiness = 60           # integer 0..=100, default 60
+//! lowmem_reserve_ratio = [256, 256, 32]  # exactly 3 integers >= 1 (DMA, DMA32, Normal)
+//! page-cluster = 3          # integer 0..=10, default 3 (note the hyphen)
+//! vfs_cache_pressure = 100  # integer >= 0, default 100
+//! laptop_mode = 0           # integer >= 0, default 0; non-zero means on
+//!
+//! [run]
+//! duration = "200s"         # time > 0, default "60s"
+//! seed = 1                  # integer >= 0, default 1
+//!
+//! [kernel]
+//! preset = "3.9"            # optional string; checked against the presets at run time
+//! [kernel.switches]         # optional: name = true|false, kept in file order
+//!
+//! [slab]
+//! objects = 100000          # integer >= 0, default 100000
+//! object_size = 1024        # size (integer bytes or string), 1..=4096, default 1024
+//!
+//! [[workload]]              # any number, including none
+//! type = "memcachetest"     # required: "memcachetest" or "mem_eater"
+//! name = "mc"               # optional; default: the type name, then "-2", "-3"... for
+//!                           # repeats; names must be unique
+//! start = "0s"              # time, default "0s"
+//! # memcachetest keys:
+//! pool = "80%"              # size, or "N%" of RAM; default "80%" (as MMTests)
+//! value_size = "16K"        # size, default "16K"; 1..=pool
+//! set_percent = 33          # integer 0..=100, default 33
+//! threads = 1               # integer 1..=4096, default 1
+//! # mem_eater keys:
+//! size = "2G"               # required; size, or "N%" of RAM; > 0
+//! chunk = "64M"             # size, default the smaller of "64M" and size; 1..=size
+//! pause = "100ms"           # time, default "0s"
+//! then = "hold"             # "hold" (default) or "retouch"
+//! retouch_interval = "10s"  # time > 0, only with then = "retouch"; default "10s"
+//! ```
+//!
+//! Sizes are integers (bytes) or strings with an optional K/M/G/T suffix (powers of 1024;
+//! see [`parse_size`]). Times are strings with a unit: ns, us, ms, s, m (minutes), h (see
+//! [`parse_duration`]); a bare number is rejected. A percentage "N%" (decimals allowed) is of
+//! the machine's RAM, rounded down to a whole number of 4 KiB pages.
+//!
+//! Whole-file checks: the memory of all workloads together (memcachetest `pool` plus
+//! mem_eater `size`) must fit in RAM + swap. The slab is not checked against RAM (the default
+//! 100000 objects of 1024 bytes take about 98M, more than a 64M machine has).
+//!
+//! Key paths in errors are dotted, with 0-based indexes for arrays: `workload[0].size`,
+//! `vm.lowmem_reserve_ratio[2]`. The first problem found is reported.
 
-use super::{Scenario, ScenarioError};
+use std::cell::Cell;
+use std::fmt;
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use super::units::{parse_decimal, parse_duration, parse_size};
+use super::{
+    KernelSelection, Machine, MemEaterThen, RunParams, Scenario, ScenarioError, SlabParams,
+    SwapDevice, VmSysctls, Workload, WorkloadKind,
+};
 
 /// Load and validate a scenario file.
+// The signature is the module's interface; `ScenarioError` is returned unboxed on purpose.
+#[allow(clippy::result_large_err)]
 pub fn load(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
     let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
         file: path.display().to_string(),
@@ -20,6 +96,1290 @@ pub fn load(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
 }
 
 /// Parse and validate scenario text; `file` is used in error messages, `name` is the scenario name.
-pub fn load_str(_text: &str, _file: &str, _name: &str) -> Result<Scenario, ScenarioError> {
-    todo!("scenario parser")
+#[allow(clippy::result_large_err)]
+pub fn load_str(text: &str, file: &str, name: &str) -> Result<Scenario, ScenarioError> {
+    let cx = Cx { file, text };
+    let root = parse_tree(text).map_err(|e| {
+        let msg = e.message().trim();
+        let message = if msg.is_empty() {
+            "invalid TOML".to_string()
+        } else {
+            format!("invalid TOML: {msg}")
+        };
+        cx.error(e.span().as_ref(), "", message)
+    })?;
+    let Val::Table(entries) = &root.val else {
+        return Err(cx.error(None, "", "the file is not a TOML table"));
+    };
+    resolve(&cx, entries, name).map_err(|e| *e)
 }
+
+// ---------------------------------------------------------------------------------------
+// Limits.
+
+const PAGE: u64 = 4096;
+const MIB: u64 = 1 << 20;
+const TIB: u64 = 1 << 40;
+const MIN_RAM: u64 = 64 * MIB;
+const MAX_RAM: u64 = 4 * TIB;
+const MAX_SWAP: u64 = 64 * TIB;
+const MAX_CPUS: i64 = 4096;
+const MAX_THREADS: i64 = 4096;
+
+const TOP_KEYS: &[&str] = &["machine", "swap", "vm", "run", "kernel", "slab", "workload"];
+const MACHINE_KEYS: &[&str] = &["ram", "cpus"];
+const SWAP_KEYS: &[&str] = &["size", "read_latency", "write_latency", "bandwidth"];
+const VM_KEYS: &[&str] = &[
+    "min_free_kbytes",
+    "swappiness",
+    "lowmem_reserve_ratio",
+    "page-cluster",
+    "vfs_cache_pressure",
+    "laptop_mode",
+];
+const RUN_KEYS: &[&str] = &["duration", "seed"];
+const KERNEL_KEYS: &[&str] = &["preset", "switches"];
+const SLAB_KEYS: &[&str] = &["objects", "object_size"];
+const WORKLOAD_TYPES: &[&str] = &["memcachetest", "mem_eater"];
+const COMMON_WORKLOAD_KEYS: &[&str] = &["type", "name", "start"];
+const MEMCACHETEST_KEYS: &[&str] = &["pool", "value_size", "set_percent", "threads"];
+const MEM_EATER_KEYS: &[&str] = &["size", "chunk", "pause", "then", "retouch_interval"];
+const THEN_VALUES: &[&str] = &["hold", "retouch"];
+
+// ---------------------------------------------------------------------------------------
+// A TOML tree that keeps the byte span of every key and value.
+//
+// `toml` hands out spans through `toml::Spanned`, whose deserializer protocol is a struct
+// with private name and field names. Those names are learnt once by probing
+// `Spanned::deserialize` (see `spanned_protocol`), and the visitor below understands both the
+// spanned form and plain values, so values without a span (implicit tables) still load.
+
+#[derive(Clone, Debug)]
+struct Node {
+    span: Option<Range<usize>>,
+    val: Val,
+}
+
+#[derive(Clone, Debug)]
+enum Val {
+    Str(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Datetime(String),
+    Array(Vec<Node>),
+    Table(Vec<Entry>),
+}
+
+#[derive(Clone, Debug)]
+struct Entry {
+    key: String,
+    key_span: Option<Range<usize>>,
+    node: Node,
+}
+
+type Protocol = (&'static str, &'static [&'static str]);
+
+/// The struct name and fields (start, end, value) `toml::Spanned` asks the deserializer for.
+fn spanned_protocol() -> Option<Protocol> {
+    static PROTOCOL: OnceLock<Option<Protocol>> = OnceLock::new();
+    *PROTOCOL.get_or_init(|| {
+        let seen = Cell::new(None);
+        let _ = <toml::Spanned<bool> as serde::Deserialize>::deserialize(Probe(&seen));
+        seen.get().filter(|(_, fields)| fields.len() == 3)
+    })
+}
+
+struct Probe<'a>(&'a Cell<Option<Protocol>>);
+
+impl<'de> Deserializer<'de> for Probe<'_> {
+    type Error = de::value::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, Self::Error> {
+        Err(de::Error::custom("probe"))
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        _visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.0.set(Some((name, fields)));
+        Err(de::Error::custom("probe"))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+        ignored_any
+    }
+}
+
+fn parse_tree(text: &str) -> Result<Node, toml::de::Error> {
+    NodeSeed { spanned: false }.deserialize(toml::de::Deserializer::new(text))
+}
+
+/// Deserializes a [`Node`]; `spanned` asks the deserializer for the value's span.
+struct NodeSeed {
+    spanned: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for NodeSeed {
+    type Value = Node;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        match spanned_protocol() {
+            Some((name, fields)) if self.spanned => d.deserialize_struct(name, fields, NodeVisitor),
+            _ => d.deserialize_any(NodeVisitor),
+        }
+    }
+}
+
+struct NodeVisitor;
+
+fn leaf(val: Val) -> Node {
+    Node { span: None, val }
+}
+
+impl<'de> Visitor<'de> for NodeVisitor {
+    type Value = Node;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a TOML value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Node, E> {
+        Ok(leaf(Val::Bool(v)))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Node, E> {
+        Ok(leaf(Val::Int(v)))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Node, E> {
+        Ok(leaf(match i64::try_from(v) {
+            Ok(i) => Val::Int(i),
+            Err(_) => Val::Float(v as f64),
+        }))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Node, E> {
+        Ok(leaf(Val::Float(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Node, E> {
+        Ok(leaf(Val::Str(v.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Node, E> {
+        Ok(leaf(Val::Str(v)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+        let mut items = Vec::new();
+        while let Some(n) = seq.next_element_seed(NodeSeed { spanned: true })? {
+            items.push(n);
+        }
+        Ok(leaf(Val::Array(items)))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+        let Some(first) = map.next_key_seed(KeySeed)? else {
+            return Ok(leaf(Val::Table(Vec::new())));
+        };
+        if first.span.is_none() {
+            if let Some((_, fields)) = spanned_protocol() {
+                if first.name == fields[0] {
+                    return spanned_node(map, fields);
+                }
+            }
+            if first.name.starts_with("$__toml_private_datetime") {
+                let s: String = map.next_value()?;
+                return Ok(leaf(Val::Datetime(s)));
+            }
+        }
+        let mut entries = Vec::new();
+        let mut key = Some(first);
+        while let Some(k) = key {
+            let node = map.next_value_seed(NodeSeed { spanned: true })?;
+            entries.push(Entry {
+                key: k.name,
+                key_span: k.span,
+                node,
+            });
+            key = map.next_key_seed(KeySeed)?;
+        }
+        Ok(leaf(Val::Table(entries)))
+    }
+}
+
+/// The rest of a spanned value after its first (start) key.
+fn spanned_node<'de, A: MapAccess<'de>>(
+    mut map: A,
+    fields: &'static [&'static str],
+) -> Result<Node, A::Error> {
+    let start: usize = map.next_value()?;
+    let mut end = start;
+    let mut node = None;
+    while let Some(k) = map.next_key::<String>()? {
+        if k == fields[1] {
+            end = map.next_value()?;
+        } else if k == fields[2] {
+            node = Some(map.next_value_seed(NodeSeed { spanned: false })?);
+        } else {
+            return Err(de::Error::custom(format!(
+                "unexpected key {k} in a spanned value"
+            )));
+        }
+    }
+    let node = node.ok_or_else(|| de::Error::custom("spanned value without a value"))?;
+    Ok(Node {
+        span: Some(start..end.max(start)),
+        val: node.val,
+    })
+}
+
+struct Key {
+    name: String,
+    span: Option<Range<usize>>,
+}
+
+/// Deserializes a table key, with its span when the deserializer has one.
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Key;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Key, D::Error> {
+        match spanned_protocol() {
+            Some((name, fields)) => d.deserialize_struct(name, fields, KeyVisitor),
+            None => d.deserialize_any(KeyVisitor),
+        }
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = Key;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
+        Ok(Key {
+            name: v.to_owned(),
+            span: None,
+        })
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Key, A::Error> {
+        let Some((_, fields)) = spanned_protocol() else {
+            return Err(de::Error::custom("a table where a key was expected"));
+        };
+        let (mut start, mut end, mut name) = (None, None, None);
+        while let Some(k) = map.next_key::<String>()? {
+            if k == fields[0] {
+                start = Some(map.next_value::<usize>()?);
+            } else if k == fields[1] {
+                end = Some(map.next_value::<usize>()?);
+            } else if k == fields[2] {
+                name = Some(map.next_value::<String>()?);
+            } else {
+                return Err(de::Error::custom(format!(
+                    "unexpected key {k} in a spanned key"
+                )));
+            }
+        }
+        let name = name.ok_or_else(|| de::Error::custom("spanned key without a name"))?;
+        let span = match (start, end) {
+            (Some(s), Some(e)) => Some(s..e.max(s)),
+            (Some(s), None) => Some(s..s),
+            _ => None,
+        };
+        Ok(Key { name, span })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Errors with positions.
+
+/// Errors travel boxed inside the module: `ScenarioError` is large.
+type Res<T> = Result<T, Box<ScenarioError>>;
+
+struct Cx<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Cx<'_> {
+    /// 1-based line and column (in characters) of a byte offset.
+    fn position(&self, offset: usize) -> (usize, usize) {
+        let mut off = offset.min(self.text.len());
+        while !self.text.is_char_boundary(off) {
+            off -= 1;
+        }
+        let before = &self.text[..off];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let column = before[line_start..].chars().count() + 1;
+        (line, column)
+    }
+
+    fn error(
+        &self,
+        span: Option<&Range<usize>>,
+        key: &str,
+        message: impl Into<String>,
+    ) -> ScenarioError {
+        let (line, column) = match span {
+            Some(r) => {
+                let (l, c) = self.position(r.start);
+                (Some(l), Some(c))
+            }
+            None => (None, None),
+        };
+        ScenarioError {
+            file: self.file.to_owned(),
+            line,
+            column,
+            key: key.to_owned(),
+            message: message.into(),
+            suggestion: None,
+        }
+    }
+
+    fn fail(
+        &self,
+        span: Option<&Range<usize>>,
+        key: &str,
+        message: impl Into<String>,
+    ) -> Box<ScenarioError> {
+        Box::new(self.error(span, key, message))
+    }
+}
+
+fn with_suggestion(mut e: Box<ScenarioError>, s: Option<&str>) -> Box<ScenarioError> {
+    e.suggestion = s.map(str::to_owned);
+    e
+}
+
+/// The candidate nearest to `word`, if it is reasonably close.
+fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let w = word.to_ascii_lowercase();
+    let mut best: Option<(f64, &'a str)> = None;
+    for &c in candidates {
+        let lev = strsim::normalized_damerau_levenshtein(&w, c);
+        let jw = strsim::jaro_winkler(&w, c);
+        let close = lev >= 0.5 || jw >= 0.88;
+        let score = lev.max(jw);
+        if close && best.is_none_or(|(b, _)| score > b) {
+            best = Some((score, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// How a value reads in an error message.
+fn describe(v: &Val) -> String {
+    match v {
+        Val::Str(s) => {
+            let shown: String = s.chars().take(40).collect();
+            if shown.len() < s.len() {
+                format!("the string \"{shown}...\"")
+            } else {
+                format!("the string \"{s}\"")
+            }
+        }
+        Val::Int(i) => format!("the integer {i}"),
+        Val::Float(f) => format!("the float {f}"),
+        Val::Bool(b) => format!("the boolean {b}"),
+        Val::Datetime(d) => format!("the date-time {d}"),
+        Val::Array(_) => "an array".to_string(),
+        Val::Table(_) => "a table".to_string(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Typed access to tables and values.
+
+/// A value with its key path, for checking.
+struct Item<'a> {
+    path: String,
+    node: &'a Node,
+    key_span: Option<&'a Range<usize>>,
+}
+
+impl<'a> Item<'a> {
+    /// Where the value is; its key when the value has no span.
+    fn span(&self) -> Option<&'a Range<usize>> {
+        self.node.span.as_ref().or(self.key_span)
+    }
+
+    fn fail(&self, cx: &Cx<'_>, message: impl Into<String>) -> Box<ScenarioError> {
+        cx.fail(self.span(), &self.path, message)
+    }
+
+    fn expected(&self, cx: &Cx<'_>, what: &str) -> Box<ScenarioError> {
+        self.fail(
+            cx,
+            format!("expected {what}, found {}", describe(&self.node.val)),
+        )
+    }
+}
+
+/// A table being checked: its path prefix, entries and where it is.
+struct Table<'a> {
+    path: String,
+    entries: &'a [Entry],
+    span: Option<&'a Range<usize>>,
+}
+
+impl<'a> Table<'a> {
+    fn key_path(&self, key: &str) -> String {
+        if self.path.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{}.{key}", self.path)
+        }
+    }
+
+    /// The first key not in `allowed` (checked in file order), as an error with a suggestion.
+    fn check_keys(&self, cx: &Cx<'_>, allowed: &[&str], what: &str) -> Res<()> {
+        for e in self.entries {
+            if !allowed.contains(&e.key.as_str()) {
+                return Err(unknown_key(cx, self, e, allowed, what));
+            }
+        }
+        Ok(())
+    }
+
+    fn get(&self, key: &str) -> Option<&'a Entry> {
+        self.entries.iter().find(|e| e.key == key)
+    }
+
+    fn missing(&self, cx: &Cx<'_>, key: &str, what: &str) -> Box<ScenarioError> {
+        let where_ = if self.path.is_empty() {
+            "the file".to_string()
+        } else {
+            format!("[{}]", self.path)
+        };
+        cx.fail(
+            self.span,
+            &self.key_path(key),
+            format!("missing required key '{key}' in {where_}: expected {what}"),
+        )
+    }
+}
+
+fn unknown_key(
+    cx: &Cx<'_>,
+    t: &Table<'_>,
+    e: &Entry,
+    allowed: &[&str],
+    what: &str,
+) -> Box<ScenarioError> {
+    let path = t.key_path(&e.key);
+    let span = e.key_span.as_ref().or(e.node.span.as_ref());
+    let err = cx.fail(
+        span,
+        &path,
+        format!(
+            "unknown key '{}' in {what}; expected one of: {}",
+            e.key,
+            allowed.join(", ")
+        ),
+    );
+    with_suggestion(err, nearest(&e.key, allowed))
+}
+
+/// The value under `key`, if present.
+fn opt<'a>(t: &Table<'a>, key: &str) -> Option<Item<'a>> {
+    let e = t.get(key)?;
+    Some(Item {
+        path: t.key_path(key),
+        node: &e.node,
+        key_span: e.key_span.as_ref(),
+    })
+}
+
+fn sub_table<'a>(cx: &Cx<'_>, item: &Item<'a>, what: &str) -> Res<Table<'a>> {
+    match &item.node.val {
+        Val::Table(entries) => Ok(Table {
+            path: item.path.to_owned(),
+            entries,
+            span: item.key_span.or(item.node.span.as_ref()),
+        }),
+        _ => Err(item.expected(cx, what)),
+    }
+}
+
+/// An integer in `lo..=hi`.
+fn int_in(cx: &Cx<'_>, item: &Item<'_>, lo: i64, hi: i64, what: &str) -> Res<i64> {
+    match item.node.val {
+        Val::Int(i) if i < 0 && lo >= 0 => {
+            Err(item.fail(cx, format!("expected {what}, found {i}, a negative number")))
+        }
+        Val::Int(i) if i < lo || i > hi => Err(item.fail(
+            cx,
+            format!("expected {what}, found {i}, which is out of range"),
+        )),
+        Val::Int(i) => Ok(i),
+        _ => Err(item.expected(cx, what)),
+    }
+}
+
+fn u32_in(cx: &Cx<'_>, item: &Item<'_>, lo: u32, hi: u32, what: &str) -> Res<u32> {
+    let i = int_in(cx, item, i64::from(lo), i64::from(hi), what)?;
+    u32::try_from(i).map_err(|_| item.expected(cx, what))
+}
+
+fn u64_min(cx: &Cx<'_>, item: &Item<'_>, lo: u64, what: &str) -> Res<u64> {
+    let lo_i = i64::try_from(lo).unwrap_or(i64::MAX);
+    let i = int_in(cx, item, lo_i, i64::MAX, what)?;
+    u64::try_from(i).map_err(|_| item.expected(cx, what))
+}
+
+fn string<'a>(cx: &Cx<'_>, item: &Item<'a>, what: &str) -> Res<&'a str> {
+    match &item.node.val {
+        Val::Str(s) => Ok(s),
+        _ => Err(item.expected(cx, what)),
+    }
+}
+
+/// What the size is of, for the "negative" message: "a negative size" or "a negative rate".
+#[derive(Clone, Copy, PartialEq)]
+enum SizeKind {
+    Size,
+    Rate,
+}
+
+impl SizeKind {
+    fn noun(self) -> &'static str {
+        match self {
+            SizeKind::Size => "size",
+            SizeKind::Rate => "rate",
+        }
+    }
+
+    fn expected(self) -> &'static str {
+        match self {
+            SizeKind::Size => "a size (bytes as an integer, or a string such as \"4G\")",
+            SizeKind::Rate => {
+                "a rate in bytes per second (an integer, or a string such as \"100M\")"
+            }
+        }
+    }
+}
+
+/// A size given as an integer or a size string. `percent_of` allows "N%" of that many bytes.
+fn size(cx: &Cx<'_>, item: &Item<'_>, kind: SizeKind, percent_of: Option<u64>) -> Res<u64> {
+    let expected = match (kind, percent_of) {
+        (SizeKind::Size, Some(_)) => {
+            "a size (bytes as an integer, or a string such as \"4G\" or \"80%\" of RAM)"
+        }
+        _ => kind.expected(),
+    };
+    match &item.node.val {
+        Val::Int(i) if *i < 0 => Err(item.fail(
+            cx,
+            format!("expected {expected}, found {i}, a negative {}", kind.noun()),
+        )),
+        Val::Int(i) => u64::try_from(*i).map_err(|_| item.expected(cx, expected)),
+        Val::Str(s) => {
+            let t = s.trim();
+            if t.starts_with('-') {
+                return Err(item.fail(
+                    cx,
+                    format!("expected {expected}, found \"{s}\", a negative {}", kind.noun()),
+                ));
+            }
+            if let Some(num) = t.strip_suffix('%') {
+                let Some(ram) = percent_of else {
+                    return Err(item.fail(
+                        cx,
+                        format!("expected {expected}, found \"{s}\": a percentage is not allowed here"),
+                    ));
+                };
+                return percent(cx, item, num.trim(), s, ram);
+            }
+            parse_size(s).map_err(|m| item.fail(cx, m))
+        }
+        Val::Float(f) => Err(item.fail(
+            cx,
+            format!(
+                "expected {expected}, found the float {f}; write fractional sizes as a string with a suffix, e.g. \"1.5G\""
+            ),
+        )),
+        _ => Err(item.expected(cx, expected)),
+    }
+}
+
+/// `num` percent of `ram`, rounded down to whole pages; must be at least one page.
+fn percent(cx: &Cx<'_>, item: &Item<'_>, num: &str, orig: &str, ram: u64) -> Res<u64> {
+    let dec = parse_decimal(num).map_err(|m| {
+        item.fail(
+            cx,
+            format!("expected a percentage such as \"80%\", found \"{orig}\" ({m})"),
+        )
+    })?;
+    let bytes = dec
+        .scaled_floor(u128::from(ram), 100)
+        .ok_or_else(|| item.fail(cx, format!("percentage \"{orig}\" is too large")))?;
+    let bytes = bytes / PAGE * PAGE;
+    if bytes == 0 {
+        return Err(item.fail(
+            cx,
+            format!("\"{orig}\" of RAM is less than one 4096-byte page"),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// A time: a string with a unit.
+fn time(cx: &Cx<'_>, item: &Item<'_>) -> Res<u64> {
+    const WHAT: &str = "a time with a unit, such as \"200s\" or \"5ms\"";
+    match &item.node.val {
+        Val::Str(s) => parse_duration(s).map_err(|m| item.fail(cx, m)),
+        Val::Int(i) if *i < 0 => Err(item.fail(
+            cx,
+            format!("expected {WHAT}, found {i}, a negative time"),
+        )),
+        Val::Int(i) => Err(item.fail(
+            cx,
+            format!(
+                "expected {WHAT}, found the bare integer {i}; times need a unit (ns, us, ms, s, m, h), e.g. \"{i}s\""
+            ),
+        )),
+        Val::Float(f) if *f < 0.0 => Err(item.fail(
+            cx,
+            format!("expected {WHAT}, found {f}, a negative time"),
+        )),
+        Val::Float(f) => Err(item.fail(
+            cx,
+            format!(
+                "expected {WHAT}, found the bare number {f}; times need a unit (ns, us, ms, s, m, h), e.g. \"{f}s\""
+            ),
+        )),
+        _ => Err(item.expected(cx, WHAT)),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The sections.
+
+fn resolve(cx: &Cx<'_>, entries: &[Entry], name: &str) -> Res<Scenario> {
+    let root = Table {
+        path: String::new(),
+        entries,
+        span: None,
+    };
+    root.check_keys(cx, TOP_KEYS, "the file (expected tables)")?;
+
+    let machine_item = opt(&root, "machine").ok_or_else(|| {
+        cx.fail(
+            None,
+            "machine",
+            "missing required table [machine]: expected at least `[machine]` with `ram = \"4G\"`",
+        )
+    })?;
+    let machine_t = sub_table(cx, &machine_item, "a table [machine]")?;
+    let (ram, cpus) = machine(cx, &machine_t)?;
+
+    let swap = match opt(&root, "swap") {
+        Some(item) => Some(swap(cx, &sub_table(cx, &item, "a table [swap]")?)?),
+        None => None,
+    };
+
+    let vm = match opt(&root, "vm") {
+        Some(item) => vm(cx, &sub_table(cx, &item, "a table [vm]")?, ram)?,
+        None => VmSysctls::default(),
+    };
+
+    let run = match opt(&root, "run") {
+        Some(item) => run(cx, &sub_table(cx, &item, "a table [run]")?)?,
+        None => RunParams {
+            duration: 60_000_000_000,
+            seed: 1,
+        },
+    };
+
+    let kernel = match opt(&root, "kernel") {
+        Some(item) => kernel(cx, &sub_table(cx, &item, "a table [kernel]")?)?,
+        None => KernelSelection::default(),
+    };
+
+    let slab = match opt(&root, "slab") {
+        Some(item) => slab(cx, &sub_table(cx, &item, "a table [slab]")?)?,
+        None => SlabParams::default(),
+    };
+
+    let swap_size = swap.as_ref().map_or(0, |s| s.size);
+    let workloads = match opt(&root, "workload") {
+        Some(item) => workloads(cx, &item, ram, swap_size)?,
+        None => Vec::new(),
+    };
+
+    Ok(Scenario {
+        name: name.to_owned(),
+        machine: Machine { ram, cpus, swap },
+        vm,
+        run,
+        kernel,
+        slab,
+        workloads,
+    })
+}
+
+fn machine(cx: &Cx<'_>, t: &Table<'_>) -> Res<(u64, u32)> {
+    t.check_keys(cx, MACHINE_KEYS, "[machine]")?;
+    let item = opt(t, "ram")
+        .ok_or_else(|| t.missing(cx, "ram", "the machine's RAM as a size such as \"4G\""))?;
+    let ram = size(cx, &item, SizeKind::Size, None)?;
+    if ram < MIN_RAM {
+        return Err(item.fail(
+            cx,
+            format!(
+                "RAM too small for the zones and watermarks: need at least 64M, found {ram} bytes"
+            ),
+        ));
+    }
+    if ram > MAX_RAM {
+        return Err(item.fail(cx, format!("RAM too large: at most 4T, found {ram} bytes")));
+    }
+    if ram % PAGE != 0 {
+        return Err(item.fail(
+            cx,
+            format!("RAM must be a whole number of 4096-byte pages, found {ram} bytes"),
+        ));
+    }
+    let cpus = match opt(t, "cpus") {
+        Some(item) => u32_in(
+            cx,
+            &item,
+            1,
+            MAX_CPUS as u32,
+            "a CPU count, an integer from 1 to 4096",
+        )?,
+        None => 4,
+    };
+    Ok((ram, cpus))
+}
+
+fn swap(cx: &Cx<'_>, t: &Table<'_>) -> Res<SwapDevice> {
+    t.check_keys(cx, SWAP_KEYS, "[swap]")?;
+    let item = opt(t, "size").ok_or_else(|| {
+        t.missing(
+            cx,
+            "size",
+            "the swap device's size such as \"8G\" (omit [swap] for no swap)",
+        )
+    })?;
+    let size_b = size(cx, &item, SizeKind::Size, None)?;
+    if size_b == 0 {
+        return Err(item.fail(
+            cx,
+            "swap size must be greater than 0 (omit [swap] for no swap device)",
+        ));
+    }
+    if size_b % PAGE != 0 {
+        return Err(item.fail(
+            cx,
+            format!("swap size must be a whole number of 4096-byte pages, found {size_b} bytes"),
+        ));
+    }
+    if size_b > MAX_SWAP {
+        return Err(item.fail(
+            cx,
+            format!("swap size too large: at most 64T, found {size_b} bytes"),
+        ));
+    }
+    let read_latency = match opt(t, "read_latency") {
+        Some(item) => time(cx, &item)?,
+        None => 5_000_000,
+    };
+    let write_latency = match opt(t, "write_latency") {
+        Some(item) => time(cx, &item)?,
+        None => 5_000_000,
+    };
+    let bandwidth = match opt(t, "bandwidth") {
+        Some(item) => {
+            let b = size(cx, &item, SizeKind::Rate, None)?;
+            if b == 0 {
+                return Err(item.fail(cx, "bandwidth must be greater than 0 bytes per second"));
+            }
+            b
+        }
+        None => 100 * MIB,
+    };
+    Ok(SwapDevice {
+        size: size_b,
+        read_latency,
+        write_latency,
+        bandwidth,
+    })
+}
+
+fn vm(cx: &Cx<'_>, t: &Table<'_>, ram: u64) -> Res<VmSysctls> {
+    t.check_keys(cx, VM_KEYS, "[vm]")?;
+    let mut vm = VmSysctls::default();
+    if let Some(item) = opt(t, "min_free_kbytes") {
+        let kb = u64_min(cx, &item, 0, "min_free_kbytes, an integer >= 0 (KiB)")?;
+        if kb.saturating_mul(1024) >= ram {
+            return Err(item.fail(
+                cx,
+                format!(
+                    "min_free_kbytes = {kb} reserves all of RAM ({} KiB); expected less than RAM",
+                    ram / 1024
+                ),
+            ));
+        }
+        vm.min_free_kbytes = Some(kb);
+    }
+    if let Some(item) = opt(t, "swappiness") {
+        vm.swappiness = u32_in(cx, &item, 0, 100, "swappiness, an integer from 0 to 100")?;
+    }
+    if let Some(item) = opt(t, "lowmem_reserve_ratio") {
+        vm.lowmem_reserve_ratio = lowmem_reserve_ratio(cx, &item)?;
+    }
+    if let Some(item) = opt(t, "page-cluster") {
+        vm.page_cluster = u32_in(cx, &item, 0, 10, "page-cluster, an integer from 0 to 10")?;
+    }
+    if let Some(item) = opt(t, "vfs_cache_pressure") {
+        vm.vfs_cache_pressure = u32_in(
+            cx,
+            &item,
+            0,
+            u32::MAX,
+            "vfs_cache_pressure, an integer >= 0 (percent)",
+        )?;
+    }
+    if let Some(item) = opt(t, "laptop_mode") {
+        vm.laptop_mode = u32_in(
+            cx,
+            &item,
+            0,
+            u32::MAX,
+            "laptop_mode, an integer >= 0 (0 = off)",
+        )? != 0;
+    }
+    Ok(vm)
+}
+
+fn lowmem_reserve_ratio(cx: &Cx<'_>, item: &Item<'_>) -> Res<[u32; 3]> {
+    const WHAT: &str =
+        "an array of exactly 3 integers >= 1 (DMA, DMA32, Normal), e.g. [256, 256, 32]";
+    let Val::Array(items) = &item.node.val else {
+        return Err(item.expected(cx, WHAT));
+    };
+    if items.len() != 3 {
+        return Err(item.fail(
+            cx,
+            format!(
+                "expected {WHAT}, found an array of {} elements",
+                items.len()
+            ),
+        ));
+    }
+    let mut out = [0u32; 3];
+    for (i, n) in items.iter().enumerate() {
+        let elem = Item {
+            path: format!("{}[{i}]", item.path),
+            node: n,
+            key_span: item.span(),
+        };
+        out[i] = u32_in(cx, &elem, 1, u32::MAX, "a positive integer (a ratio >= 1)")?;
+    }
+    Ok(out)
+}
+
+fn run(cx: &Cx<'_>, t: &Table<'_>) -> Res<RunParams> {
+    t.check_keys(cx, RUN_KEYS, "[run]")?;
+    let duration = match opt(t, "duration") {
+        Some(item) => {
+            let d = time(cx, &item)?;
+            if d == 0 {
+                return Err(item.fail(cx, "the run duration must be greater than 0"));
+            }
+            d
+        }
+        None => 60_000_000_000,
+    };
+    let seed = match opt(t, "seed") {
+        Some(item) => u64_min(cx, &item, 0, "a seed, an integer >= 0")?,
+        None => 1,
+    };
+    Ok(RunParams { duration, seed })
+}
+
+fn kernel(cx: &Cx<'_>, t: &Table<'_>) -> Res<KernelSelection> {
+    t.check_keys(cx, KERNEL_KEYS, "[kernel]")?;
+    let mut sel = KernelSelection::default();
+    if let Some(item) = opt(t, "preset") {
+        sel.preset = Some(string(cx, &item, "a preset name as a string, e.g. \"3.9\"")?.to_owned());
+    }
+    if let Some(item) = opt(t, "switches") {
+        let sw = sub_table(cx, &item, "a table [kernel.switches] of name = true|false")?;
+        for e in sw.entries {
+            let it = Item {
+                path: sw.key_path(&e.key),
+                node: &e.node,
+                key_span: e.key_span.as_ref(),
+            };
+            match e.node.val {
+                Val::Bool(b) => sel.switches.push((e.key.clone(), b)),
+                _ => return Err(it.expected(cx, "true or false")),
+            }
+        }
+    }
+    Ok(sel)
+}
+
+fn slab(cx: &Cx<'_>, t: &Table<'_>) -> Res<SlabParams> {
+    t.check_keys(cx, SLAB_KEYS, "[slab]")?;
+    let mut s = SlabParams::default();
+    if let Some(item) = opt(t, "objects") {
+        s.objects = u64_min(cx, &item, 0, "an object count, an integer >= 0")?;
+    }
+    if let Some(item) = opt(t, "object_size") {
+        let b = size(cx, &item, SizeKind::Size, None)?;
+        if !(1..=PAGE).contains(&b) {
+            return Err(item.fail(
+                cx,
+                format!("expected an object size from 1 to 4096 bytes, found {b} bytes"),
+            ));
+        }
+        s.object_size = b;
+    }
+    Ok(s)
+}
+
+// ---------------------------------------------------------------------------------------
+// Workloads.
+
+fn workloads(cx: &Cx<'_>, item: &Item<'_>, ram: u64, swap: u64) -> Res<Vec<Workload>> {
+    let Val::Array(items) = &item.node.val else {
+        return Err(item.expected(cx, "an array of tables, written [[workload]]"));
+    };
+    let limit = u128::from(ram) + u128::from(swap);
+    let mut total: u128 = 0;
+    let mut out: Vec<Workload> = Vec::new();
+    // The explicit name of each workload, if it has one.
+    let mut explicit: Vec<Option<String>> = Vec::new();
+    for (i, n) in items.iter().enumerate() {
+        let path = format!("workload[{i}]");
+        let it = Item {
+            path: path.clone(),
+            node: n,
+            key_span: item.key_span,
+        };
+        let t = sub_table(cx, &it, "a table, written [[workload]]")?;
+        let t = Table {
+            span: n.span.as_ref().or(item.key_span),
+            ..t
+        };
+        let (w, mem_item, mem, name) = workload(cx, &t, ram)?;
+        total += u128::from(mem);
+        if total > limit {
+            let (span, key) = match mem_item {
+                Some((span, key)) => (span, key),
+                None => (t.span, t.key_path("pool")),
+            };
+            return Err(cx.fail(
+                span,
+                &key,
+                format!(
+                    "more memory asked than can exist: the workloads up to {path} need {total} bytes, but RAM + swap is {limit} bytes"
+                ),
+            ));
+        }
+        out.push(w);
+        let name = match name {
+            Some((n, span)) => {
+                if let Some(j) = explicit
+                    .iter()
+                    .position(|e| e.as_deref() == Some(n.as_str()))
+                {
+                    return Err(cx.fail(
+                        span,
+                        &t.key_path("name"),
+                        format!("duplicate workload name \"{n}\": workload[{j}] already has it; names must be unique"),
+                    ));
+                }
+                Some(n)
+            }
+            None => None,
+        };
+        explicit.push(name);
+    }
+    assign_names(&mut out, &explicit);
+    Ok(out)
+}
+
+/// Unnamed workloads get their type name, then `-2`, `-3`... skipping names already taken.
+fn assign_names(out: &mut [Workload], explicit: &[Option<String>]) {
+    let mut used: Vec<String> = explicit.iter().flatten().cloned().collect();
+    let mut next: Vec<(&'static str, u64)> = Vec::new();
+    for (w, name) in out.iter_mut().zip(explicit) {
+        if name.is_some() {
+            continue;
+        }
+        let ty = match w.kind {
+            WorkloadKind::MemEater { .. } => "mem_eater",
+            WorkloadKind::Memcachetest { .. } => "memcachetest",
+        };
+        let idx = match next.iter().position(|(t, _)| *t == ty) {
+            Some(i) => i,
+            None => {
+                next.push((ty, 1));
+                next.len() - 1
+            }
+        };
+        loop {
+            let n = next[idx].1;
+            next[idx].1 += 1;
+            let candidate = if n == 1 {
+                ty.to_string()
+            } else {
+                format!("{ty}-{n}")
+            };
+            if !used.contains(&candidate) {
+                used.push(candidate.clone());
+                w.name = candidate;
+                break;
+            }
+        }
+    }
+}
+
+/// Where a workload's memory figure came from: the value's span and its key path.
+type MemSource<'a> = Option<(Option<&'a Range<usize>>, String)>;
+
+/// An explicit workload name and where it is.
+type NameSource<'a> = Option<(String, Option<&'a Range<usize>>)>;
+
+/// One workload; also returns where its memory figure is, the memory, and its explicit name.
+fn workload<'a>(
+    cx: &Cx<'_>,
+    t: &Table<'a>,
+    ram: u64,
+) -> Res<(Workload, MemSource<'a>, u64, NameSource<'a>)> {
+    let ty_item = opt(t, "type").ok_or_else(|| {
+        t.missing(
+            cx,
+            "type",
+            "the workload type, \"memcachetest\" or \"mem_eater\"",
+        )
+    })?;
+    let ty = string(
+        cx,
+        &ty_item,
+        "the workload type as a string, \"memcachetest\" or \"mem_eater\"",
+    )?;
+    let (own, other, other_name): (&[&str], &[&str], &str) = match ty {
+        "memcachetest" => (MEMCACHETEST_KEYS, MEM_EATER_KEYS, "mem_eater"),
+        "mem_eater" => (MEM_EATER_KEYS, MEMCACHETEST_KEYS, "memcachetest"),
+        _ => {
+            let e = ty_item.fail(
+                cx,
+                format!(
+                    "unknown workload type \"{ty}\": expected \"memcachetest\" or \"mem_eater\""
+                ),
+            );
+            return Err(with_suggestion(e, nearest(ty, WORKLOAD_TYPES)));
+        }
+    };
+    let allowed: Vec<&str> = COMMON_WORKLOAD_KEYS.iter().chain(own).copied().collect();
+    for e in t.entries {
+        if allowed.contains(&e.key.as_str()) {
+            continue;
+        }
+        if other.contains(&e.key.as_str()) {
+            return Err(cx.fail(
+                e.key_span.as_ref().or(e.node.span.as_ref()),
+                &t.key_path(&e.key),
+                format!(
+                    "key '{}' belongs to {other_name} workloads, but this workload has type = \"{ty}\"; expected one of: {}",
+                    e.key,
+                    allowed.join(", ")
+                ),
+            ));
+        }
+        return Err(unknown_key(cx, t, e, &allowed, &format!("a {ty} workload")));
+    }
+
+    let name = match opt(t, "name") {
+        Some(item) => {
+            let s = string(cx, &item, "a workload name as a string")?;
+            if s.trim().is_empty() || s.chars().any(char::is_control) {
+                return Err(item.fail(
+                    cx,
+                    format!(
+                        "expected a non-empty workload name without control characters, found {}",
+                        describe(&item.node.val)
+                    ),
+                ));
+            }
+            Some((s.to_owned(), item.span()))
+        }
+        None => None,
+    };
+    let start = match opt(t, "start") {
+        Some(item) => time(cx, &item)?,
+        None => 0,
+    };
+
+    let (kind, mem_src, mem) = if ty == "memcachetest" {
+        memcachetest(cx, t, ram)?
+    } else {
+        mem_eater(cx, t, ram)?
+    };
+    let w = Workload {
+        name: name.as_ref().map_or_else(String::new, |(n, _)| n.clone()),
+        start,
+        kind,
+    };
+    Ok((w, mem_src, mem, name))
+}
+
+fn memcachetest<'a>(
+    cx: &Cx<'_>,
+    t: &Table<'a>,
+    ram: u64,
+) -> Res<(WorkloadKind, MemSource<'a>, u64)> {
+    let (pool, src) = match opt(t, "pool") {
+        Some(item) => {
+            let b = size(cx, &item, SizeKind::Size, Some(ram))?;
+            if b == 0 {
+                return Err(item.fail(cx, "the item pool must be greater than 0 bytes"));
+            }
+            (b, Some((item.span(), item.path.to_owned())))
+        }
+        // MMTests' default: 80% of RAM, in whole pages.
+        None => (ram / 5 * 4 / PAGE * PAGE, None),
+    };
+    let value_size = match opt(t, "value_size") {
+        Some(item) => {
+            let b = size(cx, &item, SizeKind::Size, None)?;
+            if b == 0 || b > pool {
+                return Err(item.fail(
+                    cx,
+                    format!("expected a value size from 1 byte up to the pool size ({pool} bytes), found {b} bytes"),
+                ));
+            }
+            b
+        }
+        None => (16 * 1024).min(pool),
+    };
+    let set_percent = match opt(t, "set_percent") {
+        Some(item) => u32_in(
+            cx,
+            &item,
+            0,
+            100,
+            "a percentage of sets, an integer from 0 to 100",
+        )?,
+        None => 33,
+    };
+    let threads = match opt(t, "threads") {
+        Some(item) => u32_in(
+            cx,
+            &item,
+            1,
+            MAX_THREADS as u32,
+            "a thread count, an integer from 1 to 4096",
+        )?,
+        None => 1,
+    };
+    let kind = WorkloadKind::Memcachetest {
+        pool,
+        value_size,
+        set_percent,
+        threads,
+    };
+    Ok((kind, src, pool))
+}
+
+fn mem_eater<'a>(cx: &Cx<'_>, t: &Table<'a>, ram: u64) -> Res<(WorkloadKind, MemSource<'a>, u64)> {
+    let item = opt(t, "size").ok_or_else(|| {
+        t.missing(
+            cx,
+            "size",
+            "how much memory the mem_eater touches, e.g. \"2G\" or \"50%\"",
+        )
+    })?;
+    let size_b = size(cx, &item, SizeKind::Size, Some(ram))?;
+    if size_b == 0 {
+        return Err(item.fail(cx, "a mem_eater's size must be greater than 0 bytes"));
+    }
+    let src = Some((item.span(), item.path.to_owned()));
+    let chunk = match opt(t, "chunk") {
+        Some(item) => {
+            let c = size(cx, &item, SizeKind::Size, None)?;
+            if c == 0 || c > size_b {
+                return Err(item.fail(
+                    cx,
+                    format!("expected a chunk from 1 byte up to the mem_eater's size ({size_b} bytes), found {c} bytes"),
+                ));
+            }
+            c
+        }
+        None => (64 * MIB).min(size_b),
+    };
+    let pause = match opt(t, "pause") {
+        Some(item) => time(cx, &item)?,
+        None => 0,
+    };
+    let then_item = opt(t, "then");
+    let retouch = match then_item {
+        Some(item) => {
+            let s = string(cx, &item, "\"hold\" or \"retouch\"")?;
+            match s {
+                "hold" => false,
+                "retouch" => true,
+                _ => {
+                    let e = item.fail(
+                        cx,
+                        format!("expected \"hold\" or \"retouch\", found \"{s}\""),
+                    );
+                    return Err(with_suggestion(e, nearest(s, THEN_VALUES)));
+                }
+            }
+        }
+        None => false,
+    };
+    let interval = match opt(t, "retouch_interval") {
+        Some(item) if !retouch => {
+            return Err(item.fail(
+                cx,
+                "retouch_interval only applies with then = \"retouch\"; this mem_eater holds its memory",
+            ));
+        }
+        Some(item) => {
+            let d = time(cx, &item)?;
+            if d == 0 {
+                return Err(item.fail(cx, "retouch_interval must be greater than 0"));
+            }
+            d
+        }
+        None => 10_000_000_000,
+    };
+    let then = if retouch {
+        MemEaterThen::Retouch { interval }
+    } else {
+        MemEaterThen::Hold
+    };
+    let kind = WorkloadKind::MemEater {
+        size: size_b,
+        chunk,
+        pause,
+        then,
+    };
+    Ok((kind, src, size_b))
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

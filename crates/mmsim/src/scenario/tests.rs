@@ -1,0 +1,1038 @@
+//! Tests of scenario loading: defaults, every validation error, a full round trip.
+
+use super::super::{
+    KernelSelection, Machine, MemEaterThen, RunParams, Scenario, ScenarioError, SlabParams,
+    SwapDevice, VmSysctls, Workload, WorkloadKind,
+};
+use super::{load_str, nearest};
+
+const K: u64 = 1024;
+const M: u64 = 1024 * K;
+const G: u64 = 1024 * M;
+const MS: u64 = 1_000_000;
+const S: u64 = 1_000_000_000;
+
+#[allow(clippy::result_large_err)]
+fn load(text: &str) -> Result<Scenario, ScenarioError> {
+    load_str(text, "t.toml", "t")
+}
+
+fn ok(text: &str) -> Scenario {
+    match load(text) {
+        Ok(s) => s,
+        Err(e) => panic!("expected the scenario to load, got: {e}"),
+    }
+}
+
+fn err(text: &str) -> ScenarioError {
+    match load(text) {
+        Ok(s) => panic!("expected an error, got {s:?}"),
+        Err(e) => e,
+    }
+}
+
+/// Assert key path, line, and that the message contains `needle`.
+#[track_caller]
+fn assert_err(e: &ScenarioError, key: &str, line: usize, needle: &str) {
+    assert_eq!(e.key, key, "key of: {e}");
+    assert_eq!(e.line, Some(line), "line of: {e}");
+    assert!(e.column.is_some(), "column of: {e}");
+    assert!(
+        e.message.contains(needle),
+        "message of {e} should contain {needle:?}"
+    );
+    assert_eq!(e.file, "t.toml");
+}
+
+const MINIMAL: &str = "[machine]\nram = \"4G\"\n";
+
+// ----------------------------------------------------------------------------------------
+// Defaults.
+
+#[test]
+fn minimal_file_gets_every_default() {
+    let s = ok(MINIMAL);
+    assert_eq!(s.name, "t");
+    assert_eq!(
+        s.machine,
+        Machine {
+            ram: 4 * G,
+            cpus: 4,
+            swap: None
+        }
+    );
+    assert_eq!(s.vm, VmSysctls::default());
+    assert_eq!(s.vm.swappiness, 60);
+    assert_eq!(s.vm.page_cluster, 3);
+    assert_eq!(s.vm.lowmem_reserve_ratio, [256, 256, 32]);
+    assert_eq!(s.vm.min_free_kbytes, None);
+    assert!(!s.vm.laptop_mode);
+    assert_eq!(
+        s.run,
+        RunParams {
+            duration: 60 * S,
+            seed: 1
+        }
+    );
+    assert_eq!(s.kernel, KernelSelection::default());
+    assert_eq!(
+        s.slab,
+        SlabParams {
+            objects: 100_000,
+            object_size: 1024
+        }
+    );
+    assert!(s.workloads.is_empty());
+}
+
+#[test]
+fn swap_defaults_latency_and_bandwidth() {
+    let s = ok("[machine]\nram = \"1G\"\n[swap]\nsize = \"2G\"\n");
+    assert_eq!(
+        s.machine.swap,
+        Some(SwapDevice {
+            size: 2 * G,
+            read_latency: 5 * MS,
+            write_latency: 5 * MS,
+            bandwidth: 100 * M,
+        })
+    );
+}
+
+#[test]
+fn memcachetest_defaults_to_80_percent_pool_and_mmtests_settings() {
+    let s = ok("[machine]\nram = \"1G\"\n[[workload]]\ntype = \"memcachetest\"\n");
+    assert_eq!(s.workloads.len(), 1);
+    let w = &s.workloads[0];
+    assert_eq!(w.name, "memcachetest");
+    assert_eq!(w.start, 0);
+    let WorkloadKind::Memcachetest {
+        pool,
+        value_size,
+        set_percent,
+        threads,
+    } = w.kind
+    else {
+        panic!("expected memcachetest, got {w:?}");
+    };
+    assert_eq!(pool % 4096, 0);
+    assert_eq!(pool, (G / 5 * 4) / 4096 * 4096);
+    assert_eq!(value_size, 16 * K);
+    assert_eq!(set_percent, 33);
+    assert_eq!(threads, 1);
+}
+
+#[test]
+fn mem_eater_defaults_chunk_pause_and_hold() {
+    let s = ok("[machine]\nram = \"1G\"\n[[workload]]\ntype = \"mem_eater\"\nsize = \"512M\"\n");
+    assert_eq!(
+        s.workloads[0].kind,
+        WorkloadKind::MemEater {
+            size: 512 * M,
+            chunk: 64 * M,
+            pause: 0,
+            then: MemEaterThen::Hold
+        }
+    );
+}
+
+#[test]
+fn mem_eater_default_chunk_is_capped_at_its_size() {
+    let s = ok("[machine]\nram = \"1G\"\n[[workload]]\ntype = \"mem_eater\"\nsize = \"16M\"\n");
+    let WorkloadKind::MemEater { chunk, .. } = s.workloads[0].kind else {
+        panic!("not a mem_eater");
+    };
+    assert_eq!(chunk, 16 * M);
+}
+
+#[test]
+fn retouch_gets_a_default_interval_of_10s() {
+    let s = ok(
+        "[machine]\nram = \"1G\"\n[[workload]]\ntype = \"mem_eater\"\nsize = \"16M\"\nthen = \"retouch\"\n",
+    );
+    let WorkloadKind::MemEater { then, .. } = &s.workloads[0].kind else {
+        panic!("not a mem_eater");
+    };
+    assert_eq!(*then, MemEaterThen::Retouch { interval: 10 * S });
+}
+
+#[test]
+fn repeated_types_get_numbered_default_names() {
+    let s = ok(r#"
+[machine]
+ram = "4G"
+[[workload]]
+type = "mem_eater"
+size = "64M"
+[[workload]]
+type = "memcachetest"
+pool = "64M"
+[[workload]]
+type = "mem_eater"
+size = "64M"
+[[workload]]
+type = "mem_eater"
+size = "64M"
+"#);
+    let names: Vec<&str> = s.workloads.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["mem_eater", "memcachetest", "mem_eater-2", "mem_eater-3"]
+    );
+}
+
+#[test]
+fn default_names_skip_names_taken_explicitly() {
+    let s = ok(r#"
+[machine]
+ram = "4G"
+[[workload]]
+type = "mem_eater"
+size = "64M"
+[[workload]]
+type = "mem_eater"
+name = "mem_eater-2"
+size = "64M"
+[[workload]]
+type = "mem_eater"
+size = "64M"
+"#);
+    let names: Vec<&str> = s.workloads.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(names, ["mem_eater", "mem_eater-2", "mem_eater-3"]);
+}
+
+#[test]
+fn empty_workload_list_is_allowed() {
+    let s = ok("workload = []\n[machine]\nram = \"64M\"\n");
+    assert!(s.workloads.is_empty());
+}
+
+#[test]
+fn sizes_may_be_integers_and_percentages_of_ram() {
+    let s = ok(r#"
+[machine]
+ram = 1073741824
+[slab]
+object_size = "512"
+[[workload]]
+type = "mem_eater"
+size = "25%"
+chunk = 4096
+[[workload]]
+type = "memcachetest"
+pool = "12.5%"
+value_size = 100
+"#);
+    assert_eq!(s.machine.ram, G);
+    assert_eq!(s.slab.object_size, 512);
+    let WorkloadKind::MemEater { size, chunk, .. } = s.workloads[0].kind else {
+        panic!("not a mem_eater");
+    };
+    assert_eq!((size, chunk), (256 * M, 4096));
+    let WorkloadKind::Memcachetest {
+        pool, value_size, ..
+    } = s.workloads[1].kind
+    else {
+        panic!("not memcachetest");
+    };
+    assert_eq!((pool, value_size), (128 * M, 100));
+}
+
+#[test]
+fn percentage_rounds_down_to_whole_pages() {
+    // 33% of 64M = 22145925.12 bytes -> 5406 pages.
+    let s = ok("[machine]\nram = \"64M\"\n[[workload]]\ntype = \"mem_eater\"\nsize = \"33%\"\n");
+    let WorkloadKind::MemEater { size, .. } = s.workloads[0].kind else {
+        panic!("not a mem_eater");
+    };
+    assert_eq!(size, 5406 * 4096);
+}
+
+#[test]
+fn kernel_switches_keep_file_order() {
+    let s = ok(r#"
+[machine]
+ram = "4G"
+[kernel]
+preset = "3.9"
+[kernel.switches]
+zeta = true
+alpha = false
+mid = true
+"#);
+    assert_eq!(s.kernel.preset.as_deref(), Some("3.9"));
+    assert_eq!(
+        s.kernel.switches,
+        vec![
+            ("zeta".to_string(), true),
+            ("alpha".to_string(), false),
+            ("mid".to_string(), true)
+        ]
+    );
+}
+
+#[test]
+fn kernel_switches_without_a_kernel_header_load() {
+    // [kernel] is then an implicit table without a span of its own.
+    let s = ok("[machine]\nram = \"4G\"\n[kernel.switches]\nb = true\na = false\n");
+    assert_eq!(s.kernel.preset, None);
+    assert_eq!(
+        s.kernel.switches,
+        vec![("b".to_string(), true), ("a".to_string(), false)]
+    );
+}
+
+#[test]
+fn dotted_keys_and_inline_tables_are_equivalent_to_headers() {
+    let a = ok("machine.ram = \"1G\"\nmachine.cpus = 2\nvm = { swappiness = 10 }\n");
+    let b = ok("[machine]\nram = \"1G\"\ncpus = 2\n[vm]\nswappiness = 10\n");
+    assert_eq!(a, b);
+}
+
+#[test]
+fn laptop_mode_nonzero_is_true() {
+    let s = ok("[machine]\nram = \"1G\"\n[vm]\nlaptop_mode = 5\n");
+    assert!(s.vm.laptop_mode);
+}
+
+// ----------------------------------------------------------------------------------------
+// Full example round trip.
+
+const FULL: &str = r#"# Everything, with non-default values.
+[machine]
+ram = "4G"
+cpus = 8
+
+[swap]
+size = "8G"
+read_latency = "7ms"
+write_latency = "250us"
+bandwidth = "200M"
+
+[vm]
+min_free_kbytes = 67584
+swappiness = 100
+lowmem_reserve_ratio = [128, 64, 16]
+page-cluster = 0
+vfs_cache_pressure = 50
+laptop_mode = 1
+
+[run]
+duration = "200s"
+seed = 42
+
+[kernel]
+preset = "3.9"
+[kernel.switches]
+kswapd_balance_fix = false
+lumpy = true
+
+[slab]
+objects = 5000
+object_size = "2K"
+
+[[workload]]
+type = "memcachetest"
+name = "mc"
+start = "1.5s"
+pool = "80%"
+value_size = "4K"
+set_percent = 50
+threads = 4
+
+[[workload]]
+type = "mem_eater"
+start = "30s"
+size = "6G"
+chunk = "128M"
+pause = "100ms"
+then = "retouch"
+retouch_interval = "2m"
+"#;
+
+#[test]
+fn full_example_round_trips_every_value() {
+    let s = load_str(FULL, "full.toml", "full").expect("FULL loads");
+    let expected = Scenario {
+        name: "full".into(),
+        machine: Machine {
+            ram: 4 * G,
+            cpus: 8,
+            swap: Some(SwapDevice {
+                size: 8 * G,
+                read_latency: 7 * MS,
+                write_latency: 250_000,
+                bandwidth: 200 * M,
+            }),
+        },
+        vm: VmSysctls {
+            min_free_kbytes: Some(67584),
+            swappiness: 100,
+            lowmem_reserve_ratio: [128, 64, 16],
+            page_cluster: 0,
+            vfs_cache_pressure: 50,
+            laptop_mode: true,
+        },
+        run: RunParams {
+            duration: 200 * S,
+            seed: 42,
+        },
+        kernel: KernelSelection {
+            preset: Some("3.9".into()),
+            switches: vec![("kswapd_balance_fix".into(), false), ("lumpy".into(), true)],
+        },
+        slab: SlabParams {
+            objects: 5000,
+            object_size: 2048,
+        },
+        workloads: vec![
+            Workload {
+                name: "mc".into(),
+                start: 1_500 * MS,
+                kind: WorkloadKind::Memcachetest {
+                    pool: (4 * G / 5 * 4) / 4096 * 4096,
+                    value_size: 4 * K,
+                    set_percent: 50,
+                    threads: 4,
+                },
+            },
+            Workload {
+                name: "mem_eater".into(),
+                start: 30 * S,
+                kind: WorkloadKind::MemEater {
+                    size: 6 * G,
+                    chunk: 128 * M,
+                    pause: 100 * MS,
+                    then: MemEaterThen::Retouch { interval: 120 * S },
+                },
+            },
+        ],
+    };
+    assert_eq!(s, expected);
+}
+
+#[test]
+fn loading_from_a_path_uses_the_file_stem_as_name() {
+    let dir = std::env::temp_dir().join(format!("mmsim-scenario-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("my-run.toml");
+    std::fs::write(&path, FULL).expect("write");
+    let s = super::load(&path).expect("loads");
+    assert_eq!(s.name, "my-run");
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_dir(&dir);
+}
+
+#[test]
+fn unreadable_path_is_an_error_naming_the_file() {
+    let e = super::load(std::path::Path::new("/nonexistent/dir/x.toml")).unwrap_err();
+    assert_eq!(e.file, "/nonexistent/dir/x.toml");
+    assert!(e.message.contains("cannot read"));
+    assert_eq!(e.line, None);
+}
+
+// ----------------------------------------------------------------------------------------
+// Syntax errors.
+
+#[test]
+fn toml_syntax_error_has_line_and_column() {
+    let e = err("[machine]\nram = \"4G\"\ncpus = = 4\n");
+    assert_eq!(e.key, "");
+    assert_eq!(e.line, Some(3));
+    assert!(e.column.is_some());
+    assert!(e.message.starts_with("invalid TOML"), "{e}");
+}
+
+#[test]
+fn duplicate_key_is_a_syntax_error() {
+    let e = err("[machine]\nram = \"4G\"\nram = \"8G\"\n");
+    assert_eq!(e.line, Some(3), "{e}");
+    assert!(e.message.contains("invalid TOML"), "{e}");
+}
+
+#[test]
+fn unterminated_string_is_a_syntax_error() {
+    let e = err("[machine]\nram = \"4G\n");
+    assert_eq!(e.line, Some(2), "{e}");
+}
+
+#[test]
+fn display_has_file_line_column_key_and_suggestion() {
+    let e = err("[machine]\nram = \"4G\"\n[vm]\nswapines = 10\n");
+    assert_eq!(
+        e.to_string(),
+        "t.toml:4:1: key 'vm.swapines': unknown key 'swapines' in [vm]; expected one of: \
+         min_free_kbytes, swappiness, lowmem_reserve_ratio, page-cluster, vfs_cache_pressure, \
+         laptop_mode (did you mean 'swappiness'?)"
+    );
+}
+
+#[test]
+fn column_counts_characters_not_bytes() {
+    // "é" is two bytes; the value starts at character 12 of line 2.
+    let e = err("[machine]\n\"é\" = 1   \nram = \"4G\"\n");
+    assert_eq!(e.line, Some(2));
+    assert_eq!(e.column, Some(1));
+    let e = err("[machine]\nram = \"4G\" # é\ncpus = \"é\"\n");
+    assert_eq!((e.line, e.column), (Some(3), Some(8)), "{e}");
+}
+
+// ----------------------------------------------------------------------------------------
+// Unknown tables and keys.
+
+#[test]
+fn misspelt_table_suggests_the_nearest() {
+    let e = err("[machin]\nram = \"4G\"\n");
+    assert_err(&e, "machin", 1, "unknown key 'machin'");
+    assert_eq!(e.suggestion.as_deref(), Some("machine"));
+}
+
+#[test]
+fn misspelt_sysctl_suggests_swappiness() {
+    let e = err("[machine]\nram = \"4G\"\n\n[vm]\nswapines = 10\n");
+    assert_err(&e, "vm.swapines", 5, "unknown key");
+    assert_eq!(e.suggestion.as_deref(), Some("swappiness"));
+}
+
+#[test]
+fn underscore_page_cluster_suggests_the_hyphen() {
+    let e = err("[machine]\nram = \"4G\"\n[vm]\npage_cluster = 3\n");
+    assert_err(&e, "vm.page_cluster", 4, "unknown key");
+    assert_eq!(e.suggestion.as_deref(), Some("page-cluster"));
+}
+
+#[test]
+fn unknown_key_far_from_everything_has_no_suggestion() {
+    let e = err("[machine]\nram = \"4G\"\nxyzzy = 1\n");
+    assert_err(&e, "machine.xyzzy", 3, "unknown key 'xyzzy' in [machine]");
+    assert_eq!(e.suggestion, None);
+}
+
+#[test]
+fn unknown_keys_in_each_section_are_caught() {
+    let cases = [
+        (
+            "[swap]\nsize = \"1G\"\nbandwith = \"1M\"\n",
+            "swap.bandwith",
+            "bandwidth",
+        ),
+        ("[run]\nduratoin = \"1s\"\n", "run.duratoin", "duration"),
+        (
+            "[kernel]\npreset = \"3.9\"\nswitchs = {}\n",
+            "kernel.switchs",
+            "switches",
+        ),
+        ("[slab]\nobject = 4\n", "slab.object", "objects"),
+        ("[machine.x]\n", "machine.x", ""),
+    ];
+    for (tail, key, sugg) in cases {
+        let text = format!("[machine]\nram = \"4G\"\n{tail}");
+        let e = err(&text);
+        assert_eq!(e.key, key, "{e}");
+        assert!(e.line.is_some(), "{e}");
+        if sugg.is_empty() {
+            assert_eq!(e.suggestion, None, "{e}");
+        } else {
+            assert_eq!(e.suggestion.as_deref(), Some(sugg), "{e}");
+        }
+    }
+}
+
+#[test]
+fn unknown_top_level_key_suggests_workload() {
+    let e = err("[machine]\nram = \"4G\"\n[[workloads]]\ntype = \"mem_eater\"\n");
+    assert_err(&e, "workloads", 3, "unknown key");
+    assert_eq!(e.suggestion.as_deref(), Some("workload"));
+}
+
+#[test]
+fn unknown_workload_type_suggests_nearest_type() {
+    let e = err("[machine]\nram = \"4G\"\n[[workload]]\ntype = \"memcache\"\n");
+    assert_err(
+        &e,
+        "workload[0].type",
+        4,
+        "unknown workload type \"memcache\"",
+    );
+    assert_eq!(e.suggestion.as_deref(), Some("memcachetest"));
+    let e = err("[machine]\nram = \"4G\"\n[[workload]]\ntype = \"memeater\"\nsize = \"1M\"\n");
+    assert_eq!(e.suggestion.as_deref(), Some("mem_eater"));
+}
+
+#[test]
+fn unknown_workload_key_suggests_nearest_key_of_that_type() {
+    let e = err(
+        "[machine]\nram = \"4G\"\n[[workload]]\ntype = \"mem_eater\"\nsize = \"1G\"\nchunks = \"1M\"\n",
+    );
+    assert_err(
+        &e,
+        "workload[0].chunks",
+        6,
+        "unknown key 'chunks' in a mem_eater workload",
+    );
+    assert_eq!(e.suggestion.as_deref(), Some("chunk"));
+}
+
+#[test]
+fn key_of_the_other_workload_type_is_explained() {
+    let e = err(
+        "[machine]\nram = \"4G\"\n[[workload]]\ntype = \"mem_eater\"\nsize = \"1G\"\npool = \"1G\"\n",
+    );
+    assert_err(
+        &e,
+        "workload[0].pool",
+        6,
+        "belongs to memcachetest workloads",
+    );
+}
+
+#[test]
+fn misspelt_then_value_suggests_retouch() {
+    let e = err("[machine]\nram = \"4G\"\n[[workload]]\ntype = \"mem_eater\"\nsize = \"1G\"\nthen = \"retuch\"\n");
+    assert_err(
+        &e,
+        "workload[0].then",
+        6,
+        "expected \"hold\" or \"retouch\"",
+    );
+    assert_eq!(e.suggestion.as_deref(), Some("retouch"));
+}
+
+#[test]
+fn nearest_only_suggests_close_words() {
+    assert_eq!(
+        nearest("swapines", &["swappiness", "seed"]),
+        Some("swappiness")
+    );
+    assert_eq!(nearest("RAM", &["ram", "cpus"]), Some("ram"));
+    assert_eq!(nearest("qqqq", &["ram", "cpus"]), None);
+    assert_eq!(nearest("x", &["machine", "swap"]), None);
+}
+
+// ----------------------------------------------------------------------------------------
+// Missing required keys.
+
+#[test]
+fn missing_machine_table_is_an_error() {
+    let e = err("[run]\nseed = 3\n");
+    assert_eq!(e.key, "machine");
+    assert!(
+        e.message.contains("missing required table [machine]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn empty_file_is_missing_machine() {
+    let e = err("");
+    assert_eq!(e.key, "machine");
+}
+
+#[test]
+fn missing_ram_points_at_the_machine_header() {
+    let e = err("# comment\n[machine]\ncpus = 2\n");
+    assert_err(
+        &e,
+        "machine.ram",
+        2,
+        "missing required key 'ram' in [machine]",
+    );
+}
+
+#[test]
+fn missing_swap_size_points_at_the_swap_header() {
+    let e = err("[machine]\nram = \"4G\"\n\n[swap]\nbandwidth = \"10M\"\n");
+    assert_err(&e, "swap.size", 4, "missing required key 'size' in [swap]");
+}
+
+#[test]
+fn missing_workload_type_points_at_that_workload() {
+    let e = err("[machine]\nram = \"4G\"\n[[workload]]\ntype = \"mem_eater\"\nsize = \"1M\"\n[[workload]]\nname = \"x\"\n");
+    assert_err(
+        &e,
+        "workload[1].type",
+        6,
+        "missing required key 'type' in [workload[1]]",
+    );
+}
+
+#[test]
+fn missing_mem_eater_size_is_an_error() {
+    let e = err("[machine]\nram = \"4G\"\n[[workload]]\ntype = \"mem_eater\"\nchunk = \"1M\"\n");
+    assert_err(&e, "workload[0].size", 3, "missing required key 'size'");
+}
+
+// ----------------------------------------------------------------------------------------
+// Wrong types and bad values.
+
+#[test]
+fn string_where_integer_expected_names_both() {
+    let e = err("[machine]\nram = \"4G\"\ncpus = \"four\"\n");
+    assert_err(&e, "machine.cpus", 3, "expected a CPU count");
+    assert!(e.message.contains("found the string \"four\""), "{e}");
+}
+
+#[test]
+fn zero_cpus_is_rejected() {
+    let e = err("[machine]\nram = \"4G\"\ncpus = 0\n");
+    assert_err(&e, "machine.cpus", 3, "out of range");
+}
+
+#[test]
+fn negative_cpus_is_rejected_as_negative() {
+    let e = err("[machine]\nram = \"4G\"\ncpus = -2\n");
+    assert_err(&e, "machine.cpus", 3, "negative");
+}
+
+#[test]
+fn unparsable_size_is_rejected() {
+    let e = err("[machine]\nram = \"4Q\"\n");
+    assert_err(&e, "machine.ram", 2, "unknown size suffix");
+    assert_eq!(e.column, Some(7));
+}
+
+#[test]
+fn negative_size_says_a_negative_size() {
+    let e = err("[machine]\nram = -4096\n");
+    assert_err(&e, "machine.ram", 2, "a negative size");
+    let e = err("[machine]\nram = \"-4G\"\n");
+    assert_err(&e, "machine.ram", 2, "a negative size");
+}
+
+#[test]
+fn negative_bandwidth_says_a_negative_rate() {
+    let e = err("[machine]\nram = \"4G\"\n[swap]\nsize = \"1G\"\nbandwidth = \"-5M\"\n");
+    assert_err(&e, "swap.bandwidth", 5, "a negative rate");
+    let e = err("[machine]\nram = \"4G\"\n[swap]\nsize = \"1G\"\nbandwidth = -5\n");
+    assert_err(&e, "swap.bandwidth", 5, "a negative rate");
+}
+
+#[test]
+fn zero_bandwidth_is_rejected() {
+    let e = err("[machine]\nram = \"4G\"\n[swap]\nsize = \"1G\"\nbandwidth = 0\n");
+    assert_err(&e, "swap.bandwidth", 5, "greater than 0");
+}
+
+#[test]
+fn float_size_asks_for_a_string() {
+    let e = err("[machine]\nram = 1.5\n");
+    assert_err(&e, "machine.ram", 2, "found the float 1.5");
+}
+
+#[test]
+fn boolean_size_is_a_type_error() {
+    let e = err("[machine]\nram = true\n");
+    assert_err(&e, "machine.ram", 2, "found the boolean true");
+}
+
+#[test]
+fn section_that_is_not_a_table_is_a_type_error() {
+    let e = err("machine = 5\n");
+    assert_err(
+        &e,
+        "machine",
+        1,
+        "expected a table [machine], found the integer 5",
+    );
+}
+
+#[test]
+fn time_without_unit_says_times_need_a_unit() {
+    let e = err("[machine]\nram = \"4G\"\n[run]\nduration = 200\n");
+    assert_err(&e, "run.duration", 4, "times need a unit");
+    let e = err("[machine]\nram = \"4G\"\n[run]\nduration = \"200\"\n");
+    assert_err(&e, "run.duration", 4, "need a unit");
+}
+
+#[test]
+fn negative_time_is_rejected() {
+    let e = err("[machine]\nram = \"4G\"\n[swap]\nsize = \"1G\"\nread_latency = \"-1ms\"\n");
+    assert_err(&e, "swap.read_latency", 5, "negative time");
+}
+
+#[test]
+fn zero_duration_is_rejected() {
+    let e = err("[machine]\nram = \"4G\"\n[run]\nduration = \"0s\"\n");
+    assert_err(&e, "run.duration", 4, "greater than 0");
+}
+
+#[test]
+fn negative_seed_is_rejected() {
+    let e = err("[machine]\nram = \"4G\"\n[run]\nseed = -1\n");
+    assert_err(&e, "run.seed", 4, "negative");
+}
+
+#[test]
+fn ram_below_64m_is_too_small_for_zones() {
+    let e = err("[machine]\nram = \"32M\"\n");
+    assert_err(
+        &e,
+        "machine.ram",
+        2,
+        "RAM too small for the zones and watermarks: need at least 64M",
+    );
+}
+
+#[test]
+fn ram_above_4t_is_rejected() {
+    let e = err("[machine]\nram = \"5T\"\n");
+    assert_err(&e, "machine.ram", 2, "at most 4T");
+}
+
+#[test]
+fn ram_not_page_multiple_is_rejected() {
+    let e = err("[machine]\nram = 67112961\n");
+    assert_err(&e, "machine.ram", 2, "whole number of 4096-byte pages");
+}
+
+#[test]
+fn swap_not_page_multiple_is_rejected() {
+    let e = err("[machine]\nram = \"4G\"\n[swap]\nsize = \"1.5K\"\n");
+    assert_err(&e, "swap.size", 4, "whole number of 4096-byte pages");
+}
+
+#[test]
+fn zero_swap_is_rejected() {
+    let e = err("[machine]\nram = \"4G\"\n[swap]\nsize = 0\n");
+    assert_err(&e, "swap.size", 4, "greater than 0");
+}
+
+#[test]
+fn out_of_range_sysctls_are_rejected() {
+    let cases = [
+        ("swappiness = 101", "vm.swappiness", "from 0 to 100"),
+        ("swappiness = -1", "vm.swappiness", "negative"),
+        ("page-cluster = 11", "vm.page-cluster", "from 0 to 10"),
+        (
+            "vfs_cache_pressure = -5",
+            "vm.vfs_cache_pressure",
+            "negative",
+        ),
+        (
+            "laptop_mode = true",
+            "vm.laptop_mode",
+            "found the boolean true",
+        ),
+        ("min_free_kbytes = -1", "vm.min_free_kbytes", "negative"),
+        (
+            "min_free_kbytes = 4194304",
+            "vm.min_free_kbytes",
+            "reserves all of RAM",
+        ),
+    ];
+    for (line, key, needle) in cases {
+        let e = err(&format!("[machine]\nram = \"4G\"\n[vm]\n{line}\n"));
+        assert_err(&e, key, 4, needle);
+    }
+}
+
+#[test]
+fn lowmem_reserve_ratio_needs_exactly_three_positive_integers() {
+    let e = err("[machine]\nram = \"4G\"\n[vm]\nlowmem_reserve_ratio = [1, 2]\n");
+    assert_err(
+        &e,
+        "vm.lowmem_reserve_ratio",
+        4,
+        "found an array of 2 elements",
+    );
+    let e = err("[machine]\nram = \"4G\"\n[vm]\nlowmem_reserve_ratio = [1, 0, 2]\n");
+    assert_err(&e, "vm.lowmem_reserve_ratio[1]", 4, "positive integer");
+    assert_eq!(e.column, Some(28));
+    let e = err("[machine]\nram = \"4G\"\n[vm]\nlowmem_reserve_ratio = [1, 2, \"x\"]\n");
+    assert_err(
+        &e,
+        "vm.lowmem_reserve_ratio[2]",
+        4,
+        "found the string \"x\"",
+    );
+    let e = err("[machine]\nram = \"4G\"\n[vm]\nlowmem_reserve_ratio = 256\n");
+    assert_err(&e, "vm.lowmem_reserve_ratio", 4, "found the integer 256");
+}
+
+#[test]
+fn switch_value_must_be_boolean() {
+    let e = err("[machine]\nram = \"4G\"\n[kernel.switches]\nfoo = 1\n");
+    assert_err(&e, "kernel.switches.foo", 4, "expected true or false");
+}
+
+#[test]
+fn preset_must_be_a_string() {
+    let e = err("[machine]\nram = \"4G\"\n[kernel]\npreset = 3.9\n");
+    assert_err(&e, "kernel.preset", 4, "found the float 3.9");
+}
+
+#[test]
+fn slab_object_size_is_limited_to_a_page() {
+    let e = err("[machine]\nram = \"4G\"\n[slab]\nobject_size = \"8K\"\n");
+    assert_err(&e, "slab.object_size", 4, "from 1 to 4096");
+    let e = err("[machine]\nram = \"4G\"\n[slab]\nobject_size = 0\n");
+    assert_err(&e, "slab.object_size", 4, "from 1 to 4096");
+}
+
+#[test]
+fn workload_must_be_an_array_of_tables() {
+    let e = err("[machine]\nram = \"4G\"\n[workload]\ntype = \"mem_eater\"\n");
+    assert_err(
+        &e,
+        "workload",
+        3,
+        "expected an array of tables, written [[workload]]",
+    );
+    let e = err("workload = [1]\n[machine]\nram = \"4G\"\n");
+    assert_err(&e, "workload[0]", 1, "found the integer 1");
+}
+
+#[test]
+fn workload_type_must_be_a_string() {
+    let e = err("[machine]\nram = \"4G\"\n[[workload]]\ntype = 3\n");
+    assert_err(&e, "workload[0].type", 4, "found the integer 3");
+}
+
+#[test]
+fn chunk_larger_than_size_is_rejected() {
+    let e = err("[machine]\nram = \"4G\"\n[[workload]]\ntype = \"mem_eater\"\nsize = \"1M\"\nchunk = \"2M\"\n");
+    assert_err(&e, "workload[0].chunk", 6, "up to the mem_eater's size");
+    let e = err(
+        "[machine]\nram = \"4G\"\n[[workload]]\ntype = \"mem_eater\"\nsize = \"1M\"\nchunk = 0\n",
+    );
+    assert_err(&e, "workload[0].chunk", 6, "found 0 bytes");
+}
+
+#[test]
+fn retouch_interval_without_retouch_is_rejected() {
+    let e = err("[machine]\nram = \"4G\"\n[[workload]]\ntype = \"mem_eater\"\nsize = \"1M\"\nretouch_interval = \"1s\"\n");
+    assert_err(
+        &e,
+        "workload[0].retouch_interval",
+        6,
+        "only applies with then = \"retouch\"",
+    );
+}
+
+#[test]
+fn set_percent_and_threads_are_range_checked() {
+    let e =
+        err("[machine]\nram = \"4G\"\n[[workload]]\ntype = \"memcachetest\"\nset_percent = 101\n");
+    assert_err(&e, "workload[0].set_percent", 5, "from 0 to 100");
+    let e = err("[machine]\nram = \"4G\"\n[[workload]]\ntype = \"memcachetest\"\nthreads = 0\n");
+    assert_err(&e, "workload[0].threads", 5, "from 1 to 4096");
+}
+
+#[test]
+fn value_size_larger_than_pool_is_rejected() {
+    let e = err("[machine]\nram = \"4G\"\n[[workload]]\ntype = \"memcachetest\"\npool = \"1M\"\nvalue_size = \"2M\"\n");
+    assert_err(&e, "workload[0].value_size", 6, "up to the pool size");
+}
+
+#[test]
+fn percentage_is_only_allowed_for_workload_memory() {
+    let e = err("[machine]\nram = \"50%\"\n");
+    assert_err(&e, "machine.ram", 2, "a percentage is not allowed here");
+    let e = err("[machine]\nram = \"4G\"\n[[workload]]\ntype = \"mem_eater\"\nsize = \"x%\"\n");
+    assert_err(&e, "workload[0].size", 5, "expected a percentage");
+    let e = err("[machine]\nram = \"4G\"\n[[workload]]\ntype = \"mem_eater\"\nsize = \"0%\"\n");
+    assert_err(&e, "workload[0].size", 5, "less than one 4096-byte page");
+}
+
+#[test]
+fn duplicate_workload_names_are_rejected() {
+    let e = err(r#"[machine]
+ram = "4G"
+[[workload]]
+type = "mem_eater"
+name = "a"
+size = "1M"
+[[workload]]
+type = "memcachetest"
+name = "a"
+pool = "1M"
+"#);
+    assert_err(&e, "workload[1].name", 9, "duplicate workload name \"a\"");
+}
+
+#[test]
+fn empty_workload_name_is_rejected() {
+    let e = err("[machine]\nram = \"4G\"\n[[workload]]\ntype = \"mem_eater\"\nname = \" \"\nsize = \"1M\"\n");
+    assert_err(&e, "workload[0].name", 5, "non-empty workload name");
+}
+
+#[test]
+fn start_needs_a_unit() {
+    let e = err(
+        "[machine]\nram = \"4G\"\n[[workload]]\ntype = \"mem_eater\"\nsize = \"1M\"\nstart = 5\n",
+    );
+    assert_err(&e, "workload[0].start", 6, "times need a unit");
+}
+
+// ----------------------------------------------------------------------------------------
+// More memory asked than can exist.
+
+#[test]
+fn workloads_beyond_ram_plus_swap_name_the_tipping_workload() {
+    let e = err(r#"[machine]
+ram = "1G"
+[swap]
+size = "1G"
+[[workload]]
+type = "memcachetest"
+pool = "1G"
+[[workload]]
+type = "mem_eater"
+size = "512M"
+[[workload]]
+type = "mem_eater"
+size = "513M"
+"#);
+    assert_err(
+        &e,
+        "workload[2].size",
+        13,
+        "more memory asked than can exist",
+    );
+    assert!(e.message.contains("RAM + swap is 2147483648 bytes"), "{e}");
+}
+
+#[test]
+fn workloads_exactly_filling_ram_plus_swap_are_allowed() {
+    let s = ok(r#"[machine]
+ram = "1G"
+[swap]
+size = "1G"
+[[workload]]
+type = "memcachetest"
+pool = "1G"
+[[workload]]
+type = "mem_eater"
+size = "1G"
+"#);
+    assert_eq!(s.workloads.len(), 2);
+}
+
+#[test]
+fn default_pool_can_tip_memory_over_and_points_at_the_workload() {
+    let e = err(r#"[machine]
+ram = "1G"
+[[workload]]
+type = "mem_eater"
+size = "512M"
+[[workload]]
+type = "memcachetest"
+"#);
+    assert_err(
+        &e,
+        "workload[1].pool",
+        6,
+        "more memory asked than can exist",
+    );
+}
+
+#[test]
+fn without_swap_workloads_are_limited_to_ram() {
+    let e = err("[machine]\nram = \"1G\"\n[[workload]]\ntype = \"mem_eater\"\nsize = \"101%\"\n");
+    assert_err(
+        &e,
+        "workload[0].size",
+        5,
+        "more memory asked than can exist",
+    );
+}
