@@ -100,7 +100,14 @@ pub fn load(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
 pub fn load_str(text: &str, file: &str, name: &str) -> Result<Scenario, ScenarioError> {
     let cx = Cx { file, text };
     let root = parse_tree(text).map_err(|e| {
-        let msg = e.message().trim();
+        // toml's messages span several lines; keep ours on one.
+        let msg = e
+            .message()
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ");
         let message = if msg.is_empty() {
             "invalid TOML".to_string()
         } else {
@@ -563,6 +570,8 @@ impl<'a> Table<'a> {
     fn missing(&self, cx: &Cx<'_>, key: &str, what: &str) -> Box<ScenarioError> {
         let where_ = if self.path.is_empty() {
             "the file".to_string()
+        } else if self.path.ends_with(']') {
+            self.path.clone()
         } else {
             format!("[{}]", self.path)
         };

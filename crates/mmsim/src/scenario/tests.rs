@@ -441,6 +441,7 @@ fn toml_syntax_error_has_line_and_column() {
     assert_eq!(e.line, Some(3));
     assert!(e.column.is_some());
     assert!(e.message.starts_with("invalid TOML"), "{e}");
+    assert!(!e.message.contains('\n'), "one line: {e:?}");
 }
 
 #[test]
@@ -652,7 +653,7 @@ fn missing_workload_type_points_at_that_workload() {
         &e,
         "workload[1].type",
         6,
-        "missing required key 'type' in [workload[1]]",
+        "missing required key 'type' in workload[1]",
     );
 }
 
