@@ -9,13 +9,17 @@ use mmsim::presets::{self, KernelConfig, PRESETS, SWITCHES};
 use mmsim::report::{json, terminal, RunResult};
 use mmsim::scenario::{self, Scenario};
 use mmsim::sim::{self, RunOptions};
-use std::path::{Path, PathBuf};
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[derive(Parser, Debug)]
-#[command(name = "mmsim", version, about = "Deterministic simulator of the Linux 3.x memory-management subsystem")]
+#[command(
+    name = "mmsim",
+    version,
+    about = "Deterministic simulator of the Linux 3.x memory-management subsystem"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -95,11 +99,19 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             let s = load(&scenario)?;
             let configs = resolve_kernels(&s, &kernels, &set)?;
             let seed = seed.unwrap_or(s.run.seed);
-            let runs = run_all(&s, &configs, seed, RunOptions { check_every_batch: check })?;
+            let runs = run_all(
+                &s,
+                &configs,
+                seed,
+                RunOptions {
+                    check_every_batch: check,
+                },
+            )?;
             print!("{}", terminal::summary(&runs));
             if let Some(path) = json_path {
                 let text = serde_json::to_string_pretty(&json::runs_to_json(&runs))? + "\n";
-                std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+                std::fs::write(&path, text)
+                    .with_context(|| format!("writing {}", path.display()))?;
             }
             Ok(())
         }
@@ -129,21 +141,35 @@ fn load(path: &Path) -> anyhow::Result<Scenario> {
 }
 
 /// The kernels of a run: each preset with the scenario's switches, then `--set` on top.
-fn resolve_kernels(s: &Scenario, kernels: &[String], set: &[String]) -> anyhow::Result<Vec<KernelConfig>> {
+fn resolve_kernels(
+    s: &Scenario,
+    kernels: &[String],
+    set: &[String],
+) -> anyhow::Result<Vec<KernelConfig>> {
     let mut overrides = s.kernel.switches.clone();
     for item in set {
-        let (name, value) = item
-            .split_once('=')
-            .ok_or_else(|| BadInput(format!("--set {item}: expected SWITCH=true or SWITCH=false")))?;
+        let (name, value) = item.split_once('=').ok_or_else(|| {
+            BadInput(format!(
+                "--set {item}: expected SWITCH=true or SWITCH=false"
+            ))
+        })?;
         let on = match value {
             "true" | "1" | "on" => true,
             "false" | "0" | "off" => false,
-            _ => return Err(BadInput(format!("--set {item}: the value must be true or false")).into()),
+            _ => {
+                return Err(
+                    BadInput(format!("--set {item}: the value must be true or false")).into(),
+                )
+            }
         };
         overrides.push((name.to_string(), on));
     }
     let names: Vec<String> = if kernels.is_empty() {
-        vec![s.kernel.preset.clone().unwrap_or_else(|| PRESETS[0].name.to_string())]
+        vec![s
+            .kernel
+            .preset
+            .clone()
+            .unwrap_or_else(|| PRESETS[0].name.to_string())]
     } else {
         kernels.to_vec()
     };
@@ -154,7 +180,12 @@ fn resolve_kernels(s: &Scenario, kernels: &[String], set: &[String]) -> anyhow::
 }
 
 /// Run every kernel, each on its own thread; results come back in the order given.
-fn run_all(s: &Scenario, configs: &[KernelConfig], seed: u64, opts: RunOptions) -> anyhow::Result<Vec<RunResult>> {
+fn run_all(
+    s: &Scenario,
+    configs: &[KernelConfig],
+    seed: u64,
+    opts: RunOptions,
+) -> anyhow::Result<Vec<RunResult>> {
     let results: Vec<Result<RunResult, sim::SimError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = configs
             .iter()
@@ -169,7 +200,9 @@ fn run_all(s: &Scenario, configs: &[KernelConfig], seed: u64, opts: RunOptions) 
     for (r, k) in results.into_iter().zip(configs) {
         match r {
             Ok(r) => runs.push(r),
-            Err(sim::SimError::Config(m)) => return Err(BadInput(format!("{}: {m}", s.name)).into()),
+            Err(sim::SimError::Config(m)) => {
+                return Err(BadInput(format!("{}: {m}", s.name)).into())
+            }
             Err(e) => return Err(anyhow::anyhow!("kernel {}: {e}", k.label())),
         }
     }
@@ -206,11 +239,20 @@ fn bench() -> anyhow::Result<()> {
     let base = LIVE.load(Ordering::Relaxed);
     PEAK.store(base, Ordering::Relaxed);
     let t = std::time::Instant::now();
-    let c = mmsim::bench::run(&s)?;
-    let wall = t.elapsed().as_secs_f64();
-    let peak = PEAK.load(Ordering::Relaxed) - base;
-    println!("scenario:   examples/anon-pressure.toml, kernel 3.9, seed {}", s.run.seed);
-    println!("simulated:  {:.1} s on {} page frames", c.simulated_seconds, c.frames);
+    let mut wall = 0.0;
+    let mut peak = 0;
+    let c = mmsim::bench::run(&s, || {
+        wall = t.elapsed().as_secs_f64();
+        peak = PEAK.load(Ordering::Relaxed) - base;
+    })?;
+    println!(
+        "scenario:   examples/anon-pressure.toml, kernel 3.9, seed {}",
+        s.run.seed
+    );
+    println!(
+        "simulated:  {:.1} s on {} page frames",
+        c.simulated_seconds, c.frames
+    );
     println!(
         "events:     {} page events ({} touched, {} scanned, {} swap IO)",
         c.events(),
@@ -219,7 +261,10 @@ fn bench() -> anyhow::Result<()> {
         c.io
     );
     println!("wall:       {wall:.3} s");
-    println!("speed:      {:.1} million page events per second", c.events() as f64 / wall / 1e6);
+    println!(
+        "speed:      {:.1} million page events per second",
+        c.events() as f64 / wall / 1e6
+    );
     println!(
         "memory:     {:.1} bytes per simulated page (peak heap {:.1} MiB)",
         peak as f64 / c.frames as f64,
@@ -239,11 +284,24 @@ fn kernels_text() -> String {
             .map(|d| d.name)
             .collect();
         out.push_str(&format!("  {:<20} {}\n", p.name, p.summary));
-        out.push_str(&format!("  {:<20} switches on: {}\n", "", if on.is_empty() { "none".into() } else { on.len().to_string() }));
+        out.push_str(&format!(
+            "  {:<20} switches on: {}\n",
+            "",
+            if on.is_empty() {
+                "none".into()
+            } else {
+                on.len().to_string()
+            }
+        ));
     }
-    out.push_str("\nSwitches (scenario: [kernel.switches] NAME = true; command line: --set NAME=true):\n");
+    out.push_str(
+        "\nSwitches (scenario: [kernel.switches] NAME = true; command line: --set NAME=true):\n",
+    );
     for d in SWITCHES {
-        out.push_str(&format!("\n  {}\n    patch:  {}\n    series: {}\n    {}\n", d.name, d.patch, d.series, d.doc));
+        out.push_str(&format!(
+            "\n  {}\n    patch:  {}\n    series: {}\n    {}\n",
+            d.name, d.patch, d.series, d.doc
+        ));
     }
     out
 }

@@ -4,10 +4,10 @@
 //! reclaim (inactive and active lists) and pages moved by IO (swap-in and swap-out). The
 //! scenario is `examples/anon-pressure.toml` under 3.9, seed 1.
 
+use crate::mm::vmstat::VmEvent;
 use crate::presets;
 use crate::scenario::{self, Scenario};
 use crate::sim::{self, SimError};
-use crate::mm::vmstat::VmEvent;
 
 /// The fixed benchmark scenario.
 pub const SCENARIO: &str = include_str!("../../../examples/anon-pressure.toml");
@@ -36,17 +36,23 @@ impl BenchCounts {
 
 /// The benchmark scenario, parsed.
 pub fn scenario() -> Scenario {
-    scenario::load_str(SCENARIO, "examples/anon-pressure.toml", "anon-pressure").expect("the bench scenario is valid")
+    scenario::load_str(SCENARIO, "examples/anon-pressure.toml", "anon-pressure")
+        .expect("the bench scenario is valid")
 }
 
-/// Run the benchmark scenario once (timing is the caller's business).
-pub fn run(s: &Scenario) -> Result<BenchCounts, SimError> {
+/// Run the benchmark scenario once (timing is the caller's business). `after_run` is called
+/// when the simulation has finished, before the final invariant check allocates its own
+/// working arrays (so a heap measurement there sees only the simulation's state).
+pub fn run(s: &Scenario, after_run: impl FnOnce()) -> Result<BenchCounts, SimError> {
     let k = presets::resolve("3.9", &[]).expect("preset");
     let w = sim::boot(s, &k, s.run.seed)?;
-    let end = sim::run_world(&w, s.run.duration)?;
+    let end = sim::advance(&w, s.run.duration)?;
+    after_run();
+    crate::mm::invariants::check(&w.borrow()).map_err(SimError::Invariant)?;
     let k = w.borrow();
     let ev = |e: VmEvent| -> u64 { (0..4).map(|z| k.events.get(e.zone(z))).sum() };
-    let scanned = ev(VmEvent::pgscan_kswapd_dma) + ev(VmEvent::pgscan_direct_dma) + ev(VmEvent::pgrefill_dma);
+    let scanned =
+        ev(VmEvent::pgscan_kswapd_dma) + ev(VmEvent::pgscan_direct_dma) + ev(VmEvent::pgrefill_dma);
     Ok(BenchCounts {
         simulated_seconds: end as f64 / crate::engine::SEC as f64,
         frames: k.pages.len() as u64,

@@ -233,7 +233,8 @@ pub static PRESETS: &[Preset] = &[
     },
     Preset {
         name: "mmotm-20130522",
-        summary: "3.9 plus \"Reduce system disruption due to kswapd\" V4, as in mmotm of 2013-05-22",
+        summary:
+            "3.9 plus \"Reduce system disruption due to kswapd\" V4, as in mmotm of 2013-05-22",
         on: &[KS_SWITCHES],
     },
     Preset {

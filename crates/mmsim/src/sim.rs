@@ -6,6 +6,7 @@
 use crate::calibration::PAGE_SIZE;
 use crate::engine::{self, Executor, Nanos, Sched, SEC};
 use crate::mm::memory::Mm;
+use crate::mm::mmzone::Pgdat;
 use crate::mm::mmzone::MAX_NR_ZONES;
 use crate::mm::page::{Pages, PG_SLAB};
 use crate::mm::page_alloc::{self, alloc_flags};
@@ -14,7 +15,6 @@ use crate::mm::slab::Slab;
 use crate::mm::swapfile::SwapInfo;
 use crate::mm::vmstat::{VmEvents, ZoneStat};
 use crate::mm::{invariants, vmscan, Gfp, Kernel, Queues, World};
-use crate::mm::mmzone::Pgdat;
 use crate::presets::KernelConfig;
 use crate::report::{RunResult, ThreadTimes};
 use crate::scenario::{Scenario, WorkloadKind};
@@ -80,7 +80,9 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
     let high: u64 = zones.iter().map(|z| z.high_wmark()).sum();
     let swap_pages = m.swap.as_ref().map(|s| s.size / PAGE_SIZE).unwrap_or(0);
     if swap_pages > u32::MAX as u64 / 2 {
-        return Err(SimError::Config("swap.size: more swap than mmsim models".into()));
+        return Err(SimError::Config(
+            "swap.size: more swap than mmsim models".into(),
+        ));
     }
     let mut sched = Sched::new(m.cpus);
     let wq = Queues {
@@ -89,7 +91,10 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         pfmemalloc_wait: sched.new_queue(),
         page_wait: (0..64).map(|_| sched.new_queue()).collect(),
     };
-    let swapdev = m.swap.as_ref().map(|s| SwapDev::new(s.clone(), sched.new_queue()));
+    let swapdev = m
+        .swap
+        .as_ref()
+        .map(|s| SwapDev::new(s.clone(), sched.new_queue()));
     let mut k = Kernel {
         sched,
         rng: ChaCha8Rng::seed_from_u64(seed),
@@ -130,8 +135,9 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         )));
     }
     for _ in 0..slab_pages {
-        let pfn = page_alloc::get_page_from_freelist(&mut k, Gfp::KERNEL, 0, alloc_flags::NO_WATERMARKS)
-            .expect("checked above that the slab fits");
+        let pfn =
+            page_alloc::get_page_from_freelist(&mut k, Gfp::KERNEL, 0, alloc_flags::NO_WATERMARKS)
+                .expect("checked above that the slab fits");
         k.pages.set(pfn, PG_SLAB);
         let zi = k.page_zone(pfn);
         k.zones[zi].mod_stat(ZoneStat::nr_slab_reclaimable, 1);
@@ -142,7 +148,9 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
     w.borrow_mut().sched.spawn("kswapd0", vmscan::kswapd(w2));
     if w.borrow().swapdev.is_some() {
         let w2 = w.clone();
-        w.borrow_mut().sched.spawn("swapdev", page_io::swap_device_task(w2));
+        w.borrow_mut()
+            .sched
+            .spawn("swapdev", page_io::swap_device_task(w2));
     }
     for wl in &scenario.workloads {
         spawn_workload(&w, wl);
@@ -164,19 +172,35 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
     let start = wl.start;
     let w2 = w.clone();
     match wl.kind.clone() {
-        WorkloadKind::MemEater { size, chunk, pause, then } => {
+        WorkloadKind::MemEater {
+            size,
+            chunk,
+            pause,
+            then,
+        } => {
             let t = w.borrow_mut().sched.spawn(&wl.name, async move {
                 delay_start(&w2, idx, start).await;
                 workload::mem_eater::run(w2, idx, mm, size, chunk, pause, then).await;
             });
             w.borrow_mut().mms[mm].task = Some(t);
         }
-        WorkloadKind::Memcachetest { pool, value_size, set_percent, threads } => {
-            let server = Rc::new(RefCell::new(workload::memcachetest::Server::new(w, mm, pool, value_size)));
+        WorkloadKind::Memcachetest {
+            pool,
+            value_size,
+            set_percent,
+            threads,
+        } => {
+            let server = Rc::new(RefCell::new(workload::memcachetest::Server::new(
+                w, mm, pool, value_size,
+            )));
             for i in 0..threads {
                 let w3 = w.clone();
                 let s = server.clone();
-                let name = if threads == 1 { wl.name.clone() } else { format!("{}/{i}", wl.name) };
+                let name = if threads == 1 {
+                    wl.name.clone()
+                } else {
+                    format!("{}/{i}", wl.name)
+                };
                 let t = w.borrow_mut().sched.spawn(&name, async move {
                     delay_start(&w3, idx, start).await;
                     workload::memcachetest::client(w3, idx, mm, s, set_percent).await;
@@ -198,20 +222,30 @@ async fn delay_start(w: &World, idx: usize, start: Nanos) {
     w.borrow_mut().workloads[idx].started_at = now;
 }
 
-/// Run a booted machine for `duration`; stops early on an invariant violation.
-pub fn run_world(w: &World, duration: Nanos) -> Result<Nanos, SimError> {
+/// Advance a booted machine to `duration`; stops early on an invariant violation.
+pub fn advance(w: &World, duration: Nanos) -> Result<Nanos, SimError> {
     let mut ex = Executor::new(w.clone());
     let end = ex.run_until(duration, |k: &mut Kernel| k.fatal.is_some());
-    let k = w.borrow();
-    if let Some(msg) = &k.fatal {
-        return Err(SimError::Invariant(msg.clone()));
+    match &w.borrow().fatal {
+        Some(msg) => Err(SimError::Invariant(msg.clone())),
+        None => Ok(end),
     }
-    invariants::check(&k).map_err(SimError::Invariant)?;
+}
+
+/// Advance to `duration`, then check every page-state invariant.
+pub fn run_world(w: &World, duration: Nanos) -> Result<Nanos, SimError> {
+    let end = advance(w, duration)?;
+    invariants::check(&w.borrow()).map_err(SimError::Invariant)?;
     Ok(end)
 }
 
 /// Boot, run and summarise.
-pub fn run(scenario: &Scenario, kernel: &KernelConfig, seed: u64, opts: RunOptions) -> Result<RunResult, SimError> {
+pub fn run(
+    scenario: &Scenario,
+    kernel: &KernelConfig,
+    seed: u64,
+    opts: RunOptions,
+) -> Result<RunResult, SimError> {
     let w = boot(scenario, kernel, seed)?;
     w.borrow_mut().check_every_batch = opts.check_every_batch;
     let end = run_world(&w, scenario.run.duration)?;
@@ -219,7 +253,13 @@ pub fn run(scenario: &Scenario, kernel: &KernelConfig, seed: u64, opts: RunOptio
 }
 
 /// The [`RunResult`] of a finished run.
-pub fn summarise(w: &World, scenario: &Scenario, kernel: &KernelConfig, seed: u64, end: Nanos) -> RunResult {
+pub fn summarise(
+    w: &World,
+    scenario: &Scenario,
+    kernel: &KernelConfig,
+    seed: u64,
+    end: Nanos,
+) -> RunResult {
     let k = w.borrow();
     let mut workloads = Vec::new();
     for (i, wl) in scenario.workloads.iter().enumerate() {
@@ -230,13 +270,18 @@ pub fn summarise(w: &World, scenario: &Scenario, kernel: &KernelConfig, seed: u6
         match wl.kind {
             WorkloadKind::Memcachetest { .. } => {
                 m.push(("ops".into(), st.ops as f64));
-                m.push(("ops_per_sec".into(), (st.ops as f64 / secs(ran) * 100.0).round() / 100.0));
+                m.push((
+                    "ops_per_sec".into(),
+                    (st.ops as f64 / secs(ran) * 100.0).round() / 100.0,
+                ));
             }
             WorkloadKind::MemEater { .. } => {
                 m.push(("pages_touched".into(), st.pages_touched as f64));
                 m.push((
                     "fill_seconds".into(),
-                    st.touched_at.map(|t| secs(t - st.started_at)).unwrap_or(f64::NAN),
+                    st.touched_at
+                        .map(|t| secs(t - st.started_at))
+                        .unwrap_or(f64::NAN),
                 ));
                 m.push(("retouch_passes".into(), st.passes as f64));
             }

@@ -1,20 +1,142 @@
-//! Whole runs: invariants, determinism, direction of effects.
+//! Whole runs: invariants, determinism, the direction of effects, OOM.
 
 mod common;
 
 use mmsim::presets::{self, PRESETS};
+use mmsim::report::{json, RunResult};
+use mmsim::scenario::{self, MemEaterThen, WorkloadKind};
 use mmsim::sim::{self, RunOptions};
 
+fn run(s: &mmsim::scenario::Scenario, preset: &str, seed: u64, check: bool) -> RunResult {
+    let k = presets::resolve(preset, &[]).unwrap();
+    sim::run(
+        s,
+        &k,
+        seed,
+        RunOptions {
+            check_every_batch: check,
+        },
+    )
+    .unwrap()
+}
+
+fn example() -> mmsim::scenario::Scenario {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/anon-pressure.toml"
+    );
+    scenario::load(std::path::Path::new(path)).unwrap()
+}
+
 #[test]
-fn smoke() {
-    let s = common::anon_pressure(256, 60);
+fn same_scenario_preset_and_seed_give_identical_json() {
+    let s = common::anon_pressure(192, 20);
     for p in PRESETS {
-        let k = presets::resolve(p.name, &[]).unwrap();
-        let t = std::time::Instant::now();
-        let r = sim::run(&s, &k, 1, RunOptions::default()).unwrap();
-        eprintln!("{} {:?} wall {:?}", p.name, r.workloads, t.elapsed());
-        for n in ["pgactivate", "pgdeactivate", "pgrotated", "pgrefill_dma32", "nr_inactive_anon", "nr_active_anon", "nr_free_pages", "pswpout", "pswpin", "pgscan_kswapd_normal", "pgscan_kswapd_dma32", "pgsteal_kswapd_dma32", "pgscan_direct_dma32", "allocstall", "pgmajfault", "slabs_scanned", "kswapd_high_wmark_hit_quickly", "pageoutrun"] {
-            eprintln!("  {n} = {}", r.vmstat(n));
-        }
+        let a = serde_json::to_string(&json::run_to_json(&run(&s, p.name, 7, false))).unwrap();
+        let b = serde_json::to_string(&json::run_to_json(&run(&s, p.name, 7, false))).unwrap();
+        assert_eq!(a, b, "{} is not deterministic", p.name);
     }
+}
+
+#[test]
+fn another_seed_gives_different_workload_figures() {
+    let s = common::anon_pressure(256, 30);
+    let a = run(&s, "3.9", 1, false);
+    let b = run(&s, "3.9", 2, false);
+    assert_ne!(a.workloads, b.workloads);
+}
+
+#[test]
+fn invariants_hold_after_every_reclaim_batch_under_every_preset() {
+    let s = common::anon_pressure(80, 8);
+    for p in PRESETS {
+        let r = run(&s, p.name, 3, true);
+        assert!(
+            r.vmstat("pswpout") > 0,
+            "{}: the test must reach swap to mean anything",
+            p.name
+        );
+    }
+}
+
+/// Issue 2: examples/anon-pressure.toml under all three presets swaps, scans from kswapd
+/// and direct reclaim, and its efficiency rows are non-zero and consistent.
+#[test]
+fn anon_pressure_example_swaps_and_reclaims_consistently_under_all_presets() {
+    let s = example();
+    for p in PRESETS {
+        let r = run(&s, p.name, s.run.seed, false);
+        let sum = |stem: &str| -> u64 {
+            ["dma", "dma32", "normal", "movable"]
+                .iter()
+                .map(|z| r.vmstat(&format!("{stem}_{z}")))
+                .sum()
+        };
+        let (ks, kr) = (sum("pgscan_kswapd"), sum("pgsteal_kswapd"));
+        let (ds, dr) = (sum("pgscan_direct"), sum("pgsteal_direct"));
+        assert!(r.vmstat("pswpout") > 0, "{}: no swap-out", p.name);
+        assert!(
+            ks > 0 && ds > 0,
+            "{}: kswapd {ks} / direct {ds} scanning",
+            p.name
+        );
+        assert!(
+            kr > 0 && dr > 0,
+            "{}: kswapd {kr} / direct {dr} reclaimed",
+            p.name
+        );
+        assert!(kr <= ks && dr <= ds, "{}: reclaimed above scanned", p.name);
+        let rows =
+            mmsim::report::mmtests::vmstat_summary(&|n| r.vmstat(n), r.simulated_seconds, true);
+        let row = |label: &str| {
+            rows.iter()
+                .find(|(l, _)| *l == label)
+                .map(|(_, c)| mmsim::report::mmtests::json_value(c))
+                .unwrap()
+        };
+        for label in [
+            "Kswapd efficiency",
+            "Kswapd velocity",
+            "Direct velocity",
+            "Zone normal velocity",
+        ] {
+            assert!(row(label) > 0.0, "{}: {label} is 0", p.name);
+        }
+        assert!(row("Kswapd efficiency") <= 100.0 && row("Direct efficiency") <= 100.0);
+        assert_eq!(row("Page writes anon") as u64, r.vmstat("pswpout"));
+        assert!(r.oom_kills.is_empty(), "{}: unexpected OOM kill", p.name);
+    }
+}
+
+#[test]
+fn without_swap_an_eater_larger_than_ram_is_oom_killed_and_the_run_ends() {
+    let mut s = common::anon_pressure(128, 30);
+    s.machine.swap = None;
+    s.workloads
+        .retain(|w| matches!(w.kind, WorkloadKind::MemEater { .. }));
+    if let WorkloadKind::MemEater { size, then, .. } = &mut s.workloads[0].kind {
+        *size = 160 << 20;
+        *then = MemEaterThen::Hold;
+    }
+    let r = run(&s, "3.9", 1, false);
+    assert_eq!(r.oom_kills.len(), 1, "{:?}", r.oom_kills);
+    assert_eq!(r.oom_kills[0].victim, "mem_eater");
+    assert_eq!(r.metric("mem_eater", "oom_killed"), Some(1.0));
+    assert_eq!(r.vmstat("pswpout"), 0);
+    // Its memory came back.
+    assert!(r.vmstat("nr_anon_pages") < 1000);
+}
+
+#[test]
+fn more_ram_means_less_swapping() {
+    let small = run(&common::anon_pressure(192, 30), "3.9", 1, false);
+    let mut big_s = common::anon_pressure(192, 30);
+    big_s.machine.ram = 384 << 20;
+    let big = run(&big_s, "3.9", 1, false);
+    assert!(
+        big.vmstat("pswpout") < small.vmstat("pswpout") / 2,
+        "{} vs {}",
+        big.vmstat("pswpout"),
+        small.vmstat("pswpout")
+    );
 }

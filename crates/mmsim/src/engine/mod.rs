@@ -318,7 +318,10 @@ impl<W: SchedHost> Future for Wait<W> {
 }
 
 /// Sleep until `deadline` (not killable).
-pub fn sleep_until<W: SchedHost>(world: &Shared<W>, deadline: Nanos) -> impl Future<Output = WakeReason> {
+pub fn sleep_until<W: SchedHost>(
+    world: &Shared<W>,
+    deadline: Nanos,
+) -> impl Future<Output = WakeReason> {
     Wait {
         world: world.clone(),
         queue: None,
@@ -400,7 +403,9 @@ pub struct Executor<W: SchedHost> {
 
 impl<W: SchedHost> std::fmt::Debug for Executor<W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Executor").field("tasks", &self.tasks.len()).finish()
+        f.debug_struct("Executor")
+            .field("tasks", &self.tasks.len())
+            .finish()
     }
 }
 

@@ -80,12 +80,21 @@ pub fn check(k: &Kernel) -> Result<(), String> {
                 z.free_pages()
             ));
         }
-        for lru in [Lru::InactiveAnon, Lru::ActiveAnon, Lru::InactiveFile, Lru::ActiveFile, Lru::Unevictable] {
+        for lru in [
+            Lru::InactiveAnon,
+            Lru::ActiveAnon,
+            Lru::InactiveFile,
+            Lru::ActiveFile,
+            Lru::Unevictable,
+        ] {
             let list = &z.lruvec.lists[lru as usize];
             let mut len = 0;
             for pfn in list.iter(&k.pages) {
                 len += 1;
-                if !k.pages.test(pfn, PG_LRU) || k.pages.lru(pfn) != lru || k.page_zone(pfn) != z.idx {
+                if !k.pages.test(pfn, PG_LRU)
+                    || k.pages.lru(pfn) != lru
+                    || k.page_zone(pfn) != z.idx
+                {
                     return Err(format!(
                         "invariant 'LRU membership' violated: {} found on {lru:?} of zone {}",
                         describe(k, pfn),
@@ -191,7 +200,11 @@ pub fn check(k: &Kernel) -> Result<(), String> {
     if k.swap.cache_len() as u64 > k.swap.total() {
         return Err("invariant 'swap slots balanced' violated: swap cache larger than swap".into());
     }
-    let anon: i64 = k.zones.iter().map(|z| z.vm_stat[ZoneStat::nr_anon_pages as usize]).sum();
+    let anon: i64 = k
+        .zones
+        .iter()
+        .map(|z| z.vm_stat[ZoneStat::nr_anon_pages as usize])
+        .sum();
     let mapped_anon = (0..n as Pfn).filter(|&p| k.pages.mapped(p)).count() as i64;
     if anon != mapped_anon {
         return Err(format!(

@@ -4,7 +4,9 @@
 //! A PTE is a `u32`: 0 is none; bit 31 set means present, with the young and dirty bits and
 //! the frame number below; otherwise the value is a swap slot plus one.
 
-use super::page::{Lru, Pfn, PG_ANON, PG_DIRTY, PG_LOCKED, PG_SWAPBACKED, PG_SWAPCACHE, PG_UPTODATE, PG_WRITEBACK};
+use super::page::{
+    Lru, Pfn, PG_ANON, PG_DIRTY, PG_LOCKED, PG_SWAPBACKED, PG_SWAPCACHE, PG_UPTODATE, PG_WRITEBACK,
+};
 use super::page_alloc::{alloc_pages, AllocError};
 use super::vmstat::{VmEvent, ZoneStat};
 use super::{page_io, swap, swapfile, Gfp, Kernel, World};
@@ -136,12 +138,20 @@ pub struct FaultCost {
 }
 
 /// `handle_mm_fault` for an anonymous mapping: first touch or swap-in.
-pub async fn handle_mm_fault(w: &World, mm: usize, vpn: u32, write: bool) -> Result<FaultCost, AllocError> {
+pub async fn handle_mm_fault(
+    w: &World,
+    mm: usize,
+    vpn: u32,
+    write: bool,
+) -> Result<FaultCost, AllocError> {
     let pte = w.borrow().mms[mm].pte(vpn);
     if pte & PTE_PRESENT != 0 {
         // Raced with another thread of the same mm.
         touch(&mut w.borrow_mut(), mm, vpn, write);
-        return Ok(FaultCost { major: false, cpu: 0 });
+        return Ok(FaultCost {
+            major: false,
+            cpu: 0,
+        });
     }
     if pte == 0 {
         do_anonymous_page(w, mm, vpn).await
@@ -158,7 +168,10 @@ async fn do_anonymous_page(w: &World, mm: usize, vpn: u32) -> Result<FaultCost, 
     if *k.mms[mm].pte_mut(vpn) != 0 || k.mms[mm].dead {
         // Another thread got there first, or the mm was torn down meanwhile.
         super::page_alloc::free_page(&mut k, pfn);
-        return Ok(FaultCost { major: false, cpu: MINOR_FAULT_NS });
+        return Ok(FaultCost {
+            major: false,
+            cpu: MINOR_FAULT_NS,
+        });
     }
     k.pages.flags[pfn as usize] = PG_SWAPBACKED | PG_ANON | PG_UPTODATE;
     k.pages.mapping[pfn as usize] = mm as u32;
@@ -170,11 +183,20 @@ async fn do_anonymous_page(w: &World, mm: usize, vpn: u32) -> Result<FaultCost, 
     k.mms[mm].rss += 1;
     k.mms[mm].min_flt += 1;
     swap::lru_cache_add_lru(&mut k, pfn, Lru::ActiveAnon);
-    Ok(FaultCost { major: false, cpu: MINOR_FAULT_NS })
+    Ok(FaultCost {
+        major: false,
+        cpu: MINOR_FAULT_NS,
+    })
 }
 
 /// `do_swap_page`: find the page in the swap cache or read it (with readahead), map it.
-async fn do_swap_page(w: &World, mm: usize, vpn: u32, slot: u32, write: bool) -> Result<FaultCost, AllocError> {
+async fn do_swap_page(
+    w: &World,
+    mm: usize,
+    vpn: u32,
+    slot: u32,
+    write: bool,
+) -> Result<FaultCost, AllocError> {
     let mut major = false;
     let pfn = loop {
         let cached = w.borrow().swap.lookup_swap_cache(slot);
@@ -185,7 +207,12 @@ async fn do_swap_page(w: &World, mm: usize, vpn: u32, slot: u32, write: bool) ->
                 match page_io::swapin_readahead(w, slot).await? {
                     Some(p) => p,
                     // The slot was freed under us: the PTE changed; retry the fault.
-                    None => return Ok(FaultCost { major, cpu: MAJOR_FAULT_NS }),
+                    None => {
+                        return Ok(FaultCost {
+                            major,
+                            cpu: MAJOR_FAULT_NS,
+                        })
+                    }
                 }
             }
         };
@@ -206,7 +233,10 @@ async fn do_swap_page(w: &World, mm: usize, vpn: u32, slot: u32, write: bool) ->
             break pfn;
         }
         if k.mms[mm].pte(vpn) != slot + 1 {
-            return Ok(FaultCost { major, cpu: MAJOR_FAULT_NS });
+            return Ok(FaultCost {
+                major,
+                cpu: MAJOR_FAULT_NS,
+            });
         }
     };
     let mut k = w.borrow_mut();
@@ -218,7 +248,10 @@ async fn do_swap_page(w: &World, mm: usize, vpn: u32, slot: u32, write: bool) ->
         k.mms[mm].min_flt += 1;
     }
     if k.mms[mm].pte(vpn) != slot + 1 || k.mms[mm].dead {
-        return Ok(FaultCost { major, cpu: MAJOR_FAULT_NS });
+        return Ok(FaultCost {
+            major,
+            cpu: MAJOR_FAULT_NS,
+        });
     }
     debug_assert!(k.pages.test(pfn, PG_UPTODATE));
     // page_add_anon_rmap
@@ -244,7 +277,10 @@ async fn do_swap_page(w: &World, mm: usize, vpn: u32, slot: u32, write: bool) ->
         pte |= PTE_DIRTY;
     }
     *k.mms[mm].pte_mut(vpn) = pte;
-    Ok(FaultCost { major, cpu: MAJOR_FAULT_NS })
+    Ok(FaultCost {
+        major,
+        cpu: MAJOR_FAULT_NS,
+    })
 }
 
 /// `exit_mmap`: tear down an address space. Pages that reclaim holds isolated, or that are
@@ -277,7 +313,9 @@ pub fn exit_mmap(k: &mut Kernel, mm: usize) {
 /// Free an anonymous page that nothing maps any more, if no one else holds it.
 fn release_unmapped_anon(k: &mut Kernel, pfn: Pfn) {
     let f = k.pages.flags[pfn as usize];
-    if f & (super::page::PG_ISOLATED | PG_LOCKED | PG_WRITEBACK) != 0 || f & super::page::PG_LRU == 0 {
+    if f & (super::page::PG_ISOLATED | PG_LOCKED | PG_WRITEBACK) != 0
+        || f & super::page::PG_LRU == 0
+    {
         // Reclaim or IO holds it; it frees the page when it is done (as the last put_page).
         k.pages.clear(pfn, PG_ANON);
         return;

@@ -3,8 +3,8 @@
 //! its way out.
 
 use super::Kernel;
-use crate::report::OomKill;
 use crate::engine::SEC;
+use crate::report::OomKill;
 
 /// `out_of_memory`. Returns whether a task was killed now (false: a victim is still
 /// exiting, or there is nothing to kill).

@@ -176,7 +176,10 @@ impl Pages {
     pub fn mapcount_add(&mut self, pfn: Pfn, delta: i32) {
         let f = &mut self.flags[pfn as usize];
         let mc = (*f >> MAPCOUNT_SHIFT) as i32 + delta;
-        debug_assert!((0..256).contains(&mc), "mapcount out of range for pfn {pfn}");
+        debug_assert!(
+            (0..256).contains(&mc),
+            "mapcount out of range for pfn {pfn}"
+        );
         *f = (*f & ((1 << MAPCOUNT_SHIFT) - 1)) | ((mc as u32) << MAPCOUNT_SHIFT);
     }
 

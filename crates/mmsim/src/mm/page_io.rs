@@ -150,7 +150,9 @@ pub async fn swap_device_task(w: World) {
         let mut k = w.borrow_mut();
         for slot in bio.slot..bio.slot + bio.nr {
             let Some(pfn) = k.swap.lookup_swap_cache(slot) else {
-                k.fail(format!("swap IO completed for slot {slot} with no page in the swap cache"));
+                k.fail(format!(
+                    "swap IO completed for slot {slot} with no page in the swap cache"
+                ));
                 return;
             };
             if bio.write {
@@ -234,7 +236,11 @@ mod tests {
             },
             wq,
         );
-        let bio = SwapBio { write: true, slot: 10, nr: 32 };
+        let bio = SwapBio {
+            write: true,
+            slot: 10,
+            nr: 32,
+        };
         let transfer = 32 * 4096 * SEC / (100 << 20);
         assert_eq!(dev.service_time(&bio), 2 * MSEC + transfer);
         dev.head_slot = 10;

@@ -53,7 +53,10 @@ pub fn try_to_unmap(k: &mut Kernel, pfn: Pfn) -> Unmap {
     if !k.pages.mapped(pfn) {
         return Unmap::Success;
     }
-    debug_assert!(k.pages.test(pfn, PG_SWAPCACHE), "unmapping pfn {pfn} outside the swap cache");
+    debug_assert!(
+        k.pages.test(pfn, PG_SWAPCACHE),
+        "unmapping pfn {pfn} outside the swap cache"
+    );
     let mm = k.pages.mapping[pfn as usize] as usize;
     let vpn = k.pages.index[pfn as usize];
     let pte = *k.mms[mm].pte_mut(vpn);

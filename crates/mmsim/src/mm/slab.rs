@@ -38,7 +38,12 @@ impl Slab {
 
 /// `shrink_slab`: scan the cache in proportion to `nr_scanned / lru_pages`; returns objects
 /// freed. Pages released are added to `reclaimed_slab`.
-pub fn shrink_slab(k: &mut Kernel, nr_scanned: u64, lru_pages: u64, reclaimed_slab: &mut u64) -> u64 {
+pub fn shrink_slab(
+    k: &mut Kernel,
+    nr_scanned: u64,
+    lru_pages: u64,
+    reclaimed_slab: &mut u64,
+) -> u64 {
     let nr_scanned = if nr_scanned == 0 { 32 } else { nr_scanned };
     let max_pass = k.slab.objects * k.vm.vfs_cache_pressure as u64 / 100;
     if max_pass == 0 {

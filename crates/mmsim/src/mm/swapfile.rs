@@ -187,7 +187,10 @@ pub fn page_swapcount(k: &Kernel, pfn: Pfn) -> u8 {
 /// `try_to_free_swap`: drop the swap copy of a page nothing else needs (the page becomes
 /// the only copy, so it is dirtied).
 pub fn try_to_free_swap(k: &mut Kernel, pfn: Pfn) -> bool {
-    if !k.pages.test(pfn, PG_SWAPCACHE) || k.pages.test(pfn, PG_WRITEBACK) || page_swapcount(k, pfn) != 0 {
+    if !k.pages.test(pfn, PG_SWAPCACHE)
+        || k.pages.test(pfn, PG_WRITEBACK)
+        || page_swapcount(k, pfn) != 0
+    {
         return false;
     }
     delete_from_swap_cache(k, pfn);

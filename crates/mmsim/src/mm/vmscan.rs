@@ -317,7 +317,14 @@ pub fn get_scan_count(k: &mut Kernel, zi: usize, sc: &ScanControl) -> ([u64; 4],
 
 /// `isolate_lru_pages`: take up to `nr_to_scan` pages from the tail of `lru`; pages the mode
 /// excludes go back to the head. Returns pages scanned.
-fn isolate_lru_pages(k: &mut Kernel, nr_to_scan: u64, zi: usize, lru: Lru, sc: &ScanControl, out: &mut PageList) -> u64 {
+fn isolate_lru_pages(
+    k: &mut Kernel,
+    nr_to_scan: u64,
+    zi: usize,
+    lru: Lru,
+    sc: &ScanControl,
+    out: &mut PageList,
+) -> u64 {
     let clean_only = !sc.may_writepage;
     let unmapped_only = !sc.may_unmap;
     let mut scan = 0;
@@ -328,7 +335,8 @@ fn isolate_lru_pages(k: &mut Kernel, nr_to_scan: u64, zi: usize, lru: Lru, sc: &
         }
         scan += 1;
         let f = k.pages.flags[pfn as usize];
-        let busy = (clean_only && f & (PG_DIRTY | PG_WRITEBACK) != 0) || (unmapped_only && k.pages.mapped(pfn));
+        let busy = (clean_only && f & (PG_DIRTY | PG_WRITEBACK) != 0)
+            || (unmapped_only && k.pages.mapped(pfn));
         let list = &mut k.zones[zi].lruvec.lists[lru as usize];
         list.del(&mut k.pages, pfn);
         if busy {
@@ -353,7 +361,13 @@ fn isolated_stat(file: bool) -> ZoneStat {
 
 /// `shrink_active_list`: move pages not referenced since the last look to the inactive
 /// list; referenced executable file pages stay active (`kernel-reclaim.md` §3.7).
-pub fn shrink_active_list(k: &mut Kernel, nr_to_scan: u64, zi: usize, lru: Lru, sc: &mut ScanControl) {
+pub fn shrink_active_list(
+    k: &mut Kernel,
+    nr_to_scan: u64,
+    zi: usize,
+    lru: Lru,
+    sc: &mut ScanControl,
+) {
     let file = lru.is_file();
     let mut list = PageList::default();
     let nr_scanned = isolate_lru_pages(k, nr_to_scan.min(SWAP_CLUSTER_MAX), zi, lru, sc, &mut list);
@@ -489,7 +503,14 @@ fn page_orphaned(k: &Kernel, pfn: Pfn) -> bool {
 
 /// The decision tree of `shrink_page_list` for one page (`kernel-reclaim.md` §4.1, §4.2).
 /// `after_wait` resumes after KS's in-loop sleep.
-fn shrink_one_page(k: &mut Kernel, zi: usize, sc: &mut ScanControl, st: &mut PageListStats, pfn: Pfn, after_wait: bool) -> Verdict {
+fn shrink_one_page(
+    k: &mut Kernel,
+    zi: usize,
+    sc: &mut ScanControl,
+    st: &mut PageListStats,
+    pfn: Pfn,
+    after_wait: bool,
+) -> Verdict {
     let sw = k.sw;
     if !after_wait {
         if k.pages.test(pfn, PG_LOCKED) {
@@ -518,7 +539,8 @@ fn shrink_one_page(k: &mut Kernel, zi: usize, sc: &mut ScanControl, st: &mut Pag
         return Verdict::Free;
     }
     let file = k.pages.is_file_cache(pfn);
-    let mut may_enter_fs = sc.gfp.has(Gfp::FS) || (k.pages.test(pfn, PG_SWAPCACHE) && sc.gfp.has(Gfp::IO));
+    let mut may_enter_fs =
+        sc.gfp.has(Gfp::FS) || (k.pages.test(pfn, PG_SWAPCACHE) && sc.gfp.has(Gfp::IO));
 
     if sw.on(Switch::StallOnDirtyEncountered) && !after_wait {
         let (dirty, writeback) = page_check_dirty_writeback(k, pfn);
@@ -531,7 +553,9 @@ fn shrink_one_page(k: &mut Kernel, zi: usize, sc: &mut ScanControl, st: &mut Pag
         // The page's BDI is never congested until the block layer exists (swap never is).
         let bdi_congested = false;
         if bdi_congested
-            || (sw.on(Switch::ImmediateReclaimIsCongestion) && writeback && k.pages.test(pfn, PG_RECLAIM))
+            || (sw.on(Switch::ImmediateReclaimIsCongestion)
+                && writeback
+                && k.pages.test(pfn, PG_RECLAIM))
         {
             st.nr_congested += 1;
         }
@@ -544,7 +568,11 @@ fn shrink_one_page(k: &mut Kernel, zi: usize, sc: &mut ScanControl, st: &mut Pag
             return Verdict::Keep;
         }
         let zone_writeback = k.zones[zi].test_flag(ZONE_WRITEBACK);
-        if sw.on(Switch::KswapdBlockOnWriteback) && sc.kswapd && k.pages.test(pfn, PG_RECLAIM) && zone_writeback {
+        if sw.on(Switch::KswapdBlockOnWriteback)
+            && sc.kswapd
+            && k.pages.test(pfn, PG_RECLAIM)
+            && zone_writeback
+        {
             // Case 1: pages cycle through the LRU faster than they are written.
             if sw.on(Switch::StallAfterPageList) {
                 st.nr_immediate += 1;
@@ -631,7 +659,13 @@ fn shrink_one_page(k: &mut Kernel, zi: usize, sc: &mut ScanControl, st: &mut Pag
 
 /// `shrink_page_list`: decide the fate of each isolated page; free the reclaimable ones and
 /// leave the rest in `list` to be put back. Returns pages freed.
-pub async fn shrink_page_list(w: &World, zi: usize, sc: &mut ScanControl, list: &mut PageList, st: &mut PageListStats) -> u64 {
+pub async fn shrink_page_list(
+    w: &World,
+    zi: usize,
+    sc: &mut ScanControl,
+    list: &mut PageList,
+    st: &mut PageListStats,
+) -> u64 {
     let mut nr_reclaimed = 0;
     let mut nr_activate = 0;
     let mut kept = 0;
@@ -663,7 +697,8 @@ pub async fn shrink_page_list(w: &World, zi: usize, sc: &mut ScanControl, list: 
             }
             Verdict::Free => {
                 let mut k = w.borrow_mut();
-                k.pages.clear(pfn, PG_ISOLATED | PG_RECLAIM | PG_REFERENCED | PG_ACTIVE);
+                k.pages
+                    .clear(pfn, PG_ISOLATED | PG_RECLAIM | PG_REFERENCED | PG_ACTIVE);
                 let flags = k.pages.flags[pfn as usize];
                 debug_assert!(flags & (PG_DIRTY | PG_WRITEBACK | PG_LOCKED | PG_SWAPCACHE) == 0);
                 k.pages.flags[pfn as usize] = flags & PG_UPTODATE;
@@ -727,9 +762,15 @@ fn too_many_isolated(k: &Kernel, zi: usize, file: bool, sc: &ScanControl) -> boo
     }
     let z = &k.zones[zi];
     let (mut inactive, isolated) = if file {
-        (z.stat(ZoneStat::nr_inactive_file), z.stat(ZoneStat::nr_isolated_file))
+        (
+            z.stat(ZoneStat::nr_inactive_file),
+            z.stat(ZoneStat::nr_isolated_file),
+        )
     } else {
-        (z.stat(ZoneStat::nr_inactive_anon), z.stat(ZoneStat::nr_isolated_anon))
+        (
+            z.stat(ZoneStat::nr_inactive_anon),
+            z.stat(ZoneStat::nr_isolated_anon),
+        )
     };
     if sc.gfp.has(Gfp::IO | Gfp::FS) {
         inactive >>= 3;
@@ -739,12 +780,21 @@ fn too_many_isolated(k: &Kernel, zi: usize, file: bool, sc: &ScanControl) -> boo
 
 /// `shrink_inactive_list`: isolate a batch, run `shrink_page_list`, put survivors back, then
 /// take the stall decisions of the kernel version (`kernel-reclaim.md` §3.9, §4.5).
-pub async fn shrink_inactive_list(w: &World, nr_to_scan: u64, zi: usize, lru: Lru, sc: &mut ScanControl) -> u64 {
+pub async fn shrink_inactive_list(
+    w: &World,
+    nr_to_scan: u64,
+    zi: usize,
+    lru: Lru,
+    sc: &mut ScanControl,
+) -> u64 {
     let file = lru.is_file();
     loop {
         let (tmi, killed) = {
             let k = w.borrow();
-            (too_many_isolated(&k, zi, file, sc), k.sched.is_killed(k.sched.current()))
+            (
+                too_many_isolated(&k, zi, file, sc),
+                k.sched.is_killed(k.sched.current()),
+            )
         };
         if !tmi {
             break;
@@ -828,7 +878,13 @@ fn writeback_throttle(st: &PageListStats, nr_taken: u64, priority: i32) -> bool 
 
 /// The zone flags and stalls `shrink_inactive_list` decides after a batch. Returns
 /// (congestion_wait?, wait_iff_congested timeout for the writeback throttle).
-pub fn stall_decisions(k: &mut Kernel, zi: usize, sc: &ScanControl, st: &PageListStats, nr_taken: u64) -> (bool, Option<Nanos>) {
+pub fn stall_decisions(
+    k: &mut Kernel,
+    zi: usize,
+    sc: &ScanControl,
+    st: &PageListStats,
+    nr_taken: u64,
+) -> (bool, Option<Nanos>) {
     let sw = k.sw;
     let z = &mut k.zones[zi];
     let mut wait = None;
@@ -846,7 +902,11 @@ pub fn stall_decisions(k: &mut Kernel, zi: usize, sc: &ScanControl, st: &PageLis
             wait = Some(HZ_10);
         }
     }
-    if sw.on(Switch::DirectWaitIffCongestedInShrinkList) && sc.global() && st.nr_dirty > 0 && st.nr_dirty == st.nr_congested {
+    if sw.on(Switch::DirectWaitIffCongestedInShrinkList)
+        && sc.global()
+        && st.nr_dirty > 0
+        && st.nr_dirty == st.nr_congested
+    {
         z.set_flag(ZONE_CONGESTED);
     }
     if sc.global() {
@@ -891,7 +951,8 @@ pub async fn shrink_lruvec(w: &World, zi: usize, sc: &mut ScanControl) {
     let proportional = w.borrow().sw.on(Switch::KswapdProportionalScan);
     let nr_to_reclaim = sc.nr_to_reclaim;
     let mut nr_reclaimed = 0;
-    let mut scan_adjusted = proportional && sc.global() && !sc.kswapd && sc.priority == DEF_PRIORITY;
+    let mut scan_adjusted =
+        proportional && sc.global() && !sc.kswapd && sc.priority == DEF_PRIORITY;
     let ia = Lru::InactiveAnon as usize;
     let aa = Lru::ActiveAnon as usize;
     let ifl = Lru::InactiveFile as usize;
@@ -923,7 +984,11 @@ pub async fn shrink_lruvec(w: &World, zi: usize, sc: &mut ScanControl) {
         }
         let nr_file = nr[ifl] + nr[af];
         let nr_anon = nr[ia] + nr[aa];
-        let (small, big) = if nr_file > nr_anon { ([ia, aa], [ifl, af]) } else { ([ifl, af], [ia, aa]) };
+        let (small, big) = if nr_file > nr_anon {
+            ([ia, aa], [ifl, af])
+        } else {
+            ([ifl, af], [ia, aa])
+        };
         let scan_target = targets[small[0]] + targets[small[1]] + 1;
         let percentage = (nr[small[0]] + nr[small[1]]) * 100 / scan_target;
         nr[small[0]] = 0;
@@ -966,7 +1031,11 @@ async fn throttle_direct_reclaim(w: &World, gfp: Gfp) -> bool {
         k.count(VmEvent::pgscan_direct_throttle, 1);
     }
     let q = w.borrow().wq.pfmemalloc_wait;
-    let timeout = if gfp.has(Gfp::FS) { None } else { Some(engine::SEC) };
+    let timeout = if gfp.has(Gfp::FS) {
+        None
+    } else {
+        Some(engine::SEC)
+    };
     loop {
         let r = engine::wait_event(w, q, timeout, true).await;
         let mut k = w.borrow_mut();
@@ -1007,7 +1076,9 @@ async fn do_try_to_free_pages(w: &World, sc: &mut ScanControl) -> u64 {
         for &zi in &list[..n] {
             {
                 let k = w.borrow();
-                if !k.zones[zi].populated() || (k.zones[zi].all_unreclaimable && sc.priority != DEF_PRIORITY) {
+                if !k.zones[zi].populated()
+                    || (k.zones[zi].all_unreclaimable && sc.priority != DEF_PRIORITY)
+                {
                     continue;
                 }
             }
@@ -1015,7 +1086,10 @@ async fn do_try_to_free_pages(w: &World, sc: &mut ScanControl) -> u64 {
         }
         {
             let mut k = w.borrow_mut();
-            let lru_pages: u64 = list[..n].iter().map(|&zi| zone_reclaimable_pages(&k, zi)).sum();
+            let lru_pages: u64 = list[..n]
+                .iter()
+                .map(|&zi| zone_reclaimable_pages(&k, zi))
+                .sum();
             let mut reclaimed_slab = 0;
             let nr_scanned = sc.nr_scanned;
             let freed = slab::shrink_slab(&mut k, nr_scanned, lru_pages, &mut reclaimed_slab);
@@ -1118,7 +1192,11 @@ async fn balance_pgdat_v39(w: &World, mut order: u32, classzone: &mut usize) -> 
         sc.order = order;
         w.borrow_mut().count(VmEvent::pageoutrun, 1);
         let mut balanced = false;
-        let floor = if w.borrow().sw.on(Switch::KswapdNoMaxPriority) { 1 } else { 0 };
+        let floor = if w.borrow().sw.on(Switch::KswapdNoMaxPriority) {
+            1
+        } else {
+            0
+        };
         loop {
             sc.cpu += BALANCE_PASS_NS;
             let lru_pages;
@@ -1131,15 +1209,19 @@ async fn balance_pgdat_v39(w: &World, mut order: u32, classzone: &mut usize) -> 
                         break;
                     }
                 }
-                lru_pages = (0..=end_zone).map(|i| zone_reclaimable_pages(&k, i)).sum::<u64>();
+                lru_pages = (0..=end_zone)
+                    .map(|i| zone_reclaimable_pages(&k, i))
+                    .sum::<u64>();
             }
             let mut i = 0;
             while i <= end_zone {
                 let (skip, shrink, gap_nr) = {
                     let k = w.borrow();
                     let z = &k.zones[i];
-                    let skip = !z.populated() || (z.all_unreclaimable && sc.priority != DEF_PRIORITY);
-                    let shrink = !skip && !zone_balanced(&k, i, order, balance_gap(&k, i), end_zone);
+                    let skip =
+                        !z.populated() || (z.all_unreclaimable && sc.priority != DEF_PRIORITY);
+                    let shrink =
+                        !skip && !zone_balanced(&k, i, order, balance_gap(&k, i), end_zone);
                     (skip, shrink, SWAP_CLUSTER_MAX.max(z.high_wmark()))
                 };
                 if skip {
@@ -1158,21 +1240,26 @@ async fn balance_pgdat_v39(w: &World, mut order: u32, classzone: &mut usize) -> 
                         k.zones[i].clear_flag(ZONE_WRITEBACK);
                     }
                 }
-                let mut k = w.borrow_mut();
-                if !k.sw.on(Switch::KswapdWritepageOncePerPass) && sc.priority < DEF_PRIORITY - 2 {
-                    sc.may_writepage = true;
-                }
-                if k.zones[i].all_unreclaimable {
+                let unreclaimable = {
+                    let mut k = w.borrow_mut();
+                    if !k.sw.on(Switch::KswapdWritepageOncePerPass)
+                        && sc.priority < DEF_PRIORITY - 2
+                    {
+                        sc.may_writepage = true;
+                    }
+                    let unreclaimable = k.zones[i].all_unreclaimable;
+                    if !unreclaimable && zone_balanced(&k, i, order, 0, end_zone) {
+                        k.zones[i].clear_flag(ZONE_CONGESTED);
+                    }
+                    unreclaimable
+                };
+                if unreclaimable {
                     if end_zone > 0 && end_zone == i {
                         end_zone -= 1;
                     }
                     i += 1;
                     continue;
                 }
-                if zone_balanced(&k, i, order, 0, end_zone) {
-                    k.zones[i].clear_flag(ZONE_CONGESTED);
-                }
-                drop(k);
                 maybe_charge(w, &mut sc).await;
                 i += 1;
             }
@@ -1219,7 +1306,14 @@ fn wake_pfmemalloc_waiters(k: &mut Kernel) {
 
 /// `kswapd_shrink_zone` (KS patch 9, `kernel-reclaim.md` §2.8). Returns true if the zone
 /// was balanced already or reclaim scanned its whole target (no need to raise priority).
-async fn kswapd_shrink_zone(w: &World, zi: usize, classzone: usize, sc: &mut ScanControl, lru_pages: u64, nr_attempted: &mut u64) -> bool {
+async fn kswapd_shrink_zone(
+    w: &World,
+    zi: usize,
+    classzone: usize,
+    sc: &mut ScanControl,
+    lru_pages: u64,
+    nr_attempted: &mut u64,
+) -> bool {
     {
         let k = w.borrow();
         sc.nr_to_reclaim = if k.sw.on(Switch::KswapdLimitReclaimPerPriority) {
@@ -1265,9 +1359,15 @@ async fn balance_pgdat_flat(w: &World, mut order: u32, classzone: &mut usize) ->
                 Some(e) => end_zone = e,
                 None => break,
             }
-            lru_pages = (0..=end_zone).map(|i| zone_reclaimable_pages(&k, i)).sum::<u64>();
+            lru_pages = (0..=end_zone)
+                .map(|i| zone_reclaimable_pages(&k, i))
+                .sum::<u64>();
             (
-                if k.sw.on(Switch::KswapdNoMaxPriority) { 1 } else { 0 },
+                if k.sw.on(Switch::KswapdNoMaxPriority) {
+                    1
+                } else {
+                    0
+                },
                 k.sw.on(Switch::KswapdWritepageOncePerPass),
             )
         };
@@ -1353,14 +1453,19 @@ async fn kswapd_try_to_sleep(w: &World, order: u32, classzone: usize) {
         engine::wait_event(w, q, None, false).await;
         w.borrow_mut().pgdat.kswapd_sleeping = false;
     } else if remaining {
-        w.borrow_mut().count(VmEvent::kswapd_low_wmark_hit_quickly, 1);
+        w.borrow_mut()
+            .count(VmEvent::kswapd_low_wmark_hit_quickly, 1);
     } else {
-        w.borrow_mut().count(VmEvent::kswapd_high_wmark_hit_quickly, 1);
+        w.borrow_mut()
+            .count(VmEvent::kswapd_high_wmark_hit_quickly, 1);
     }
 }
 
 fn highest_zone(k: &Kernel) -> usize {
-    (0..MAX_NR_ZONES).rev().find(|&i| k.zones[i].populated()).unwrap_or(0)
+    (0..MAX_NR_ZONES)
+        .rev()
+        .find(|&i| k.zones[i].populated())
+        .unwrap_or(0)
 }
 
 /// The kswapd thread (`kswapd`, `kernel-reclaim.md` §2.6).

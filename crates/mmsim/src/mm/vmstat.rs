@@ -109,9 +109,18 @@ mod tests {
 
     #[test]
     fn names_are_the_proc_vmstat_names() {
-        assert_eq!(VmEvent::pgscan_kswapd_dma.zone(2).name(), "pgscan_kswapd_normal");
-        assert_eq!(VmEvent::pgsteal_direct_dma.zone(1).name(), "pgsteal_direct_dma32");
-        assert_eq!(ZoneStat::nr_vmscan_immediate_reclaim.name(), "nr_vmscan_immediate_reclaim");
+        assert_eq!(
+            VmEvent::pgscan_kswapd_dma.zone(2).name(),
+            "pgscan_kswapd_normal"
+        );
+        assert_eq!(
+            VmEvent::pgsteal_direct_dma.zone(1).name(),
+            "pgsteal_direct_dma32"
+        );
+        assert_eq!(
+            ZoneStat::nr_vmscan_immediate_reclaim.name(),
+            "nr_vmscan_immediate_reclaim"
+        );
         assert_eq!(VmEvent::ALL.len(), VmEvent::COUNT);
     }
 

@@ -43,7 +43,7 @@
 //!   "scenario": "kswapd-stalls",
 //!   "seed": 42,
 //!   "simulated_seconds": 1000.0,
-//!   "switches": {"kswapd-writeback-stall": true},
+//!   "switches": {"kswapd_block_on_writeback": true},
 //!   "threads": [{"name": "kswapd0", "system_seconds": 3.2, "user_seconds": 0.0}],
 //!   "vmstat": {"nr_free_pages": 1024, "pgfault": 5000000},
 //!   "workloads": {"memcachetest": {"ops_per_sec": 23117.0}}

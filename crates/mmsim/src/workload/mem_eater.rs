@@ -8,7 +8,15 @@ use crate::mm::World;
 use crate::scenario::MemEaterThen;
 
 /// The mem_eater task.
-pub async fn run(w: World, idx: usize, mm: usize, size: u64, chunk: u64, pause: Nanos, then: MemEaterThen) {
+pub async fn run(
+    w: World,
+    idx: usize,
+    mm: usize,
+    size: u64,
+    chunk: u64,
+    pause: Nanos,
+    then: MemEaterThen,
+) {
     let pages = (size / PAGE_SIZE) as u32;
     let chunk_pages = (chunk / PAGE_SIZE).max(1) as u32;
     let start = w.borrow_mut().mms[mm].mmap_anon(pages, 0);

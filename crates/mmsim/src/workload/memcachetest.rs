@@ -60,7 +60,13 @@ fn uniform(w: &World, n: u64) -> u64 {
 }
 
 /// One client thread (with the server work it causes).
-pub async fn client(w: World, idx: usize, mm: usize, server: std::rc::Rc<std::cell::RefCell<Server>>, set_percent: u32) {
+pub async fn client(
+    w: World,
+    idx: usize,
+    mm: usize,
+    server: std::rc::Rc<std::cell::RefCell<Server>>,
+    set_percent: u32,
+) {
     let mut debt = CpuDebt::default();
     let items = server.borrow().items();
     loop {

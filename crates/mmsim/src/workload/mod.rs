@@ -43,7 +43,10 @@ impl CpuDebt {
 
     /// Charge everything owed now.
     pub async fn flush(&mut self, w: &World) {
-        let (u, s) = (std::mem::take(&mut self.user), std::mem::take(&mut self.system));
+        let (u, s) = (
+            std::mem::take(&mut self.user),
+            std::mem::take(&mut self.system),
+        );
         engine::run_cpu(w, s, CpuMode::System).await;
         engine::run_cpu(w, u, CpuMode::User).await;
     }
@@ -58,7 +61,13 @@ impl CpuDebt {
 
 /// Access one page of `mm`: on a hit nothing runs; on a fault the CPU owed so far is charged
 /// first, then the fault is handled and its kernel time owed.
-pub async fn access(w: &World, mm: usize, vpn: u32, write: bool, debt: &mut CpuDebt) -> Result<(), AllocError> {
+pub async fn access(
+    w: &World,
+    mm: usize,
+    vpn: u32,
+    write: bool,
+    debt: &mut CpuDebt,
+) -> Result<(), AllocError> {
     let a = memory::touch(&mut w.borrow_mut(), mm, vpn, write);
     if a == Access::Fault {
         debt.flush(w).await;

@@ -1,0 +1,124 @@
+//! The command line: exit statuses, error messages, generated help.
+
+use std::process::Command;
+
+fn mmsim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mmsim"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn bad_scenario(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("mmsim-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn validate_accepts_the_examples() {
+    for ex in [
+        "examples/anon-pressure.toml",
+        "examples/kswapd-balance.toml",
+    ] {
+        let (code, out, err) = mmsim(&["validate", ex]);
+        assert_eq!(code, 0, "{ex}: {err}");
+        assert!(out.contains(": ok"), "{out}");
+    }
+}
+
+#[test]
+fn a_misspelt_key_exits_2_naming_file_line_key_and_suggestion() {
+    let f = bad_scenario(
+        "misspelt.toml",
+        "[machine]\nram = \"1G\"\n\n[vm]\nswapines = 60\n",
+    );
+    let (code, _, err) = mmsim(&["validate", &f]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("misspelt.toml:5"), "{err}");
+    assert!(
+        err.contains("swapines") && err.contains("swappiness"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bad_size_and_zero_cpus_exit_2() {
+    let f = bad_scenario("size.toml", "[machine]\nram = \"4Q\"\n");
+    let (code, _, err) = mmsim(&["validate", &f]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("machine.ram"), "{err}");
+    let f = bad_scenario("cpus.toml", "[machine]\nram = \"1G\"\ncpus = 0\n");
+    let (code, _, err) = mmsim(&["run", &f]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cpus"), "{err}");
+}
+
+#[test]
+fn an_unknown_preset_or_switch_exits_2_with_a_suggestion() {
+    let (code, _, err) = mmsim(&[
+        "run",
+        "examples/kswapd-balance.toml",
+        "--kernel",
+        "lessdisrupt-v7r1",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("lessdisrupt-v7r10"), "{err}");
+    let (code, _, err) = mmsim(&[
+        "run",
+        "examples/kswapd-balance.toml",
+        "--set",
+        "stall_after_page_lists=true",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("stall_after_page_list'"), "{err}");
+}
+
+#[test]
+fn kernels_lists_every_preset_and_switch_with_its_patch() {
+    let (code, out, _) = mmsim(&["kernels"]);
+    assert_eq!(code, 0);
+    for p in mmsim::presets::PRESETS {
+        assert!(out.contains(p.name), "{}", p.name);
+    }
+    for d in mmsim::presets::SWITCHES {
+        assert!(out.contains(d.name) && out.contains(d.patch), "{}", d.name);
+    }
+}
+
+#[test]
+fn run_writes_json_with_the_documented_top_level_keys() {
+    let dir = std::env::temp_dir().join(format!("mmsim-cli-json-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("r.json");
+    let (code, stdout, err) = mmsim(&[
+        "run",
+        "examples/kswapd-balance.toml",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("Kswapd pages scanned"), "{stdout}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    for key in [
+        "kernel",
+        "seed",
+        "simulated_seconds",
+        "vmstat",
+        "mmtests_vmstat",
+        "workloads",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    assert!(v["vmstat"]["pgscan_kswapd_normal"].is_u64());
+    assert!(v["mmtests_vmstat"]["Kswapd efficiency"].is_number());
+}
