@@ -951,8 +951,9 @@ pub async fn shrink_lruvec(w: &World, zi: usize, sc: &mut ScanControl) {
     let proportional = w.borrow().sw.on(Switch::KswapdProportionalScan);
     let nr_to_reclaim = sc.nr_to_reclaim;
     let mut nr_reclaimed = 0;
-    let mut scan_adjusted =
-        proportional && sc.global() && !sc.kswapd && sc.priority == DEF_PRIORITY;
+    // KS patch 2 (3.11): direct reclaim stops at its target at every priority, 12 included;
+    // starting "adjusted" at DEF_PRIORITY came with a later (3.15) patch.
+    let mut scan_adjusted = false;
     let ia = Lru::InactiveAnon as usize;
     let aa = Lru::ActiveAnon as usize;
     let ifl = Lru::InactiveFile as usize;
