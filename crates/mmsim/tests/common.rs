@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use mmsim::engine::{MSEC, SEC};
+use std::path::PathBuf;
 use mmsim::scenario::*;
 
 pub const MIB: u64 = 1 << 20;
@@ -56,3 +57,27 @@ pub fn anon_pressure(ram_mib: u64, seconds: u64) -> Scenario {
         ],
     }
 }
+
+/// Compares `actual` with `tests/golden/<name>`, or rewrites the file under `MMSIM_BLESS=1`.
+pub fn check_golden(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var("MMSIM_BLESS").as_deref() == Ok("1") {
+        std::fs::write(&path, actual).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "reading {}: {e}\n(run with MMSIM_BLESS=1 to create it)\nactual:\n{actual}",
+            path.display()
+        )
+    });
+    if expected != actual {
+        panic!(
+            "{} differs (MMSIM_BLESS=1 rewrites it)\n--- expected ---\n{expected}--- actual ---\n{actual}--- end ---",
+            path.display()
+        );
+    }
+}
+

@@ -17,34 +17,14 @@
 use std::path::PathBuf;
 
 use mmsim::report::json::{run_to_json, runs_to_json};
+mod common;
+
+use common::check_golden;
 use mmsim::report::mmtests::{
     format_compare_table, format_monitor_table, vmstat_summary, Cell, Direction,
 };
 use mmsim::report::terminal::summary;
 use mmsim::report::{OomKill, RunResult, ThreadTimes};
-
-/// Compares `actual` with `tests/golden/<name>`, or rewrites the file under `MMSIM_BLESS=1`.
-fn check_golden(name: &str, actual: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
-    if std::env::var("MMSIM_BLESS").as_deref() == Ok("1") {
-        std::fs::write(&path, actual).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "reading {}: {e}\n(run with MMSIM_BLESS=1 to create it)\nactual:\n{actual}",
-            path.display()
-        )
-    });
-    if expected != actual {
-        panic!(
-            "{} differs (MMSIM_BLESS=1 rewrites it)\n--- expected ---\n{expected}--- actual ---\n{actual}--- end ---",
-            path.display()
-        );
-    }
-}
 
 /// The text with every run of whitespace in a line collapsed to one space, lines trimmed.
 fn collapse(text: &str) -> String {
