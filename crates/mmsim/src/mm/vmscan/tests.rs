@@ -1245,3 +1245,26 @@ fn invariants_hold_at_boot_and_name_the_broken_invariant_and_page() {
         "{e}"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// wakeup_kswapd's request bookkeeping (§2.4)
+
+#[test]
+fn wakeup_kswapd_lowers_the_pending_classzone_only_with_a_higher_order() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    k.pgdat.kswapd_max_order = 0;
+    k.pgdat.classzone_idx = ZONE_NORMAL;
+    // Same order as pending: the request is left alone.
+    crate::mm::page_alloc::wake_all_kswapd(&mut k, 0, ZONE_DMA, &[ZONE_DMA32, ZONE_DMA]);
+    assert_eq!(
+        (k.pgdat.kswapd_max_order, k.pgdat.classzone_idx),
+        (0, ZONE_NORMAL)
+    );
+    // A higher order raises the order and lowers the class zone.
+    crate::mm::page_alloc::wake_all_kswapd(&mut k, 1, ZONE_DMA, &[ZONE_DMA32, ZONE_DMA]);
+    assert_eq!(
+        (k.pgdat.kswapd_max_order, k.pgdat.classzone_idx),
+        (1, ZONE_DMA)
+    );
+}
