@@ -313,3 +313,42 @@ pub fn summarise(
         oom_kills: k.oom_kills.clone(),
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Test support (unit tests only; not part of the simulator).
+
+/// Boot a machine with no workloads for unit tests: `ram_mib` MiB of RAM, `swap_mib` MiB of
+/// swap on a 5 ms, 100 MiB/s device (0 = no swap), a 250-page slab, and the kernel of
+/// `preset`. Only kswapd (and the swap device) run until a test spawns its own tasks.
+#[cfg(test)]
+pub(crate) fn boot_for_test(ram_mib: u64, swap_mib: u64, preset: &str) -> World {
+    use crate::engine::MSEC;
+    use crate::scenario::{KernelSelection, Machine, RunParams, SlabParams, SwapDevice, VmSysctls};
+    const MIB: u64 = 1 << 20;
+    let scenario = Scenario {
+        name: "unit-test".into(),
+        machine: Machine {
+            ram: ram_mib * MIB,
+            cpus: 2,
+            swap: (swap_mib > 0).then(|| SwapDevice {
+                size: swap_mib * MIB,
+                read_latency: 5 * MSEC,
+                write_latency: 5 * MSEC,
+                bandwidth: 100 * MIB,
+            }),
+        },
+        vm: VmSysctls::default(),
+        run: RunParams {
+            duration: SEC,
+            seed: 1,
+        },
+        kernel: KernelSelection::default(),
+        slab: SlabParams {
+            objects: 1000,
+            object_size: 1024,
+        },
+        workloads: Vec::new(),
+    };
+    let kernel = crate::presets::resolve(preset, &[]).expect("a known preset");
+    boot(&scenario, &kernel, 1).expect("the test machine boots")
+}

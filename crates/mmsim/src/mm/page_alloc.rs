@@ -304,8 +304,8 @@ pub fn wake_all_kswapd(k: &mut Kernel, order: u32, classzone: usize, list: &[usi
         }
         if k.pgdat.kswapd_max_order < order {
             k.pgdat.kswapd_max_order = order;
+            k.pgdat.classzone_idx = k.pgdat.classzone_idx.min(classzone);
         }
-        k.pgdat.classzone_idx = k.pgdat.classzone_idx.min(classzone);
         if !k.pgdat.kswapd_sleeping {
             continue;
         }

@@ -1,1 +1,1270 @@
+//! Unit tests of `vmscan.rs` against `kernel-reclaim.md` (§2.5, §2.6, §3.4, §3.5, §3.7,
+//! §3.8, §4.1, §4.2, §4.4, §4.5, §4.10) and the seed 000 diffs. Expected values are computed
+//! here from the specification's formulas, never copied from the code under test.
+
 use super::*;
+use crate::engine::{Executor, SEC};
+use crate::mm::memory::{Mm, PTE_DIRTY, PTE_PRESENT, PTE_YOUNG, VM_EXEC, VM_LOCKED};
+use crate::mm::mmzone::{WMARK_HIGH, WMARK_LOW, ZONE_DMA, ZONE_DMA32};
+use crate::mm::page_alloc::{alloc_flags, get_page_from_freelist};
+use crate::mm::swapfile::SWAP_HAS_CACHE;
+use crate::presets;
+use crate::sim::boot_for_test;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+/// RAM of the test machine: DMA (~4000 pages) and DMA32 (~14000 managed pages), no Normal.
+const RAM_MIB: u64 = 128;
+/// The zone the tests build their lists in: the first zone of every zonelist here.
+const Z: usize = ZONE_DMA32;
+
+fn world(swap_mib: u64, preset: &str) -> World {
+    boot_for_test(RAM_MIB, swap_mib, preset)
+}
+
+fn switches(preset: &str) -> crate::presets::Switches {
+    presets::resolve(preset, &[])
+        .expect("known preset")
+        .switches
+}
+
+/// A free order-0 page of zone `Z`, taken from the buddy allocator.
+fn take_page(k: &mut Kernel) -> Pfn {
+    let pfn =
+        get_page_from_freelist(k, Gfp::KERNEL, 0, alloc_flags::NO_WATERMARKS).expect("a free page");
+    assert_eq!(k.page_zone(pfn), Z, "test pages come from DMA32");
+    pfn
+}
+
+/// `n` page-cache stand-ins (not swap-backed, unmapped) on `lru`.
+fn file_pages(k: &mut Kernel, lru: Lru, n: u64) -> Vec<Pfn> {
+    (0..n)
+        .map(|_| {
+            let pfn = take_page(k);
+            k.pages.flags[pfn as usize] = PG_UPTODATE | if lru.is_active() { PG_ACTIVE } else { 0 };
+            swap::add_page_to_lru_list(k, pfn, lru);
+            pfn
+        })
+        .collect()
+}
+
+/// `n` anonymous pages of a new mm whose mapping has `vm_flags`, on `lru`, in the state
+/// `do_anonymous_page` leaves them (dirty PTE), young if `young`. Returns (mm, first vpn,
+/// pages).
+fn anon_pages(
+    k: &mut Kernel,
+    lru: Lru,
+    n: u32,
+    young: bool,
+    vm_flags: u32,
+) -> (usize, u32, Vec<Pfn>) {
+    k.mms.push(Mm::default());
+    let mm = k.mms.len() - 1;
+    let start = k.mms[mm].mmap_anon(n, vm_flags);
+    let mut pfns = Vec::new();
+    for i in 0..n {
+        let pfn = take_page(k);
+        let vpn = start + i;
+        k.pages.flags[pfn as usize] =
+            PG_SWAPBACKED | PG_ANON | PG_UPTODATE | if lru.is_active() { PG_ACTIVE } else { 0 };
+        k.pages.mapping[pfn as usize] = mm as u32;
+        k.pages.index[pfn as usize] = vpn;
+        k.pages.mapcount_add(pfn, 1);
+        k.zones[Z].mod_stat(ZoneStat::nr_anon_pages, 1);
+        *k.mms[mm].pte_mut(vpn) = PTE_PRESENT | PTE_DIRTY | if young { PTE_YOUNG } else { 0 } | pfn;
+        k.mms[mm].rss += 1;
+        swap::add_page_to_lru_list(k, pfn, lru);
+        pfns.push(pfn);
+    }
+    (mm, start, pfns)
+}
+
+fn pte_of(k: &Kernel, pfn: Pfn) -> u32 {
+    let mm = k.pages.mapping[pfn as usize] as usize;
+    k.mms[mm].pte(k.pages.index[pfn as usize])
+}
+
+fn sc_at(priority: i32, kswapd: bool) -> ScanControl {
+    let mut sc = ScanControl::new(Gfp::KERNEL, 0, kswapd, false);
+    sc.priority = priority;
+    sc
+}
+
+/// §3.4's FRACT arithmetic, written out from the specification.
+fn fract_expected(
+    sizes: [u64; 4],
+    priority: i32,
+    swappiness: u64,
+    rs: [u64; 2],
+    rr: [u64; 2],
+) -> [u64; 4] {
+    let ap = swappiness * (rs[0] + 1) / (rr[0] + 1);
+    let fp = (200 - swappiness) * (rs[1] + 1) / (rr[1] + 1);
+    let den = ap + fp + 1;
+    let mut nr = [0; 4];
+    for (i, lru) in Lru::EVICTABLE.iter().enumerate() {
+        let scan = sizes[i] >> priority;
+        nr[*lru as usize] = scan * if lru.is_file() { fp } else { ap } / den;
+    }
+    nr
+}
+
+/// Lists with inactive file low (active > inactive), so §3.4 reaches FRACT.
+const FRACT_SIZES: [u64; 4] = [1024, 2048, 512, 1536];
+
+fn fill_lists(k: &mut Kernel, sizes: [u64; 4]) {
+    for (i, lru) in Lru::EVICTABLE.iter().enumerate() {
+        if lru.is_file() {
+            file_pages(k, *lru, sizes[i]);
+        } else if sizes[i] > 0 {
+            anon_pages(k, *lru, sizes[i] as u32, false, 0);
+        }
+    }
+    for (i, lru) in Lru::EVICTABLE.iter().enumerate() {
+        assert_eq!(k.zones[Z].lruvec.size(*lru), sizes[i]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 1. get_scan_count (§3.4)
+
+#[test]
+fn get_scan_count_fract_split_follows_the_reference_formula() {
+    // (swappiness, recent_scanned, recent_rotated): the last case has anon pages rotating
+    // (referenced) far more than file pages, so the split must favour file.
+    let cases: [(u32, [u64; 2], [u64; 2]); 4] = [
+        (60, [700, 500], [100, 100]),
+        (100, [700, 500], [100, 100]),
+        (100, [300, 200], [0, 150]),
+        (60, [760, 500], [700, 10]),
+    ];
+    for (swappiness, rs, rr) in cases {
+        let w = world(256, "3.9");
+        let mut k = w.borrow_mut();
+        k.vm.swappiness = swappiness;
+        fill_lists(&mut k, FRACT_SIZES);
+        // Below a quarter of each type's size: no decay.
+        assert!(rs[0] <= 3072 / 4 && rs[1] <= 2048 / 4);
+        k.zones[Z].lruvec.recent_scanned = rs;
+        k.zones[Z].lruvec.recent_rotated = rr;
+        for priority in [4, 8] {
+            let (nr, balance) = get_scan_count(&mut k, Z, &sc_at(priority, true));
+            assert_eq!(balance, ScanBalance::Fract, "swappiness {swappiness}");
+            let want = fract_expected(FRACT_SIZES, priority, swappiness as u64, rs, rr);
+            assert_eq!(
+                nr, want,
+                "swappiness {swappiness}, priority {priority}, rs {rs:?}, rr {rr:?}"
+            );
+        }
+        assert_eq!(
+            k.zones[Z].lruvec.recent_scanned, rs,
+            "no decay below size/4"
+        );
+        assert_eq!(k.zones[Z].lruvec.recent_rotated, rr);
+        if rr[0] > 10 * rr[1] {
+            // Rotation statistics favouring file: more file than anon scanned, per page.
+            let (nr, _) = get_scan_count(&mut k, Z, &sc_at(4, true));
+            let anon_share = nr[Lru::ActiveAnon as usize] * 1000 / (FRACT_SIZES[1] >> 4);
+            let file_share = nr[Lru::ActiveFile as usize] * 1000 / (FRACT_SIZES[3] >> 4);
+            assert!(
+                file_share > 5 * anon_share,
+                "file {file_share} vs anon {anon_share}"
+            );
+        }
+    }
+}
+
+#[test]
+fn get_scan_count_decays_rotation_statistics_above_a_quarter_of_the_lists() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    fill_lists(&mut k, FRACT_SIZES);
+    let anon = FRACT_SIZES[0] + FRACT_SIZES[1];
+    let file = FRACT_SIZES[2] + FRACT_SIZES[3];
+    // Anon: just above a quarter (halved); file: exactly a quarter (kept).
+    k.zones[Z].lruvec.recent_scanned = [anon / 4 + 1, file / 4];
+    k.zones[Z].lruvec.recent_rotated = [301, 51];
+    let (nr, balance) = get_scan_count(&mut k, Z, &sc_at(4, true));
+    assert_eq!(balance, ScanBalance::Fract);
+    let rs = [(anon / 4 + 1) >> 1, file / 4];
+    let rr = [301 / 2, 51];
+    assert_eq!(k.zones[Z].lruvec.recent_scanned, rs);
+    assert_eq!(k.zones[Z].lruvec.recent_rotated, rr);
+    assert_eq!(
+        nr,
+        fract_expected(FRACT_SIZES, 4, 60, rs, rr),
+        "the split uses the decayed values"
+    );
+    // Now file too.
+    k.zones[Z].lruvec.recent_scanned = [10, file];
+    k.zones[Z].lruvec.recent_rotated = [5, 99];
+    get_scan_count(&mut k, Z, &sc_at(4, true));
+    assert_eq!(k.zones[Z].lruvec.recent_scanned, [10, file / 2]);
+    assert_eq!(k.zones[Z].lruvec.recent_rotated, [5, 49]);
+}
+
+#[test]
+fn get_scan_count_scans_only_file_without_swap_or_may_swap() {
+    let shifted = |p: i32| FRACT_SIZES.map(|s| s >> p);
+    // No swap device at all.
+    let w = world(0, "3.9");
+    let mut k = w.borrow_mut();
+    fill_lists(&mut k, FRACT_SIZES);
+    let (nr, balance) = get_scan_count(&mut k, Z, &sc_at(4, true));
+    assert_eq!(balance, ScanBalance::File);
+    assert_eq!(nr, [0, 0, shifted(4)[2], shifted(4)[3]]);
+    // Even at priority 0 (EQUAL needs swap).
+    let (nr, balance) = get_scan_count(&mut k, Z, &sc_at(0, true));
+    assert_eq!(balance, ScanBalance::File);
+    assert_eq!(nr, [0, 0, FRACT_SIZES[2], FRACT_SIZES[3]]);
+    drop(k);
+
+    // Swap present but full, then swap free but may_swap off.
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    fill_lists(&mut k, FRACT_SIZES);
+    let (_, balance) = get_scan_count(&mut k, Z, &sc_at(4, true));
+    assert_eq!(balance, ScanBalance::Fract);
+    let inuse = k.swap.inuse_pages;
+    k.swap.inuse_pages = k.swap.total() as u32;
+    let (nr, balance) = get_scan_count(&mut k, Z, &sc_at(4, true));
+    assert_eq!(
+        (nr, balance),
+        ([0, 0, shifted(4)[2], shifted(4)[3]], ScanBalance::File),
+        "swap full"
+    );
+    k.swap.inuse_pages = inuse;
+    let mut sc = sc_at(4, true);
+    sc.may_swap = false;
+    let (nr, balance) = get_scan_count(&mut k, Z, &sc);
+    assert_eq!(
+        (nr, balance),
+        ([0, 0, shifted(4)[2], shifted(4)[3]], ScanBalance::File),
+        "!may_swap"
+    );
+}
+
+#[test]
+fn get_scan_count_scans_only_anon_when_file_and_free_are_below_high() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    let high = k.zones[Z].high_wmark();
+    file_pages(&mut k, Lru::InactiveFile, 10);
+    file_pages(&mut k, Lru::ActiveFile, 40);
+    // Leave high - 50 - 20 pages free: file + free = high - 20 <= high.
+    let free = k.zones[Z].free_pages();
+    let keep_free = high - 50 - 20;
+    let n = (free - keep_free) as u32;
+    anon_pages(&mut k, Lru::ActiveAnon, n / 2, false, 0);
+    anon_pages(&mut k, Lru::InactiveAnon, n - n / 2, false, 0);
+    assert_eq!(k.zones[Z].free_pages(), keep_free);
+    let ia = k.zones[Z].lruvec.size(Lru::InactiveAnon);
+    let aa = k.zones[Z].lruvec.size(Lru::ActiveAnon);
+    let (nr, balance) = get_scan_count(&mut k, Z, &sc_at(3, true));
+    assert_eq!(balance, ScanBalance::Anon);
+    assert_eq!(nr, [ia >> 3, aa >> 3, 0, 0]);
+    // Just above: file + free = high + 1 is no longer ANON.
+    for _ in 0..21 {
+        let pfn = k.zones[Z].lruvec.lists[Lru::InactiveAnon as usize].tail;
+        let mm = k.pages.mapping[pfn as usize] as usize;
+        let vpn = k.pages.index[pfn as usize];
+        swap::del_page_from_lru_list(&mut k, pfn);
+        rmap::page_remove_rmap(&mut k, pfn);
+        *k.mms[mm].pte_mut(vpn) = 0;
+        k.pages.flags[pfn as usize] = 0;
+        crate::mm::page_alloc::free_page(&mut k, pfn);
+    }
+    assert_eq!(k.zones[Z].free_pages() + 50, high + 1);
+    let (_, balance) = get_scan_count(&mut k, Z, &sc_at(3, true));
+    assert_ne!(balance, ScanBalance::Anon);
+}
+
+#[test]
+fn get_scan_count_leaves_anon_alone_while_inactive_file_is_not_low() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    // inactive file == active file: not low.
+    let sizes = [1024, 2048, 1024, 1024];
+    fill_lists(&mut k, sizes);
+    k.zones[Z].lruvec.recent_scanned = [100, 100];
+    let (nr, balance) = get_scan_count(&mut k, Z, &sc_at(4, true));
+    assert_eq!(balance, ScanBalance::File);
+    assert_eq!(nr, [0, 0, 1024 >> 4, 1024 >> 4]);
+    // One more active file page makes it low: FRACT.
+    file_pages(&mut k, Lru::ActiveFile, 1);
+    let (_, balance) = get_scan_count(&mut k, Z, &sc_at(4, true));
+    assert_eq!(balance, ScanBalance::Fract);
+}
+
+#[test]
+fn get_scan_count_scans_every_list_equally_at_priority_zero() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    fill_lists(&mut k, FRACT_SIZES);
+    k.zones[Z].lruvec.recent_rotated = [500, 0];
+    let (nr, balance) = get_scan_count(&mut k, Z, &sc_at(0, false));
+    assert_eq!(balance, ScanBalance::Equal);
+    assert_eq!(nr, FRACT_SIZES);
+    // swappiness 0: no EQUAL, the usual rules (here FRACT with anon weight 0).
+    k.vm.swappiness = 0;
+    let (nr, balance) = get_scan_count(&mut k, Z, &sc_at(0, false));
+    assert_eq!(balance, ScanBalance::Fract);
+    assert_eq!(nr[Lru::InactiveAnon as usize], 0);
+    assert_eq!(nr[Lru::ActiveAnon as usize], 0);
+}
+
+#[test]
+fn get_scan_count_forces_a_minimum_scan_for_kswapd_on_an_unreclaimable_zone() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    fill_lists(&mut k, [10, 10, 20, 100]);
+    let mut sc = sc_at(DEF_PRIORITY, true);
+    sc.may_swap = false;
+    // Lists far shorter than 4096: nothing to scan at priority 12...
+    let (nr, _) = get_scan_count(&mut k, Z, &sc);
+    assert_eq!(nr, [0, 0, 0, 0]);
+    // ...unless kswapd finds the zone all_unreclaimable: min(size, 32).
+    k.zones[Z].all_unreclaimable = true;
+    let (nr, balance) = get_scan_count(&mut k, Z, &sc);
+    assert_eq!(balance, ScanBalance::File);
+    assert_eq!(nr, [0, 0, 20, 32]);
+    // Direct reclaim does not force (global reclaim).
+    let mut sc = sc_at(DEF_PRIORITY, false);
+    sc.may_swap = false;
+    let (nr, _) = get_scan_count(&mut k, Z, &sc);
+    assert_eq!(nr, [0, 0, 0, 0]);
+}
+
+// ---------------------------------------------------------------------------------------
+// 2. page_check_references (§3.8)
+
+#[test]
+fn page_check_references_activates_young_anon_and_clears_the_young_bit() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    let (_, _, young) = anon_pages(&mut k, Lru::InactiveAnon, 1, true, 0);
+    let p = young[0];
+    assert!(pte_of(&k, p) & PTE_YOUNG != 0);
+    assert_eq!(page_check_references(&mut k, p), PageReferences::Activate);
+    assert_eq!(
+        pte_of(&k, p) & PTE_YOUNG,
+        0,
+        "the young bit is cleared by the check"
+    );
+    // Looked at again without a new access: nothing references it.
+    assert_eq!(page_check_references(&mut k, p), PageReferences::Reclaim);
+}
+
+#[test]
+fn page_check_references_reclaims_unreferenced_and_locked_anon() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    // Mapped, young bit clear.
+    let (_, _, old) = anon_pages(&mut k, Lru::InactiveAnon, 1, false, 0);
+    assert_eq!(
+        page_check_references(&mut k, old[0]),
+        PageReferences::Reclaim
+    );
+    // Not mapped at all (a swap-cache page whose PTE is gone).
+    let unmapped = take_page(&mut k);
+    k.pages.flags[unmapped as usize] = PG_SWAPBACKED | PG_UPTODATE;
+    swap::add_page_to_lru_list(&mut k, unmapped, Lru::InactiveAnon);
+    assert_eq!(
+        page_check_references(&mut k, unmapped),
+        PageReferences::Reclaim
+    );
+    // PG_referenced on a swap-backed page does not make it RECLAIM_CLEAN.
+    k.pages.set(unmapped, PG_REFERENCED);
+    assert_eq!(
+        page_check_references(&mut k, unmapped),
+        PageReferences::Reclaim
+    );
+    assert!(
+        !k.pages.test(unmapped, PG_REFERENCED),
+        "PG_referenced is test-and-cleared"
+    );
+    // VM_LOCKED: reclaim (try_to_unmap culls it), even though the PTE is young.
+    let (_, _, locked) = anon_pages(&mut k, Lru::InactiveAnon, 1, true, VM_LOCKED);
+    assert_eq!(
+        page_check_references(&mut k, locked[0]),
+        PageReferences::Reclaim
+    );
+}
+
+/// A mapped page-cache page: mmsim's rmap only walks anonymous mappings, so the stand-in
+/// keeps PG_anon for the walk and drops PG_swapbacked, which is all §3.8 looks at.
+fn mapped_file_standin(k: &mut Kernel, lru: Lru, young: bool, vm_flags: u32) -> Pfn {
+    let (_, _, p) = anon_pages(k, lru, 1, young, vm_flags);
+    k.pages.clear(p[0], PG_SWAPBACKED);
+    assert!(k.pages.is_file_cache(p[0]));
+    p[0]
+}
+
+#[test]
+fn page_check_references_gives_file_pages_a_second_trip() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    // Referenced once: KEEP, and PG_referenced is set for next time.
+    let p = mapped_file_standin(&mut k, Lru::InactiveFile, true, 0);
+    assert_eq!(page_check_references(&mut k, p), PageReferences::Keep);
+    assert!(k.pages.test(p, PG_REFERENCED));
+    assert_eq!(pte_of(&k, p) & PTE_YOUNG, 0);
+    // Referenced again on the second look (PG_referenced + young): ACTIVATE.
+    let (mm, vpn) = (
+        k.pages.mapping[p as usize] as usize,
+        k.pages.index[p as usize],
+    );
+    *k.mms[mm].pte_mut(vpn) |= PTE_YOUNG;
+    assert_eq!(page_check_references(&mut k, p), PageReferences::Activate);
+    // PG_referenced only (use-once page cache): RECLAIM_CLEAN, and the flag is consumed.
+    k.pages.set(p, PG_REFERENCED);
+    assert_eq!(
+        page_check_references(&mut k, p),
+        PageReferences::ReclaimClean
+    );
+    assert!(!k.pages.test(p, PG_REFERENCED));
+    // Neither: RECLAIM.
+    assert_eq!(page_check_references(&mut k, p), PageReferences::Reclaim);
+    // Unmapped page cache with PG_referenced: RECLAIM_CLEAN.
+    let f = file_pages(&mut k, Lru::InactiveFile, 1)[0];
+    k.pages.set(f, PG_REFERENCED);
+    assert_eq!(
+        page_check_references(&mut k, f),
+        PageReferences::ReclaimClean
+    );
+    // An executable mapping is activated on first use.
+    let x = mapped_file_standin(&mut k, Lru::InactiveFile, true, VM_EXEC);
+    assert_eq!(page_check_references(&mut k, x), PageReferences::Activate);
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. shrink_active_list (§3.7)
+
+#[test]
+fn shrink_active_list_deactivates_anon_pages_and_counts_referenced_ones_as_rotated() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    let (_, _, old_inactive) = anon_pages(&mut k, Lru::InactiveAnon, 3, false, 0);
+    let (_, _, unreferenced) = anon_pages(&mut k, Lru::ActiveAnon, 8, false, 0);
+    let (_, _, referenced) = anon_pages(&mut k, Lru::ActiveAnon, 4, true, 0);
+    let rs = k.zones[Z].lruvec.recent_scanned;
+    let rr = k.zones[Z].lruvec.recent_rotated;
+    let deact = k.events.get(VmEvent::pgdeactivate);
+    let refill = k.events.get(VmEvent::pgrefill_dma32);
+    let scanned = k.zones[Z].pages_scanned;
+    let mut sc = sc_at(DEF_PRIORITY, true);
+    shrink_active_list(&mut k, 32, Z, Lru::ActiveAnon, &mut sc);
+    let moved = (unreferenced.len() + referenced.len()) as u64;
+    assert_eq!(k.events.get(VmEvent::pgdeactivate) - deact, moved);
+    assert_eq!(
+        k.events.get(VmEvent::pgrefill_dma32) - refill,
+        moved,
+        "pgrefill per scanned page"
+    );
+    assert_eq!(k.zones[Z].pages_scanned - scanned, moved);
+    assert_eq!(k.zones[Z].lruvec.recent_scanned, [rs[0] + moved, rs[1]]);
+    assert_eq!(
+        k.zones[Z].lruvec.recent_rotated,
+        [rr[0] + referenced.len() as u64, rr[1]]
+    );
+    assert_eq!(k.zones[Z].lruvec.size(Lru::ActiveAnon), 0);
+    assert_eq!(k.zones[Z].stat(ZoneStat::nr_isolated_anon), 0);
+    // Moved to the head of the inactive list; the pages already there stay at the tail.
+    let inactive: Vec<Pfn> = k.zones[Z].lruvec.lists[Lru::InactiveAnon as usize]
+        .iter(&k.pages)
+        .collect();
+    let mut head: Vec<Pfn> = inactive[..moved as usize].to_vec();
+    let mut want: Vec<Pfn> = unreferenced.iter().chain(&referenced).copied().collect();
+    head.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(head, want);
+    assert_eq!(
+        &inactive[moved as usize..],
+        &old_inactive.iter().rev().copied().collect::<Vec<_>>()[..]
+    );
+    for &p in &want {
+        assert!(!k.pages.test(p, PG_ACTIVE));
+        assert_eq!(k.pages.lru(p), Lru::InactiveAnon);
+        assert_eq!(pte_of(&k, p) & PTE_YOUNG, 0);
+    }
+    invariants::check(&k).unwrap();
+}
+
+#[test]
+fn shrink_active_list_keeps_referenced_executable_file_pages_active() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    let exec = mapped_file_standin(&mut k, Lru::ActiveFile, true, VM_EXEC);
+    // An active unmapped page-cache page: PG_referenced is not looked at here.
+    let cache = file_pages(&mut k, Lru::ActiveFile, 1)[0];
+    k.pages.set(cache, PG_REFERENCED);
+    let rr = k.zones[Z].lruvec.recent_rotated;
+    let deact = k.events.get(VmEvent::pgdeactivate);
+    let mut sc = sc_at(DEF_PRIORITY, true);
+    shrink_active_list(&mut k, 32, Z, Lru::ActiveFile, &mut sc);
+    assert_eq!(k.pages.lru(exec), Lru::ActiveFile);
+    assert!(k.pages.test(exec, PG_ACTIVE));
+    assert_eq!(k.pages.lru(cache), Lru::InactiveFile);
+    assert_eq!(k.events.get(VmEvent::pgdeactivate) - deact, 1);
+    assert_eq!(k.zones[Z].lruvec.recent_rotated, [rr[0], rr[1] + 1]);
+    assert_eq!(k.events.get(VmEvent::pgrefill_dma32), 2);
+}
+
+// ---------------------------------------------------------------------------------------
+// 4. inactive_{anon,file}_is_low (§3.5)
+
+#[test]
+fn inactive_anon_is_low_uses_the_zone_ratio_and_needs_swap() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    anon_pages(&mut k, Lru::InactiveAnon, 100, false, 0);
+    anon_pages(&mut k, Lru::ActiveAnon, 300, false, 0);
+    k.zones[Z].inactive_ratio = 3;
+    assert!(!inactive_anon_is_low(&k, Z), "100 x 3 == 300 is not low");
+    anon_pages(&mut k, Lru::ActiveAnon, 1, false, 0);
+    assert!(inactive_anon_is_low(&k, Z), "100 x 3 < 301");
+    k.zones[Z].inactive_ratio = 4;
+    assert!(!inactive_anon_is_low(&k, Z), "100 x 4 >= 301");
+    drop(k);
+
+    let w = world(0, "3.9");
+    let mut k = w.borrow_mut();
+    anon_pages(&mut k, Lru::InactiveAnon, 1, false, 0);
+    anon_pages(&mut k, Lru::ActiveAnon, 100, false, 0);
+    assert!(!inactive_anon_is_low(&k, Z), "never low without swap");
+}
+
+#[test]
+fn inactive_file_is_low_when_active_exceeds_inactive() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    file_pages(&mut k, Lru::InactiveFile, 50);
+    file_pages(&mut k, Lru::ActiveFile, 50);
+    assert!(!inactive_file_is_low(&k, Z));
+    file_pages(&mut k, Lru::ActiveFile, 1);
+    assert!(inactive_file_is_low(&k, Z));
+}
+
+// ---------------------------------------------------------------------------------------
+// 5. zone_balanced, pgdat_balanced, balance_gap (§2.5)
+
+/// Set a zone's high watermark so that it is just balanced for `order` (`free - (2^order -
+/// 1) > high`) or just not.
+fn set_balanced_order(k: &mut Kernel, zi: usize, order: u32, balanced: bool) {
+    let free = k.zones[zi].free_pages();
+    k.zones[zi].watermark[WMARK_HIGH] = free - (1 << order) + 1 - balanced as u64;
+}
+
+fn set_balanced(k: &mut Kernel, zi: usize, balanced: bool) {
+    set_balanced_order(k, zi, 0, balanced);
+}
+
+#[test]
+fn balance_gap_is_the_smaller_of_low_and_one_percent() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    for zi in [ZONE_DMA, ZONE_DMA32] {
+        let managed = k.zones[zi].managed_pages;
+        let pct = managed.div_ceil(100);
+        k.zones[zi].watermark[WMARK_LOW] = pct + 5;
+        assert_eq!(balance_gap(&k, zi), pct);
+        k.zones[zi].watermark[WMARK_LOW] = pct - 1;
+        assert_eq!(balance_gap(&k, zi), pct - 1);
+    }
+    // Rounded up: 101 managed pages is a gap of 2.
+    k.zones[ZONE_DMA].managed_pages = 101;
+    k.zones[ZONE_DMA].watermark[WMARK_LOW] = 1000;
+    assert_eq!(balance_gap(&k, ZONE_DMA), 2);
+}
+
+#[test]
+fn zone_balanced_needs_free_above_high_plus_gap_and_reserve() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    let free = k.zones[Z].free_pages();
+    k.zones[Z].watermark[WMARK_HIGH] = free - 11;
+    assert!(zone_balanced(&k, Z, 0, 10, Z), "free = high + gap + 1");
+    assert!(!zone_balanced(&k, Z, 0, 11, Z), "free = high + gap");
+    // The DMA zone honours its lowmem reserve against a DMA32 class zone.
+    let dma_free = k.zones[ZONE_DMA].free_pages();
+    let reserve = k.zones[ZONE_DMA].lowmem_reserve[ZONE_DMA32];
+    assert!(reserve > 0);
+    k.zones[ZONE_DMA].watermark[WMARK_HIGH] = dma_free - reserve - 1;
+    assert!(zone_balanced(&k, ZONE_DMA, 0, 0, ZONE_DMA32));
+    k.zones[ZONE_DMA].watermark[WMARK_HIGH] = dma_free - reserve;
+    assert!(!zone_balanced(&k, ZONE_DMA, 0, 0, ZONE_DMA32));
+    assert!(zone_balanced(&k, ZONE_DMA, 0, 0, ZONE_DMA));
+}
+
+#[test]
+fn pgdat_balanced_at_order_0_needs_every_zone_but_skips_unreclaimable_ones() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    let top = ZONE_NORMAL; // unpopulated on this machine: skipped
+    assert!(!k.zones[ZONE_NORMAL].populated());
+    set_balanced(&mut k, ZONE_DMA, true);
+    set_balanced(&mut k, ZONE_DMA32, true);
+    assert!(pgdat_balanced(&k, 0, top));
+    set_balanced(&mut k, ZONE_DMA, false);
+    assert!(
+        !pgdat_balanced(&k, 0, top),
+        "one unbalanced zone is enough at order 0"
+    );
+    assert!(!pgdat_balanced(&k, 0, ZONE_DMA));
+    k.zones[ZONE_DMA].all_unreclaimable = true;
+    assert!(
+        pgdat_balanced(&k, 0, top),
+        "an unreclaimable zone counts as balanced"
+    );
+    k.zones[ZONE_DMA].all_unreclaimable = false;
+    // Zones above the class zone are not looked at.
+    set_balanced(&mut k, ZONE_DMA, true);
+    set_balanced(&mut k, ZONE_DMA32, false);
+    assert!(pgdat_balanced(&k, 0, ZONE_DMA));
+    assert!(!pgdat_balanced(&k, 0, ZONE_DMA32));
+}
+
+#[test]
+fn pgdat_balanced_at_high_order_needs_a_quarter_of_the_pages() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    let dma = k.zones[ZONE_DMA].managed_pages;
+    let dma32 = k.zones[ZONE_DMA32].managed_pages;
+    assert!(dma32 >= (dma + dma32) / 4 && dma < (dma + dma32) / 4);
+    // DMA32 (more than a quarter) balanced, DMA not: balanced at order 1.
+    set_balanced_order(&mut k, ZONE_DMA, 1, false);
+    set_balanced_order(&mut k, ZONE_DMA32, 1, true);
+    assert!(zone_balanced(&k, ZONE_DMA32, 1, 0, ZONE_DMA32));
+    assert!(!zone_balanced(&k, ZONE_DMA, 1, 0, ZONE_DMA));
+    assert!(pgdat_balanced(&k, 1, ZONE_NORMAL));
+    // DMA (less than a quarter) balanced, DMA32 not: unbalanced.
+    set_balanced_order(&mut k, ZONE_DMA, 1, true);
+    set_balanced_order(&mut k, ZONE_DMA32, 1, false);
+    assert!(!pgdat_balanced(&k, 1, ZONE_NORMAL));
+    // Unless DMA32 is unreclaimable.
+    k.zones[ZONE_DMA32].all_unreclaimable = true;
+    assert!(pgdat_balanced(&k, 1, ZONE_NORMAL));
+}
+
+// ---------------------------------------------------------------------------------------
+// 6. Stall decisions after shrink_page_list (§4.5, seed 000)
+
+const TAKEN: u64 = 32;
+
+fn decide(
+    k: &mut Kernel,
+    priority: i32,
+    kswapd: bool,
+    st: PageListStats,
+) -> (bool, Option<Nanos>, u8) {
+    k.zones[Z].flags = 0;
+    let sc = sc_at(priority, kswapd);
+    let (stall, wait) = stall_decisions(k, Z, &sc, &st, TAKEN);
+    (stall, wait, k.zones[Z].flags)
+}
+
+fn wb(n: u64) -> PageListStats {
+    PageListStats {
+        nr_writeback: n,
+        ..Default::default()
+    }
+}
+
+fn unqueued(n: u64) -> PageListStats {
+    PageListStats {
+        nr_dirty: n,
+        nr_unqueued_dirty: n,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn stall_decisions_of_3_9_throttle_on_writeback_scaled_by_priority() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    k.sw = switches("3.9");
+    for kswapd in [true, false] {
+        // Priority 12: every isolated page must be under writeback.
+        assert_eq!(
+            decide(&mut k, 12, kswapd, wb(TAKEN)),
+            (false, Some(HZ_10), 0)
+        );
+        assert_eq!(decide(&mut k, 12, kswapd, wb(TAKEN - 1)), (false, None, 0));
+        // Priority 11: half; priority 10: a quarter.
+        assert_eq!(
+            decide(&mut k, 11, kswapd, wb(TAKEN / 2)),
+            (false, Some(HZ_10), 0)
+        );
+        assert_eq!(
+            decide(&mut k, 11, kswapd, wb(TAKEN / 2 - 1)),
+            (false, None, 0)
+        );
+        assert_eq!(
+            decide(&mut k, 10, kswapd, wb(TAKEN / 4)),
+            (false, Some(HZ_10), 0)
+        );
+        assert_eq!(
+            decide(&mut k, 10, kswapd, wb(TAKEN / 4 - 1)),
+            (false, None, 0)
+        );
+        // Priority 6 and below: any page under writeback.
+        assert_eq!(decide(&mut k, 6, kswapd, wb(1)), (false, Some(HZ_10), 0));
+        assert_eq!(decide(&mut k, 0, kswapd, wb(0)), (false, None, 0));
+        // No zone flags and no congestion_wait for dirty pages in 3.9; ZONE_CONGESTED is
+        // decided in shrink_page_list there.
+        let all = PageListStats {
+            nr_dirty: TAKEN,
+            nr_unqueued_dirty: TAKEN,
+            nr_congested: TAKEN,
+            nr_writeback: 0,
+            nr_immediate: 0,
+        };
+        assert_eq!(decide(&mut k, 12, kswapd, all), (false, None, 0));
+    }
+}
+
+#[test]
+fn stall_decisions_of_lessdisrupt_flag_the_zone_and_stall_after_the_list() {
+    let w = world(256, "lessdisrupt-v7r10");
+    let mut k = w.borrow_mut();
+    k.sw = switches("lessdisrupt-v7r10");
+    for kswapd in [true, false] {
+        // The scaled writeback test only sets ZONE_WRITEBACK (LD patch 5): no wait.
+        assert_eq!(
+            decide(&mut k, 12, kswapd, wb(TAKEN)),
+            (false, None, ZONE_WRITEBACK)
+        );
+        assert_eq!(decide(&mut k, 12, kswapd, wb(TAKEN - 1)), (false, None, 0));
+        assert_eq!(
+            decide(&mut k, 10, kswapd, wb(TAKEN / 4)),
+            (false, None, ZONE_WRITEBACK)
+        );
+        assert_eq!(
+            decide(&mut k, 10, kswapd, wb(TAKEN / 4 - 1)),
+            (false, None, 0)
+        );
+        // A whole batch of unqueued dirty pages: ZONE_TAIL_LRU_DIRTY and congestion_wait, at
+        // any priority (no scaling).
+        assert_eq!(
+            decide(&mut k, 12, kswapd, unqueued(TAKEN)),
+            (true, None, ZONE_TAIL_LRU_DIRTY)
+        );
+        assert_eq!(
+            decide(&mut k, 4, kswapd, unqueued(TAKEN - 1)),
+            (false, None, 0)
+        );
+        // nr_immediate: congestion_wait without the flag.
+        let imm = PageListStats {
+            nr_immediate: 1,
+            ..Default::default()
+        };
+        assert_eq!(decide(&mut k, 12, kswapd, imm), (true, None, 0));
+        // ZONE_CONGESTED when every dirty page was congested.
+        let cong = PageListStats {
+            nr_dirty: 5,
+            nr_congested: 5,
+            ..Default::default()
+        };
+        assert_eq!(
+            decide(&mut k, 12, kswapd, cong),
+            (false, None, ZONE_CONGESTED)
+        );
+        let partly = PageListStats {
+            nr_dirty: 5,
+            nr_congested: 4,
+            ..Default::default()
+        };
+        assert_eq!(decide(&mut k, 12, kswapd, partly), (false, None, 0));
+        assert_eq!(
+            decide(&mut k, 12, kswapd, PageListStats::default()),
+            (false, None, 0)
+        );
+    }
+}
+
+#[test]
+fn stall_decisions_of_mmotm_flag_tail_dirty_by_the_scaled_unqueued_test() {
+    let w = world(256, "mmotm-20130522");
+    let mut k = w.borrow_mut();
+    k.sw = switches("mmotm-20130522");
+    for kswapd in [true, false] {
+        assert_eq!(
+            decide(&mut k, 12, kswapd, unqueued(TAKEN)),
+            (false, None, ZONE_TAIL_LRU_DIRTY)
+        );
+        assert_eq!(
+            decide(&mut k, 12, kswapd, unqueued(TAKEN - 1)),
+            (false, None, 0)
+        );
+        assert_eq!(
+            decide(&mut k, 11, kswapd, unqueued(TAKEN / 2)),
+            (false, None, ZONE_TAIL_LRU_DIRTY)
+        );
+        assert_eq!(
+            decide(&mut k, 10, kswapd, unqueued(TAKEN / 4)),
+            (false, None, ZONE_TAIL_LRU_DIRTY)
+        );
+        assert_eq!(
+            decide(&mut k, 10, kswapd, unqueued(TAKEN / 4 - 1)),
+            (false, None, 0)
+        );
+        assert_eq!(decide(&mut k, 0, kswapd, unqueued(0)), (false, None, 0));
+        // The writeback throttle still waits (ZONE_WRITEBACK is set after the wait, by the
+        // caller: KS without LD patch 4).
+        assert_eq!(
+            decide(&mut k, 12, kswapd, wb(TAKEN)),
+            (false, Some(HZ_10), 0)
+        );
+        // No congestion_wait on nr_immediate or dirty pages before LD.
+        let imm = PageListStats {
+            nr_immediate: 3,
+            ..Default::default()
+        };
+        assert_eq!(decide(&mut k, 12, kswapd, imm), (false, None, 0));
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 7. shrink_page_list on a booted kernel (§4.1, §4.2, §4.4, §4.10)
+
+const N: u32 = 8;
+
+/// Run `f` as a task of `w` until `end`; fails the test if the task did not finish.
+fn run_task<F: std::future::Future<Output = ()> + 'static>(w: &World, end: Nanos, f: F) {
+    let done = Rc::new(Cell::new(false));
+    let d = done.clone();
+    w.borrow_mut().sched.spawn("test", async move {
+        f.await;
+        d.set(true);
+    });
+    Executor::new(w.clone()).run_until(end, |_| false);
+    assert!(done.get(), "the test task finished");
+    assert_eq!(w.borrow().fatal, None);
+}
+
+/// Fault `N` anonymous pages in, age them onto the inactive anon list (which clears their
+/// young bits), and isolate them. Returns the pages and the list.
+async fn faulted_and_isolated(w: &World) -> (Vec<Pfn>, PageList) {
+    let (mm, start) = {
+        let mut k = w.borrow_mut();
+        k.mms.push(Mm::default());
+        let mm = k.mms.len() - 1;
+        (mm, k.mms[mm].mmap_anon(N, 0))
+    };
+    for i in 0..N {
+        memory::handle_mm_fault(w, mm, start + i, true)
+            .await
+            .expect("fault");
+    }
+    let mut k = w.borrow_mut();
+    let pfns: Vec<Pfn> = (0..N)
+        .map(|i| k.mms[mm].pte(start + i) & memory::PTE_PFN_MASK)
+        .collect();
+    for &p in &pfns {
+        assert_eq!(k.page_zone(p), Z);
+        assert_eq!(k.pages.lru(p), Lru::ActiveAnon);
+    }
+    let mut sc = sc_at(DEF_PRIORITY, true);
+    shrink_active_list(&mut k, N as u64, Z, Lru::ActiveAnon, &mut sc);
+    for &p in &pfns {
+        assert_eq!(k.pages.lru(p), Lru::InactiveAnon);
+        assert_eq!(pte_of(&k, p) & PTE_YOUNG, 0);
+    }
+    let list = isolate(&mut k);
+    (pfns, list)
+}
+
+fn isolate(k: &mut Kernel) -> PageList {
+    let mut list = PageList::default();
+    isolate_lru_pages(
+        k,
+        N as u64,
+        Z,
+        Lru::InactiveAnon,
+        &sc_at(DEF_PRIORITY, true),
+        &mut list,
+    );
+    assert_eq!(list.len, N as usize);
+    k.zones[Z].mod_stat(ZoneStat::nr_isolated_anon, N as i64);
+    list
+}
+
+fn putback(k: &mut Kernel, list: &PageList) {
+    putback_inactive_pages(k, Z, list);
+    k.zones[Z].mod_stat(ZoneStat::nr_isolated_anon, -(list.len as i64));
+}
+
+#[test]
+fn shrink_page_list_swaps_out_a_dirty_anon_page_and_frees_it_once_written() {
+    let w = world(256, "3.9");
+    let w2 = w.clone();
+    run_task(&w, 5 * SEC, async move {
+        let w = w2;
+        let (pfns, mut list) = faulted_and_isolated(&w).await;
+        let pswpout = w.borrow().events.get(VmEvent::pswpout);
+        let mut sc = sc_at(DEF_PRIORITY, false);
+        let mut st = PageListStats::default();
+        let freed = shrink_page_list(&w, Z, &mut sc, &mut list, &mut st).await;
+        {
+            let k = w.borrow();
+            assert_eq!(freed, 0);
+            assert_eq!(list.as_slice(), &pfns[..], "all kept, in order");
+            for &p in &pfns {
+                assert!(k.pages.test(p, PG_SWAPCACHE), "pfn {p} got a swap slot");
+                let slot = k.pages.private[p as usize];
+                assert!(slot > 0);
+                assert!(!k.pages.mapped(p), "pfn {p} is unmapped");
+                let mm = k.pages.mapping[p as usize] as usize;
+                assert_eq!(
+                    k.mms[mm].pte(k.pages.index[p as usize]),
+                    slot + 1,
+                    "its PTE is the swap entry"
+                );
+                assert_eq!(k.swap.swap_map[slot as usize], 1 | SWAP_HAS_CACHE);
+                assert!(k.pages.test(p, PG_WRITEBACK) && k.pages.test(p, PG_RECLAIM));
+                assert!(!k.pages.test(p, PG_DIRTY), "cleaned for IO");
+            }
+            assert_eq!(k.events.get(VmEvent::pswpout) - pswpout, N as u64);
+            assert_eq!(k.zones[Z].stat(ZoneStat::nr_vmscan_write), N as u64);
+            assert_eq!(k.zones[Z].stat(ZoneStat::nr_writeback), N as u64);
+            // 3.9 counts dirty anonymous pages (§4.1).
+            assert_eq!(st.nr_dirty, N as u64);
+            assert_eq!(st.nr_writeback, 0);
+        }
+        // Met again while still under writeback: kept with PG_reclaim, counted.
+        let mut st = PageListStats::default();
+        let freed = shrink_page_list(&w, Z, &mut sc, &mut list, &mut st).await;
+        {
+            let mut k = w.borrow_mut();
+            assert_eq!(freed, 0);
+            assert_eq!(st.nr_writeback, N as u64);
+            assert_eq!(st.nr_immediate, 0);
+            assert_eq!(
+                k.events.get(VmEvent::pswpout) - pswpout,
+                N as u64,
+                "not written twice"
+            );
+            for &p in &pfns {
+                assert!(k.pages.test(p, PG_RECLAIM));
+            }
+            putback(&mut k, &list);
+            invariants::check(&k).unwrap();
+        }
+        // The writes complete: PG_reclaim pages rotate to the inactive tail.
+        let rotated = w.borrow().events.get(VmEvent::pgrotated);
+        engine::sleep(&w, SEC).await;
+        let (mut list, slots) = {
+            let mut k = w.borrow_mut();
+            assert_eq!(k.events.get(VmEvent::pgrotated) - rotated, N as u64);
+            let tail: Vec<Pfn> = k.zones[Z].lruvec.lists[Lru::InactiveAnon as usize]
+                .iter(&k.pages)
+                .collect();
+            let mut tail = tail[tail.len() - N as usize..].to_vec();
+            tail.sort_unstable();
+            let mut want = pfns.clone();
+            want.sort_unstable();
+            assert_eq!(tail, want);
+            for &p in &pfns {
+                assert!(!k.pages.test(p, PG_WRITEBACK | PG_RECLAIM | PG_DIRTY));
+            }
+            // Next pass: clean, unmapped swap-cache pages leave the cache and are freed; the
+            // slots stay, referenced by the PTEs.
+            let list = isolate(&mut k);
+            let slots: Vec<u32> = pfns.iter().map(|&p| k.pages.private[p as usize]).collect();
+            (list, slots)
+        };
+        let mut st = PageListStats::default();
+        let freed = shrink_page_list(&w, Z, &mut sc, &mut list, &mut st).await;
+        let mut k = w.borrow_mut();
+        assert_eq!(freed, N as u64);
+        assert_eq!(list.len, 0);
+        for (&p, &slot) in pfns.iter().zip(&slots) {
+            assert!(
+                k.pages.test(p, PG_BUDDY) || k.pages.flags[p as usize] == 0,
+                "pfn {p} is free"
+            );
+            assert_eq!(k.swap.swap_map[slot as usize], 1);
+        }
+        k.zones[Z].mod_stat(ZoneStat::nr_isolated_anon, -(N as i64));
+        invariants::check(&k).unwrap();
+    });
+}
+
+#[test]
+fn shrink_page_list_of_lessdisrupt_counts_immediate_pages_for_kswapd_in_a_writeback_zone() {
+    let w = world(256, "lessdisrupt-v7r10");
+    let w2 = w.clone();
+    run_task(&w, SEC, async move {
+        let w = w2;
+        let (pfns, mut list) = faulted_and_isolated(&w).await;
+        let mut kswapd = sc_at(DEF_PRIORITY, true);
+        let mut st = PageListStats::default();
+        shrink_page_list(&w, Z, &mut kswapd, &mut list, &mut st).await;
+        // LD patch 2: anonymous pages never count as dirty.
+        assert_eq!(st, PageListStats::default());
+        for &p in &pfns {
+            assert!(w.borrow().pages.test(p, PG_WRITEBACK | PG_RECLAIM));
+        }
+        // Under writeback, zone not flagged: case 2 (PG_reclaim, nr_writeback).
+        let mut st = PageListStats::default();
+        shrink_page_list(&w, Z, &mut kswapd, &mut list, &mut st).await;
+        assert_eq!((st.nr_writeback, st.nr_immediate), (N as u64, 0));
+        // ZONE_WRITEBACK set: kswapd counts nr_immediate instead (case 1)...
+        w.borrow_mut().zones[Z].set_flag(ZONE_WRITEBACK);
+        let now = w.borrow().sched.now();
+        let mut st = PageListStats::default();
+        let freed = shrink_page_list(&w, Z, &mut kswapd, &mut list, &mut st).await;
+        assert_eq!(freed, 0);
+        assert_eq!((st.nr_writeback, st.nr_immediate), (0, N as u64));
+        assert_eq!(list.len, N as usize, "kept");
+        assert_eq!(
+            w.borrow().sched.now(),
+            now,
+            "LD patch 3: no sleep inside the loop"
+        );
+        // LD patch 6: writeback + PG_reclaim counts as congested only for file pages.
+        assert_eq!(st.nr_congested, 0);
+        // ...while direct reclaim still takes case 2.
+        let mut direct = sc_at(DEF_PRIORITY, false);
+        let mut st = PageListStats::default();
+        shrink_page_list(&w, Z, &mut direct, &mut list, &mut st).await;
+        assert_eq!((st.nr_writeback, st.nr_immediate), (N as u64, 0));
+        let mut k = w.borrow_mut();
+        putback(&mut k, &list);
+        invariants::check(&k).unwrap();
+    });
+}
+
+#[test]
+fn shrink_page_list_of_mmotm_puts_kswapd_to_sleep_inside_the_loop() {
+    // KS patch 7 alone: kswapd meeting a PG_reclaim page under writeback in a
+    // ZONE_WRITEBACK zone sleeps congestion_wait(HZ/10) inside the loop, clears the flag and
+    // falls through with the same page (freed here, as its write completed meanwhile); the
+    // LD "-fix-2" patch keeps that page instead.
+    for fix2 in [false, true] {
+        let w = world(256, "mmotm-20130522");
+        w.borrow_mut().sw.set(Switch::KswapdWritebackFix2, fix2);
+        let w2 = w.clone();
+        run_task(&w, SEC, async move {
+            let w = w2;
+            let (pfns, mut list) = faulted_and_isolated(&w).await;
+            let mut kswapd = sc_at(DEF_PRIORITY, true);
+            let mut st = PageListStats::default();
+            shrink_page_list(&w, Z, &mut kswapd, &mut list, &mut st).await;
+            // KS counts dirty pages in the PageDirty branch, anonymous ones included.
+            assert_eq!(st.nr_dirty, N as u64);
+            w.borrow_mut().zones[Z].set_flag(ZONE_WRITEBACK);
+            let now = w.borrow().sched.now();
+            let mut st = PageListStats::default();
+            let freed = shrink_page_list(&w, Z, &mut kswapd, &mut list, &mut st).await;
+            let mut k = w.borrow_mut();
+            assert!(k.sched.now() > now, "congestion_wait inside the loop");
+            assert!(k.sched.now() - now <= HZ_10 + crate::calibration::CPU_QUANTUM_NS);
+            assert!(
+                !k.zones[Z].test_flag(ZONE_WRITEBACK),
+                "cleared after the wait"
+            );
+            assert_eq!(st.nr_immediate, 0, "KS has no nr_immediate");
+            if fix2 {
+                assert_eq!(freed, N as u64 - 1);
+                assert_eq!(
+                    list.as_slice(),
+                    &pfns[..1],
+                    "fix-2: the page waited on is kept"
+                );
+            } else {
+                assert_eq!(
+                    freed, N as u64,
+                    "without fix-2 the page falls through to be freed"
+                );
+                assert_eq!(list.len, 0);
+            }
+            putback(&mut k, &list);
+            k.zones[Z].mod_stat(
+                ZoneStat::nr_isolated_anon,
+                freed as i64 - N as i64 + list.len as i64,
+            );
+            invariants::check(&k).unwrap();
+        });
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 8. kswapd sleeps only when balanced (§2.6)
+
+/// Run `w` for `end`, recording `pgdat_balanced` each time a step of kswapd ends with it
+/// asleep: its HZ/10 nap and its long sleep (the two can begin in one step).
+fn run_watching_kswapd(w: &World, end: Nanos) -> Vec<(Nanos, bool)> {
+    let sleeps = Rc::new(RefCell::new(Vec::new()));
+    let s = sleeps.clone();
+    Executor::new(w.clone()).run_until(end, move |k: &mut Kernel| {
+        let me = k.sched.current();
+        if k.pgdat.kswapd_sleeping && k.sched.task_name(me) == "kswapd0" {
+            s.borrow_mut()
+                .push((k.sched.now(), pgdat_balanced(k, 0, ZONE_NORMAL)));
+        }
+        k.fatal.is_some()
+    });
+    assert_eq!(w.borrow().fatal, None);
+    sleeps.take()
+}
+
+/// Spawn a task that maps a large anonymous region and faults pages in while `more` says
+/// so, then holds them.
+fn spawn_eater(w: &World, more: fn(&Kernel) -> bool) -> Rc<Cell<u32>> {
+    let faulted = Rc::new(Cell::new(0));
+    let f = faulted.clone();
+    let w2 = w.clone();
+    w.borrow_mut().sched.spawn("eater", async move {
+        let (mm, start) = {
+            let mut k = w2.borrow_mut();
+            k.mms.push(Mm::default());
+            let mm = k.mms.len() - 1;
+            (mm, k.mms[mm].mmap_anon(1 << 16, 0))
+        };
+        let mut i = 0;
+        while more(&w2.borrow()) {
+            memory::handle_mm_fault(&w2, mm, start + i, true)
+                .await
+                .expect("fault");
+            i += 1;
+        }
+        f.set(i);
+        engine::sleep(&w2, 1000 * SEC).await;
+    });
+    faulted
+}
+
+#[test]
+fn kswapd_woken_during_its_nap_counts_low_wmark_hit_quickly_and_sleeps_once_balanced() {
+    let w = world(256, "3.9");
+    // At boot kswapd is balanced and takes its HZ/10 nap. The eater allocates until the
+    // slow path wakes it (its wait queue empties): well within the nap.
+    let faulted = spawn_eater(&w, |k| k.sched.queue_has_waiters(k.wq.kswapd_wait));
+    let sleeps = run_watching_kswapd(&w, 10 * SEC);
+    let k = w.borrow();
+    assert!(faulted.get() > 10_000, "faulted {}", faulted.get());
+    assert_eq!(k.events.get(VmEvent::kswapd_low_wmark_hit_quickly), 1);
+    assert_eq!(k.events.get(VmEvent::kswapd_high_wmark_hit_quickly), 0);
+    assert!(k.events.get(VmEvent::pageoutrun) >= 1);
+    assert!(
+        k.events.get(VmEvent::pgsteal_kswapd_dma32) + k.events.get(VmEvent::pgsteal_kswapd_dma) > 0
+    );
+    assert!(k.events.get(VmEvent::pswpout) > 0);
+    assert!(k.pgdat.kswapd_sleeping);
+    assert!(pgdat_balanced(&k, 0, ZONE_NORMAL));
+    // Boot nap, nap after balancing, and the long sleep; every one of them balanced.
+    assert!(sleeps.len() >= 3, "{sleeps:?}");
+    assert!(
+        sleeps.iter().filter(|&&(t, _)| t == 0).count() == 1,
+        "one nap at boot: {sleeps:?}"
+    );
+    assert!(sleeps.iter().all(|&(_, balanced)| balanced), "{sleeps:?}");
+    assert!(
+        sleeps[1].0 > 0,
+        "kswapd reclaimed before sleeping again: {sleeps:?}"
+    );
+    invariants::check(&k).unwrap();
+}
+
+#[test]
+fn kswapd_unbalanced_after_its_nap_counts_high_wmark_hit_quickly() {
+    for preset in ["3.9", "lessdisrupt-v7r10"] {
+        let w = world(256, preset);
+        // Allocate during the boot nap until DMA32 drops to its high watermark: still above
+        // low, so nobody wakes kswapd; the nap times out on an unbalanced node.
+        let faulted = spawn_eater(&w, |k| pgdat_balanced(k, 0, ZONE_NORMAL));
+        let sleeps = run_watching_kswapd(&w, 10 * SEC);
+        let k = w.borrow();
+        assert!(faulted.get() > 10_000);
+        assert_eq!(
+            k.events.get(VmEvent::kswapd_low_wmark_hit_quickly),
+            0,
+            "{preset}"
+        );
+        assert!(
+            k.events.get(VmEvent::kswapd_high_wmark_hit_quickly) >= 1,
+            "{preset}"
+        );
+        if preset == "3.9" {
+            // 3.9's balance_pgdat does not return before the node is balanced.
+            assert_eq!(k.events.get(VmEvent::kswapd_high_wmark_hit_quickly), 1);
+        }
+        assert!(k.pgdat.kswapd_sleeping, "{preset}");
+        assert!(pgdat_balanced(&k, 0, ZONE_NORMAL), "{preset}");
+        assert!(
+            sleeps.iter().all(|&(_, balanced)| balanced),
+            "{preset}: {sleeps:?}"
+        );
+        assert!(sleeps.len() >= 3, "{preset}: {sleeps:?}");
+        invariants::check(&k).unwrap();
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 9. The invariant checker
+
+#[test]
+fn invariants_hold_at_boot_and_name_the_broken_invariant_and_page() {
+    let w = world(256, "3.9");
+    invariants::check(&w.borrow()).expect("a fresh machine is consistent");
+    let pfns = {
+        let mut k = w.borrow_mut();
+        let (_, _, pfns) = anon_pages(&mut k, Lru::ActiveAnon, 4, true, 0);
+        invariants::check(&k).expect("pages built as the fault path builds them");
+        pfns
+    };
+
+    // PG_lru cleared on a page that is on a list.
+    let p = pfns[1];
+    w.borrow_mut().pages.clear(p, PG_LRU);
+    let e = invariants::check(&w.borrow()).unwrap_err();
+    assert!(
+        e.contains("LRU membership") && e.contains(&format!("pfn {p} ")),
+        "{e}"
+    );
+    w.borrow_mut().pages.set(p, PG_LRU);
+    invariants::check(&w.borrow()).unwrap();
+
+    // A swap slot counting a reference no PTE holds.
+    w.borrow_mut().swap.swap_map[5] += 1;
+    let e = invariants::check(&w.borrow()).unwrap_err();
+    assert!(
+        e.contains("swap slots balanced") && e.contains("slot 5 "),
+        "{e}"
+    );
+    w.borrow_mut().swap.swap_map[5] -= 1;
+    invariants::check(&w.borrow()).unwrap();
+
+    // A mapcount no PTE accounts for.
+    let p = pfns[2];
+    w.borrow_mut().pages.mapcount_add(p, 1);
+    let e = invariants::check(&w.borrow()).unwrap_err();
+    assert!(
+        e.contains("mapcount") && e.contains(&format!("pfn {p} ")),
+        "{e}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// wakeup_kswapd's request bookkeeping (§2.4)
+
+#[test]
+fn wakeup_kswapd_lowers_the_pending_classzone_only_with_a_higher_order() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    k.pgdat.kswapd_max_order = 0;
+    k.pgdat.classzone_idx = ZONE_NORMAL;
+    // Same order as pending: the request is left alone.
+    crate::mm::page_alloc::wake_all_kswapd(&mut k, 0, ZONE_DMA, &[ZONE_DMA32, ZONE_DMA]);
+    assert_eq!(
+        (k.pgdat.kswapd_max_order, k.pgdat.classzone_idx),
+        (0, ZONE_NORMAL)
+    );
+    // A higher order raises the order and lowers the class zone.
+    crate::mm::page_alloc::wake_all_kswapd(&mut k, 1, ZONE_DMA, &[ZONE_DMA32, ZONE_DMA]);
+    assert_eq!(
+        (k.pgdat.kswapd_max_order, k.pgdat.classzone_idx),
+        (1, ZONE_DMA)
+    );
+}
