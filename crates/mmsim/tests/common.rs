@@ -2,8 +2,8 @@
 #![allow(dead_code)]
 
 use mmsim::engine::{MSEC, SEC};
-use std::path::PathBuf;
 use mmsim::scenario::*;
+use std::path::PathBuf;
 
 pub const MIB: u64 = 1 << 20;
 
@@ -80,4 +80,3 @@ pub fn check_golden(name: &str, actual: &str) {
         );
     }
 }
-

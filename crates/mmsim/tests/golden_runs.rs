@@ -12,7 +12,10 @@ use mmsim::sim::{self, RunOptions};
 
 #[test]
 fn kswapd_balance_example_under_every_preset() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/kswapd-balance.toml");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/kswapd-balance.toml"
+    );
     let s = scenario::load(std::path::Path::new(path)).unwrap();
     let runs: Vec<_> = PRESETS
         .iter()
