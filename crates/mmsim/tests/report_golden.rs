@@ -14,7 +14,6 @@
 //! whitespace was collapsed on the way) come out of the formatters with whitespace
 //! collapsed the same way.
 
-
 use mmsim::report::json::{run_to_json, runs_to_json};
 mod common;
 
