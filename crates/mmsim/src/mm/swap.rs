@@ -11,22 +11,27 @@ use super::Kernel;
 /// `add_page_to_lru_list`: put a page at the head of `lru`.
 #[inline]
 pub fn add_page_to_lru_list(k: &mut Kernel, pfn: Pfn, lru: Lru) {
-    let zi = k.page_zone(pfn);
-    let f = &mut k.pages.flags[pfn as usize];
-    *f = (*f & !super::page::LRU_MASK) | PG_LRU | lru as u32;
-    let z = &mut k.zones[zi];
-    z.lruvec.lists[lru as usize].add(&mut k.pages, pfn);
-    z.mod_stat(Zone::lru_stat(lru), 1);
+    add_to_lru(k, pfn, lru, false);
 }
 
-/// `add_page_to_lru_list_tail`.
+/// `add_page_to_lru_list_tail`: put a page where reclaim takes the next one.
 #[inline]
 pub fn add_page_to_lru_list_tail(k: &mut Kernel, pfn: Pfn, lru: Lru) {
+    add_to_lru(k, pfn, lru, true);
+}
+
+#[inline]
+fn add_to_lru(k: &mut Kernel, pfn: Pfn, lru: Lru, tail: bool) {
     let zi = k.page_zone(pfn);
     let f = &mut k.pages.flags[pfn as usize];
     *f = (*f & !super::page::LRU_MASK) | PG_LRU | lru as u32;
     let z = &mut k.zones[zi];
-    z.lruvec.lists[lru as usize].add_tail(&mut k.pages, pfn);
+    let list = &mut z.lruvec.lists[lru as usize];
+    if tail {
+        list.add_tail(&mut k.pages, pfn);
+    } else {
+        list.add(&mut k.pages, pfn);
+    }
     z.mod_stat(Zone::lru_stat(lru), 1);
 }
 
