@@ -7,6 +7,7 @@
 pub mod bench;
 pub mod calibration;
 pub mod engine;
+pub mod fs;
 pub mod mm;
 pub mod presets;
 pub mod report;

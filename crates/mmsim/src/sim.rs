@@ -116,6 +116,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
             ..Default::default()
         },
         mms: Vec::new(),
+        inodes: Vec::new(),
         wq,
         nr_bdi_congested_async: 0,
         oom_kills: Vec::new(),

@@ -200,6 +200,40 @@ pub fn check(k: &Kernel) -> Result<(), String> {
     if k.swap.cache_len() as u64 > k.swap.total() {
         return Err("invariant 'swap slots balanced' violated: swap cache larger than swap".into());
     }
+    // The page-cache index and the pages agree both ways.
+    let mut cached = 0u64;
+    for (ino, inode) in k.inodes.iter().enumerate() {
+        let mut n = 0;
+        for (index, pfn) in inode.cached() {
+            n += 1;
+            let f = k.pages.flags[pfn as usize];
+            if k.pages.mapping[pfn as usize] as usize != ino
+                || k.pages.index[pfn as usize] as u64 != index
+                || f & (PG_SWAPBACKED | PG_BUDDY | PG_SLAB) != 0
+                || f & (PG_LRU | PG_ISOLATED) == 0
+            {
+                return Err(format!(
+                    "invariant 'page cache' violated: {} is at index {index} of inode {ino} ({})",
+                    describe(k, pfn),
+                    inode.name
+                ));
+            }
+        }
+        if n != inode.nrpages {
+            return Err(format!(
+                "invariant 'page cache' violated: inode {ino} ({}) counts {} pages, holds {n}",
+                inode.name, inode.nrpages
+            ));
+        }
+        cached += n;
+    }
+    let file_pages = k.global_stat(ZoneStat::nr_file_pages);
+    if file_pages != cached + k.swap.cache_len() as u64 {
+        return Err(format!(
+            "invariant 'counters' violated: nr_file_pages {file_pages}, page cache {cached} + swap cache {}",
+            k.swap.cache_len()
+        ));
+    }
     let anon: i64 = k
         .zones
         .iter()

@@ -5,6 +5,7 @@
 //! | `page` | `include/linux/page-flags.h`, `mm_types.h` | page frames, flags, list links |
 //! | `mmzone` | `include/linux/mmzone.h` | zones, lruvecs, the node |
 //! | `page_alloc` | `mm/page_alloc.c` | buddy allocator, watermarks, allocation slow path |
+//! | `filemap` | `mm/filemap.c` | the page cache: find, add, delete, `mark_page_accessed` |
 //! | `swap` | `mm/swap.c` | LRU insertion, activation, rotation |
 //! | `rmap` | `mm/rmap.c` | `page_referenced`, `try_to_unmap` |
 //! | `memory` | `mm/memory.c` | page tables, faults |
@@ -15,6 +16,7 @@
 //! | `vmstat` | `mm/vmstat.c` | `/proc/vmstat` counters |
 //! | `invariants` | — | page-state invariant checks |
 
+pub mod filemap;
 pub mod invariants;
 pub mod memory;
 pub mod mmzone;
@@ -124,6 +126,8 @@ pub struct Kernel {
     pub slab: Slab,
     /// Address spaces.
     pub mms: Vec<Mm>,
+    /// Files; a file page's `mapping` is its index here.
+    pub inodes: Vec<crate::fs::inode::Inode>,
     /// Wait queues.
     pub wq: Queues,
     /// `nr_bdi_congested[BLK_RW_ASYNC]`: BDIs currently write-congested.

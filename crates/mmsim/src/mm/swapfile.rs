@@ -125,6 +125,9 @@ pub fn add_to_swap(k: &mut Kernel, pfn: Pfn) -> bool {
 
 /// `__add_to_swap_cache`.
 pub fn add_to_swap_cache(k: &mut Kernel, pfn: Pfn, slot: u32) {
+    // Swap-cache pages count as file pages in the kernel's NR_FILE_PAGES.
+    let zi = k.page_zone(pfn);
+    k.zones[zi].mod_stat(super::vmstat::ZoneStat::nr_file_pages, 1);
     k.pages.set(pfn, PG_SWAPCACHE);
     k.pages.private[pfn as usize] = slot;
     k.swap.cache.insert(slot, pfn);
@@ -147,6 +150,8 @@ pub fn delete_from_swap_cache(k: &mut Kernel, pfn: Pfn) {
     debug_assert!(k.pages.test(pfn, PG_SWAPCACHE));
     let slot = k.pages.private[pfn as usize];
     k.swap.cache.remove(&slot);
+    let zi = k.page_zone(pfn);
+    k.zones[zi].mod_stat(super::vmstat::ZoneStat::nr_file_pages, -1);
     k.pages.clear(pfn, PG_SWAPCACHE);
     k.pages.private[pfn as usize] = 0;
     swapcache_free(k, slot);

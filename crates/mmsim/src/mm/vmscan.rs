@@ -653,6 +653,8 @@ fn shrink_one_page(
     }
     if k.pages.test(pfn, PG_SWAPCACHE) {
         swapfile::delete_from_swap_cache(k, pfn);
+    } else if file {
+        super::filemap::delete_from_page_cache(k, pfn);
     }
     Verdict::Free
 }

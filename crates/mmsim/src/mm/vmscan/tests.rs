@@ -38,10 +38,17 @@ fn take_page(k: &mut Kernel) -> Pfn {
 
 /// `n` page-cache stand-ins (not swap-backed, unmapped) on `lru`.
 fn file_pages(k: &mut Kernel, lru: Lru, n: u64) -> Vec<Pfn> {
+    let ino = k.inodes.len();
+    k.inodes.push(crate::fs::inode::Inode::new("test-file", 0));
     (0..n)
-        .map(|_| {
+        .map(|i| {
             let pfn = take_page(k);
             k.pages.flags[pfn as usize] = PG_UPTODATE | if lru.is_active() { PG_ACTIVE } else { 0 };
+            k.pages.mapping[pfn as usize] = ino as u32;
+            k.pages.index[pfn as usize] = i as u32;
+            k.inodes[ino].insert_page(i, pfn);
+            let zi = k.page_zone(pfn);
+            k.zones[zi].mod_stat(ZoneStat::nr_file_pages, 1);
             swap::add_page_to_lru_list(k, pfn, lru);
             pfn
         })
@@ -1267,4 +1274,79 @@ fn wakeup_kswapd_lowers_the_pending_classzone_only_with_a_higher_order() {
         (k.pgdat.kswapd_max_order, k.pgdat.classzone_idx),
         (1, ZONE_DMA)
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Page-cache pages in reclaim (§3.8 use-once, §4.1 __remove_mapping)
+
+fn isolate_all(k: &mut Kernel, pages: &[Pfn]) -> PageList {
+    let mut list = PageList::default();
+    for &pfn in pages {
+        swap::del_page_from_lru_list(k, pfn);
+        k.pages.set(pfn, PG_ISOLATED);
+        list.push(pfn);
+    }
+    list
+}
+
+#[test]
+fn shrink_page_list_frees_clean_file_pages_out_of_the_page_cache() {
+    let w = world(0, "3.9");
+    let (pages, mut list, ino) = {
+        let mut k = w.borrow_mut();
+        let pages = file_pages(&mut k, Lru::InactiveFile, 3);
+        let ino = k.pages.mapping[pages[0] as usize] as usize;
+        // A page used once (PG_referenced, no PTE) is still reclaimed when clean.
+        k.pages.set(pages[1], PG_REFERENCED);
+        let list = isolate_all(&mut k, &pages);
+        (pages, list, ino)
+    };
+    let w2 = w.clone();
+    run_task(&w, SEC, async move {
+        let mut sc = sc_at(DEF_PRIORITY, true);
+        let mut st = PageListStats::default();
+        let freed = shrink_page_list(&w2, Z, &mut sc, &mut list, &mut st).await;
+        assert_eq!(freed, 3);
+        assert_eq!(list.len, 0);
+    });
+    let k = w.borrow();
+    assert_eq!(k.inodes[ino].nrpages, 0);
+    for (i, &pfn) in pages.iter().enumerate() {
+        assert_eq!(k.inodes[ino].find_page(i as u64), None);
+        assert!(
+            k.pages.test(pfn, PG_BUDDY) || k.pages.flags[pfn as usize] == 0,
+            "pfn {pfn} is free"
+        );
+    }
+    invariants::check(&k).expect("invariants after freeing file pages");
+}
+
+#[test]
+fn mark_page_accessed_activates_a_page_on_its_second_use() {
+    let w = world(0, "3.9");
+    let mut k = w.borrow_mut();
+    let pfn = file_pages(&mut k, Lru::InactiveFile, 1)[0];
+    let before = k.events.get(VmEvent::pgactivate);
+    super::super::filemap::mark_page_accessed(&mut k, pfn);
+    assert!(
+        k.pages.test(pfn, PG_REFERENCED) && !k.pages.test(pfn, PG_ACTIVE),
+        "first use only marks it"
+    );
+    super::super::filemap::mark_page_accessed(&mut k, pfn);
+    assert!(k.pages.test(pfn, PG_ACTIVE) && !k.pages.test(pfn, PG_REFERENCED));
+    assert_eq!(k.pages.lru(pfn), Lru::ActiveFile);
+    assert_eq!(k.events.get(VmEvent::pgactivate), before + 1);
+    invariants::check(&k).expect("invariants after activation");
+}
+
+#[test]
+fn the_invariant_checker_catches_a_page_missing_from_its_page_cache_slot() {
+    let w = world(0, "3.9");
+    let mut k = w.borrow_mut();
+    let pfn = file_pages(&mut k, Lru::InactiveFile, 2)[1];
+    let ino = k.pages.mapping[pfn as usize] as usize;
+    k.inodes[ino].remove_page(1, pfn);
+    k.inodes[ino].nrpages += 1;
+    let e = invariants::check(&k).unwrap_err();
+    assert!(e.contains("page cache"), "{e}");
 }

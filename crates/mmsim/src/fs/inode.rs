@@ -1,0 +1,112 @@
+//! Inodes (`struct inode` + `struct address_space`): the page-cache index of a file and the
+//! state writeback needs. An inode's id is its `page->mapping` value for file pages.
+
+use crate::mm::page::Pfn;
+
+/// `I_DIRTY_PAGES`: the inode has dirty pages.
+pub const I_DIRTY_PAGES: u32 = 1 << 0;
+/// `I_SYNC`: writeback of the inode is in progress.
+pub const I_SYNC: u32 = 1 << 1;
+
+/// One file.
+#[derive(Clone, Debug, Default)]
+pub struct Inode {
+    /// File name, for traces and errors.
+    pub name: String,
+    /// The backing device the file lives on (index into the machine's devices).
+    pub bdi: usize,
+    /// The page-cache index: page offset -> frame number + 1 (0 = not cached). This is the
+    /// radix tree of `struct address_space`, grown as the file grows.
+    pages: Vec<u32>,
+    /// `mapping->nrpages`.
+    pub nrpages: u64,
+    /// File size in pages.
+    pub size_pages: u64,
+    /// `i_state` bits.
+    pub state: u32,
+    /// When the inode was first dirtied since it was last clean (simulated ns).
+    pub dirtied_when: u64,
+    /// `mapping->writeback_index`: where the last cyclic writeback stopped.
+    pub writeback_index: u64,
+    /// Unlinked and waiting for its last page to go.
+    pub unlinked: bool,
+}
+
+impl Inode {
+    /// A new empty file on device `bdi`.
+    pub fn new(name: &str, bdi: usize) -> Inode {
+        Inode {
+            name: name.to_string(),
+            bdi,
+            ..Default::default()
+        }
+    }
+
+    /// `find_get_page`: the cached page at `index`.
+    #[inline]
+    pub fn find_page(&self, index: u64) -> Option<Pfn> {
+        match self.pages.get(index as usize) {
+            Some(&p) if p != 0 => Some(p - 1),
+            _ => None,
+        }
+    }
+
+    /// Insert `pfn` at `index` (the slot must be empty).
+    pub fn insert_page(&mut self, index: u64, pfn: Pfn) {
+        let i = index as usize;
+        if self.pages.len() <= i {
+            // Grow geometrically so a streaming writer allocates O(log n) times.
+            let want = (i + 1).max(self.pages.len() * 2).max(64);
+            self.pages.resize(want, 0);
+        }
+        debug_assert_eq!(
+            self.pages[i], 0,
+            "page-cache slot {index} of {} taken",
+            self.name
+        );
+        self.pages[i] = pfn + 1;
+        self.nrpages += 1;
+    }
+
+    /// Remove the page at `index` (which must be `pfn`).
+    pub fn remove_page(&mut self, index: u64, pfn: Pfn) {
+        let slot = &mut self.pages[index as usize];
+        debug_assert_eq!(
+            *slot,
+            pfn + 1,
+            "page-cache slot {index} of {} holds another page",
+            self.name
+        );
+        *slot = 0;
+        self.nrpages -= 1;
+    }
+
+    /// Every cached (index, pfn), in index order (for checks and truncation).
+    pub fn cached(&self) -> impl Iterator<Item = (u64, Pfn)> + '_ {
+        self.pages
+            .iter()
+            .enumerate()
+            .filter(|(_, &p)| p != 0)
+            .map(|(i, &p)| (i as u64, p - 1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_index_grows_with_the_file_and_counts_its_pages() {
+        let mut i = Inode::new("f", 0);
+        assert_eq!(i.find_page(5), None);
+        i.insert_page(1000, 7);
+        i.insert_page(3, 9);
+        assert_eq!(
+            (i.find_page(1000), i.find_page(3), i.nrpages),
+            (Some(7), Some(9), 2)
+        );
+        i.remove_page(1000, 7);
+        assert_eq!(i.find_page(1000), None);
+        assert_eq!(i.cached().collect::<Vec<_>>(), vec![(3, 9)]);
+    }
+}

@@ -1,0 +1,57 @@
+//! The page cache (`mm/filemap.c`): finding, adding and removing file pages, and the
+//! use-once detection of `mark_page_accessed` (`kernel-reclaim.md` §3.8).
+
+use super::page::{Lru, Pfn, PG_ACTIVE, PG_LRU, PG_REFERENCED, PG_UNEVICTABLE, PG_UPTODATE};
+use super::vmstat::{VmEvent, ZoneStat};
+use super::{swap, Kernel};
+
+/// `find_get_page`.
+#[inline]
+pub fn find_get_page(k: &Kernel, ino: usize, index: u64) -> Option<Pfn> {
+    k.inodes[ino].find_page(index)
+}
+
+/// `add_to_page_cache_lru`: a freshly allocated page joins file `ino` at `index` and the
+/// inactive file list (page-cache pages start inactive).
+pub fn add_to_page_cache_lru(k: &mut Kernel, pfn: Pfn, ino: usize, index: u64) {
+    debug_assert!(
+        index < u32::MAX as u64,
+        "file offset beyond the modelled range"
+    );
+    k.pages.mapping[pfn as usize] = ino as u32;
+    k.pages.index[pfn as usize] = index as u32;
+    k.inodes[ino].insert_page(index, pfn);
+    let zi = k.page_zone(pfn);
+    k.zones[zi].mod_stat(ZoneStat::nr_file_pages, 1);
+    swap::lru_cache_add_lru(k, pfn, Lru::InactiveFile);
+}
+
+/// `__delete_from_page_cache`: the page leaves its file's index. The caller frees it.
+pub fn delete_from_page_cache(k: &mut Kernel, pfn: Pfn) {
+    let ino = k.pages.mapping[pfn as usize] as usize;
+    let index = k.pages.index[pfn as usize] as u64;
+    k.inodes[ino].remove_page(index, pfn);
+    let zi = k.page_zone(pfn);
+    k.zones[zi].mod_stat(ZoneStat::nr_file_pages, -1);
+    k.pages.clear(pfn, PG_UPTODATE);
+}
+
+/// `mark_page_accessed`: the first access sets PG_referenced; a second one while the page is
+/// on an inactive list activates it (`pgactivate`).
+pub fn mark_page_accessed(k: &mut Kernel, pfn: Pfn) {
+    let f = k.pages.flags[pfn as usize];
+    if f & (PG_ACTIVE | PG_UNEVICTABLE) == 0 && f & PG_REFERENCED != 0 && f & PG_LRU != 0 {
+        // activate_page
+        let lru = k.pages.lru(pfn);
+        swap::del_page_from_lru_list(k, pfn);
+        k.pages.set(pfn, PG_ACTIVE);
+        k.pages.clear(pfn, PG_REFERENCED);
+        let active = Lru::of(lru.is_file(), true);
+        swap::add_page_to_lru_list(k, pfn, active);
+        let zi = k.page_zone(pfn);
+        k.zones[zi].lruvec.recent_rotated[lru.is_file() as usize] += 1;
+        k.count(VmEvent::pgactivate, 1);
+    } else if f & PG_REFERENCED == 0 {
+        k.pages.set(pfn, PG_REFERENCED);
+    }
+}
