@@ -46,6 +46,10 @@ enum Command {
         /// Check page-state invariants after every reclaim batch (slow).
         #[arg(long)]
         check: bool,
+        /// Write mm_vmscan_* tracepoint events in ftrace's text format to FILE (with several
+        /// kernels, one file each: the kernel label goes before the extension).
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
     },
     /// List kernel presets and behaviour switches, with what each models.
     Kernels,
@@ -95,18 +99,16 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             seed,
             json: json_path,
             check,
+            trace,
         } => {
             let s = load(&scenario)?;
             let configs = resolve_kernels(&s, &kernels, &set)?;
             let seed = seed.unwrap_or(s.run.seed);
-            let runs = run_all(
-                &s,
-                &configs,
-                seed,
-                RunOptions {
-                    check_every_batch: check,
-                },
-            )?;
+            let traces = trace_paths(trace.as_deref(), &configs);
+            let opts = RunOptions {
+                check_every_batch: check,
+            };
+            let runs = run_all(&s, &configs, seed, opts, &traces)?;
             print!("{}", terminal::summary(&runs));
             if let Some(path) = json_path {
                 let text = serde_json::to_string_pretty(&json::runs_to_json(&runs))? + "\n";
@@ -179,17 +181,53 @@ fn resolve_kernels(
         .collect()
 }
 
+/// The trace file of each kernel: FILE itself for one kernel, else FILE with the kernel's
+/// label before the extension (`trace.txt` → `trace.3.9.txt`).
+fn trace_paths(file: Option<&Path>, configs: &[KernelConfig]) -> Vec<Option<PathBuf>> {
+    configs
+        .iter()
+        .map(|k| {
+            let file = file?;
+            if configs.len() == 1 {
+                return Some(file.to_path_buf());
+            }
+            let stem = file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let name = match file.extension() {
+                Some(ext) => format!("{stem}.{}.{}", k.label(), ext.to_string_lossy()),
+                None => format!("{stem}.{}", k.label()),
+            };
+            Some(file.with_file_name(name))
+        })
+        .collect()
+}
+
 /// Run every kernel, each on its own thread; results come back in the order given.
 fn run_all(
     s: &Scenario,
     configs: &[KernelConfig],
     seed: u64,
     opts: RunOptions,
+    traces: &[Option<PathBuf>],
 ) -> anyhow::Result<Vec<RunResult>> {
+    let mut sinks = Vec::new();
+    for path in traces {
+        sinks.push(match path {
+            Some(p) => {
+                let f = std::fs::File::create(p)
+                    .with_context(|| format!("creating {}", p.display()))?;
+                Some(Box::new(std::io::BufWriter::new(f)) as Box<dyn std::io::Write + Send>)
+            }
+            None => None,
+        });
+    }
     let results: Vec<Result<RunResult, sim::SimError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = configs
             .iter()
-            .map(|k| scope.spawn(move || sim::run(s, k, seed, opts)))
+            .zip(sinks)
+            .map(|(k, sink)| scope.spawn(move || sim::run_traced(s, k, seed, opts, sink)))
             .collect();
         handles
             .into_iter()

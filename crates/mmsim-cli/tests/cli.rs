@@ -122,3 +122,56 @@ fn run_writes_json_with_the_documented_top_level_keys() {
     assert!(v["vmstat"]["pgscan_kswapd_normal"].is_u64());
     assert!(v["mmtests_vmstat"]["Kswapd efficiency"].is_number());
 }
+
+#[test]
+fn trace_writes_ftrace_lines_of_the_vmscan_tracepoints() {
+    let dir = std::env::temp_dir().join(format!("mmsim-cli-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("t.txt");
+    let (code, _, err) = mmsim(&[
+        "run",
+        "examples/kswapd-balance.toml",
+        "--trace",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    for event in [
+        "mm_vmscan_kswapd_sleep: nid=0",
+        "mm_vmscan_wakeup_kswapd: nid=0 zid=",
+        "mm_vmscan_kswapd_wake: nid=0 order=0",
+        "mm_vmscan_lru_isolate: isolate_mode=0 order=0 nr_requested=",
+        "mm_vmscan_lru_shrink_inactive: nid=0 zid=",
+        "mm_vmscan_writepage: page=0xffffea",
+        "mm_vmscan_direct_reclaim_begin: order=0 may_writepage=1 gfp_flags=GFP_HIGHUSER_MOVABLE",
+        "mm_vmscan_direct_reclaim_end: nr_reclaimed=",
+    ] {
+        assert!(text.contains(event), "no '{event}' in the trace");
+    }
+    // "TASK-PID [CPU] SECONDS.MICROS: event: fields", time never going backwards per task.
+    let line = text
+        .lines()
+        .find(|l| l.contains("mm_vmscan_kswapd_wake"))
+        .unwrap();
+    let (head, rest) = line.split_once(": ").unwrap();
+    assert!(
+        head.trim_start().starts_with("kswapd0-1 ") && head.contains(" [000] "),
+        "{line}"
+    );
+    assert!(rest.starts_with("mm_vmscan_kswapd_wake: "), "{line}");
+    let secs: f64 = head.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(secs > 0.0);
+    // Several kernels: one file each, named after the kernel.
+    let (code, _, err) = mmsim(&[
+        "run",
+        "examples/kswapd-balance.toml",
+        "--kernel",
+        "3.9",
+        "--kernel",
+        "lessdisrupt-v7r10",
+        "--trace",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(dir.join("t.3.9.txt").exists() && dir.join("t.lessdisrupt-v7r10.txt").exists());
+}

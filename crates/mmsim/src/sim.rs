@@ -35,6 +35,8 @@ pub enum SimError {
     Config(String),
     /// A page-state invariant broke: the run stopped (names the invariant and the page).
     Invariant(String),
+    /// The trace file could not be written.
+    Trace(String),
 }
 
 impl fmt::Display for SimError {
@@ -42,6 +44,7 @@ impl fmt::Display for SimError {
         match self {
             SimError::Config(m) => write!(f, "{m}"),
             SimError::Invariant(m) => write!(f, "simulation stopped: {m}"),
+            SimError::Trace(m) => write!(f, "writing the trace: {m}"),
         }
     }
 }
@@ -125,6 +128,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         fatal: None,
         workloads: Vec::new(),
         pages_touched: 0,
+        trace: None,
     };
     // The dentry/inode cache built up before the run.
     let slab_pages = k.slab.pages_needed() as u64;
@@ -247,9 +251,27 @@ pub fn run(
     seed: u64,
     opts: RunOptions,
 ) -> Result<RunResult, SimError> {
+    run_traced(scenario, kernel, seed, opts, None)
+}
+
+/// [`run`], writing tracepoint events to `trace` (`--trace FILE`).
+pub fn run_traced(
+    scenario: &Scenario,
+    kernel: &KernelConfig,
+    seed: u64,
+    opts: RunOptions,
+    trace: Option<Box<dyn std::io::Write + Send>>,
+) -> Result<RunResult, SimError> {
     let w = boot(scenario, kernel, seed)?;
     w.borrow_mut().check_every_batch = opts.check_every_batch;
+    w.borrow_mut().trace = trace.map(crate::mm::trace::Tracer::new);
     let end = run_world(&w, scenario.run.duration)?;
+    if let Some(t) = w.borrow_mut().trace.as_mut() {
+        if let Some(e) = t.error.take() {
+            return Err(SimError::Trace(e.to_string()));
+        }
+        t.flush().map_err(|e| SimError::Trace(e.to_string()))?;
+    }
     Ok(summarise(&w, scenario, kernel, seed, end))
 }
 

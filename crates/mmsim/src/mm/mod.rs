@@ -14,6 +14,7 @@
 //! | `slab` | `fs/dcache.c`, `fs/inode.c` | the reclaimable dentry/inode cache |
 //! | `oom_kill` | `mm/oom_kill.c` | the OOM killer |
 //! | `vmstat` | `mm/vmstat.c` | `/proc/vmstat` counters |
+//! | `trace` | `include/trace/events/vmscan.h` | tracepoints in ftrace's text layout |
 //! | `invariants` | — | page-state invariant checks |
 
 pub mod filemap;
@@ -28,6 +29,7 @@ pub mod rmap;
 pub mod slab;
 pub mod swap;
 pub mod swapfile;
+pub mod trace;
 pub mod vmscan;
 pub mod vmstat;
 
@@ -67,6 +69,17 @@ impl Gfp {
         Gfp(Self::WAIT | Self::IO | Self::FS | Self::HIGHMEM | Self::MOVABLE);
     /// `GFP_ATOMIC`.
     pub const ATOMIC: Gfp = Gfp(Self::HIGH);
+
+    /// The name `show_gfp_flags` prints for the masks the model uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Gfp::HIGHUSER_MOVABLE => "GFP_HIGHUSER_MOVABLE",
+            Gfp::KERNEL => "GFP_KERNEL",
+            Gfp::NOFS => "GFP_NOFS",
+            Gfp::ATOMIC => "GFP_ATOMIC",
+            _ => "GFP_OTHER",
+        }
+    }
 
     /// Whether all bits of `f` are set.
     #[inline]
@@ -142,6 +155,8 @@ pub struct Kernel {
     pub fatal: Option<String>,
     /// Page accesses by workloads (hits and faults), for the benchmark's event count.
     pub pages_touched: u64,
+    /// The trace sink, when tracing (`--trace`).
+    pub trace: Option<trace::Tracer>,
     /// Counters the workloads keep (the kernel never reads them).
     pub workloads: Vec<crate::workload::WorkloadStats>,
 }

@@ -313,6 +313,7 @@ pub fn wake_all_kswapd(k: &mut Kernel, order: u32, classzone: usize, list: &[usi
         if zone_watermark_ok(z, order, z.low_wmark(), 0, 0) {
             continue;
         }
+        super::trace::mm_vmscan_wakeup_kswapd(k, zi, order);
         let q = k.wq.kswapd_wait;
         k.sched.wake_all(q);
     }

@@ -12,7 +12,7 @@ use super::mmzone::{zone_flags::*, MAX_NR_ZONES, ZONE_NORMAL};
 use super::page::*;
 use super::page_alloc::{zone_watermark_ok, zonelist};
 use super::vmstat::{VmEvent, ZoneStat};
-use super::{invariants, memory, page_io, rmap, slab, swap, swapfile, Gfp, Kernel, World};
+use super::{invariants, memory, page_io, rmap, slab, swap, swapfile, trace, Gfp, Kernel, World};
 use crate::calibration::*;
 use crate::engine::{self, CpuMode, Nanos, HZ_10};
 use crate::presets::Switch;
@@ -348,6 +348,18 @@ fn isolate_lru_pages(
         k.zones[zi].mod_stat(super::mmzone::Zone::lru_stat(lru), -1);
         out.push(pfn);
     }
+    if trace::enabled(k) {
+        let mode = (clean_only as u32) | ((unmapped_only as u32) << 1);
+        trace::mm_vmscan_lru_isolate(
+            k,
+            mode,
+            sc.order,
+            nr_to_scan,
+            scan,
+            out.len as u64,
+            lru.is_file(),
+        );
+    }
     scan
 }
 
@@ -475,6 +487,7 @@ fn pageout(k: &mut Kernel, pfn: Pfn) -> Pageout {
     }
     k.pages.set(pfn, PG_RECLAIM);
     page_io::swap_writepage(k, pfn);
+    trace::mm_vmscan_writepage(k, pfn, false);
     if !k.pages.test(pfn, PG_WRITEBACK) {
         k.pages.clear(pfn, PG_RECLAIM);
     }
@@ -809,9 +822,10 @@ pub async fn shrink_inactive_list(
     }
     let mut list = PageList::default();
     let nr_taken;
+    let nr_scanned;
     {
         let mut k = w.borrow_mut();
-        let nr_scanned = isolate_lru_pages(&mut k, nr_to_scan, zi, lru, sc, &mut list);
+        nr_scanned = isolate_lru_pages(&mut k, nr_to_scan, zi, lru, sc, &mut list);
         nr_taken = list.len as u64;
         sc.cpu += nr_scanned * ISOLATE_PAGE_NS;
         let z = &mut k.zones[zi];
@@ -841,6 +855,14 @@ pub async fn shrink_inactive_list(
         };
         k.count(steal_event.zone(zi), nr_reclaimed);
         putback_inactive_pages(&mut k, zi, &list);
+        trace::mm_vmscan_lru_shrink_inactive(
+            &mut k,
+            zi,
+            nr_scanned,
+            nr_reclaimed,
+            sc.priority,
+            file,
+        );
         k.zones[zi].mod_stat(isolated_stat(file), -(nr_taken as i64));
         if k.check_every_batch {
             if let Err(e) = invariants::check(&k) {
@@ -1060,7 +1082,9 @@ pub async fn try_to_free_pages(w: &World, gfp: Gfp, order: u32) -> u64 {
     }
     let laptop = w.borrow().vm.laptop_mode;
     let mut sc = ScanControl::new(gfp, order, false, laptop);
+    trace::mm_vmscan_direct_reclaim_begin(&mut w.borrow_mut(), order, sc.may_writepage, gfp.name());
     let progress = do_try_to_free_pages(w, &mut sc).await;
+    trace::mm_vmscan_direct_reclaim_end(&mut w.borrow_mut(), sc.nr_reclaimed);
     charge(w, &mut sc).await;
     progress
 }
@@ -1452,6 +1476,7 @@ async fn kswapd_try_to_sleep(w: &World, order: u32, classzone: usize) {
     }
     let sleep = prepare_kswapd_sleep(&mut w.borrow_mut(), order, remaining, classzone);
     if sleep {
+        trace::mm_vmscan_kswapd_sleep(&mut w.borrow_mut());
         w.borrow_mut().pgdat.kswapd_sleeping = true;
         engine::wait_event(w, q, None, false).await;
         w.borrow_mut().pgdat.kswapd_sleeping = false;
@@ -1507,6 +1532,7 @@ pub async fn kswapd(w: World) {
         if w.borrow().fatal.is_some() {
             return;
         }
+        trace::mm_vmscan_kswapd_wake(&mut w.borrow_mut(), order);
         balanced_classzone = classzone;
         balanced_order = balance_pgdat(&w, order, &mut balanced_classzone).await;
     }
