@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use mmsim::presets::{self, KernelConfig, PRESETS, SWITCHES};
 use mmsim::report::{json, terminal, RunResult};
 use mmsim::scenario::{self, Scenario};
-use mmsim::sim::{self, RunOptions};
+use mmsim::sim::{self, RunOptions, RunOutputs};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -50,6 +50,13 @@ enum Command {
         /// kernels, one file each: the kernel label goes before the extension).
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
+        /// Write a CSV time series of free pages per zone, dirty/writeback/anon/file pages and
+        /// reclaim counters to FILE (one file per kernel, as with --trace).
+        #[arg(long, value_name = "FILE")]
+        timeseries: Option<PathBuf>,
+        /// Time between time-series samples.
+        #[arg(long, value_name = "TIME", default_value = "1s")]
+        sample_interval: String,
     },
     /// List kernel presets and behaviour switches, with what each models.
     Kernels,
@@ -100,15 +107,29 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             json: json_path,
             check,
             trace,
+            timeseries,
+            sample_interval,
         } => {
             let s = load(&scenario)?;
             let configs = resolve_kernels(&s, &kernels, &set)?;
             let seed = seed.unwrap_or(s.run.seed);
-            let traces = trace_paths(trace.as_deref(), &configs);
+            let interval = scenario::parse_duration(&sample_interval)
+                .ok()
+                .filter(|&t| t > 0)
+                .ok_or_else(|| {
+                    BadInput(format!(
+                        "--sample-interval {sample_interval}: expected a time such as 1s or 500ms"
+                    ))
+                })?;
+            let files = RunFiles {
+                traces: per_kernel_paths(trace.as_deref(), &configs),
+                series: per_kernel_paths(timeseries.as_deref(), &configs),
+                interval,
+            };
             let opts = RunOptions {
                 check_every_batch: check,
             };
-            let runs = run_all(&s, &configs, seed, opts, &traces)?;
+            let runs = run_all(&s, &configs, seed, opts, &files)?;
             print!("{}", terminal::summary(&runs));
             if let Some(path) = json_path {
                 let text = serde_json::to_string_pretty(&json::runs_to_json(&runs))? + "\n";
@@ -181,9 +202,16 @@ fn resolve_kernels(
         .collect()
 }
 
-/// The trace file of each kernel: FILE itself for one kernel, else FILE with the kernel's
+/// Per-kernel output files of `run`.
+struct RunFiles {
+    traces: Vec<Option<PathBuf>>,
+    series: Vec<Option<PathBuf>>,
+    interval: u64,
+}
+
+/// The output file of each kernel: FILE itself for one kernel, else FILE with the kernel's
 /// label before the extension (`trace.txt` → `trace.3.9.txt`).
-fn trace_paths(file: Option<&Path>, configs: &[KernelConfig]) -> Vec<Option<PathBuf>> {
+fn per_kernel_paths(file: Option<&Path>, configs: &[KernelConfig]) -> Vec<Option<PathBuf>> {
     configs
         .iter()
         .map(|k| {
@@ -210,24 +238,28 @@ fn run_all(
     configs: &[KernelConfig],
     seed: u64,
     opts: RunOptions,
-    traces: &[Option<PathBuf>],
+    files: &RunFiles,
 ) -> anyhow::Result<Vec<RunResult>> {
-    let mut sinks = Vec::new();
-    for path in traces {
-        sinks.push(match path {
+    let mut outputs = Vec::new();
+    for (trace, series) in files.traces.iter().zip(&files.series) {
+        let trace = match trace {
             Some(p) => {
                 let f = std::fs::File::create(p)
                     .with_context(|| format!("creating {}", p.display()))?;
                 Some(Box::new(std::io::BufWriter::new(f)) as Box<dyn std::io::Write + Send>)
             }
             None => None,
+        };
+        outputs.push(RunOutputs {
+            trace,
+            sample_interval: series.as_ref().map(|_| files.interval),
         });
     }
-    let results: Vec<Result<RunResult, sim::SimError>> = std::thread::scope(|scope| {
+    let results: Vec<_> = std::thread::scope(|scope| {
         let handles: Vec<_> = configs
             .iter()
-            .zip(sinks)
-            .map(|(k, sink)| scope.spawn(move || sim::run_traced(s, k, seed, opts, sink)))
+            .zip(outputs)
+            .map(|(k, out)| scope.spawn(move || sim::run_with(s, k, seed, opts, out)))
             .collect();
         handles
             .into_iter()
@@ -235,9 +267,15 @@ fn run_all(
             .collect()
     });
     let mut runs = Vec::new();
-    for (r, k) in results.into_iter().zip(configs) {
+    for ((r, k), series_path) in results.into_iter().zip(configs).zip(&files.series) {
         match r {
-            Ok(r) => runs.push(r),
+            Ok((r, series)) => {
+                if let (Some(path), Some(series)) = (series_path, series) {
+                    std::fs::write(path, series.to_csv())
+                        .with_context(|| format!("writing {}", path.display()))?;
+                }
+                runs.push(r)
+            }
             Err(sim::SimError::Config(m)) => {
                 return Err(BadInput(format!("{}: {m}", s.name)).into())
             }

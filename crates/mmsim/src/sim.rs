@@ -16,6 +16,7 @@ use crate::mm::swapfile::SwapInfo;
 use crate::mm::vmstat::{VmEvents, ZoneStat};
 use crate::mm::{invariants, vmscan, Gfp, Kernel, Queues, World};
 use crate::presets::KernelConfig;
+use crate::report::timeseries::{self, TimeSeries};
 use crate::report::{RunResult, ThreadTimes};
 use crate::scenario::{Scenario, WorkloadKind};
 use crate::workload::{self, secs, WorkloadStats};
@@ -251,20 +252,47 @@ pub fn run(
     seed: u64,
     opts: RunOptions,
 ) -> Result<RunResult, SimError> {
-    run_traced(scenario, kernel, seed, opts, None)
+    run_with(scenario, kernel, seed, opts, RunOutputs::default()).map(|(r, _)| r)
 }
 
-/// [`run`], writing tracepoint events to `trace` (`--trace FILE`).
-pub fn run_traced(
+/// Optional outputs of a run besides its [`RunResult`].
+#[derive(Default)]
+pub struct RunOutputs {
+    /// Write tracepoint events here (`--trace FILE`).
+    pub trace: Option<Box<dyn std::io::Write + Send>>,
+    /// Sample the time series every this often (`--timeseries FILE`).
+    pub sample_interval: Option<Nanos>,
+}
+
+impl fmt::Debug for RunOutputs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunOutputs")
+            .field("trace", &self.trace.is_some())
+            .field("sample_interval", &self.sample_interval)
+            .finish()
+    }
+}
+
+/// [`run`] with tracing and time-series sampling.
+pub fn run_with(
     scenario: &Scenario,
     kernel: &KernelConfig,
     seed: u64,
     opts: RunOptions,
-    trace: Option<Box<dyn std::io::Write + Send>>,
-) -> Result<RunResult, SimError> {
+    outputs: RunOutputs,
+) -> Result<(RunResult, Option<TimeSeries>), SimError> {
     let w = boot(scenario, kernel, seed)?;
     w.borrow_mut().check_every_batch = opts.check_every_batch;
-    w.borrow_mut().trace = trace.map(crate::mm::trace::Tracer::new);
+    w.borrow_mut().trace = outputs.trace.map(crate::mm::trace::Tracer::new);
+    let series = outputs.sample_interval.map(|interval| {
+        let series = Rc::new(RefCell::new(TimeSeries::default()));
+        let (w2, s2) = (w.clone(), series.clone());
+        // Spawned last: it only reads state, so the other tasks run exactly as without it.
+        w.borrow_mut()
+            .sched
+            .spawn("sampler", sampler(w2, interval.max(1), s2));
+        series
+    });
     let end = run_world(&w, scenario.run.duration)?;
     if let Some(t) = w.borrow_mut().trace.as_mut() {
         if let Some(e) = t.error.take() {
@@ -272,7 +300,46 @@ pub fn run_traced(
         }
         t.flush().map_err(|e| SimError::Trace(e.to_string()))?;
     }
-    Ok(summarise(&w, scenario, kernel, seed, end))
+    let series = series.map(|s| s.borrow().clone());
+    Ok((summarise(&w, scenario, kernel, seed, end), series))
+}
+
+/// One row of [`timeseries::COLUMNS`] from the machine's state now.
+fn sample(k: &Kernel) -> Vec<f64> {
+    use crate::mm::vmstat::VmEvent as E;
+    let per_zone = |e: E| -> u64 { (0..4).map(|z| k.events.get(e.zone(z))).sum() };
+    let g = |s: ZoneStat| k.global_stat(s) as f64;
+    vec![
+        k.sched.now() as f64 / SEC as f64,
+        k.zones[0].free_pages() as f64,
+        k.zones[1].free_pages() as f64,
+        k.zones[2].free_pages() as f64,
+        g(ZoneStat::nr_dirty),
+        g(ZoneStat::nr_writeback),
+        g(ZoneStat::nr_anon_pages),
+        g(ZoneStat::nr_file_pages),
+        g(ZoneStat::nr_active_anon),
+        g(ZoneStat::nr_inactive_anon),
+        g(ZoneStat::nr_active_file),
+        g(ZoneStat::nr_inactive_file),
+        k.events.get(E::pswpin) as f64,
+        k.events.get(E::pswpout) as f64,
+        per_zone(E::pgscan_kswapd_dma) as f64,
+        per_zone(E::pgscan_direct_dma) as f64,
+        per_zone(E::pgsteal_kswapd_dma) as f64,
+        per_zone(E::pgsteal_direct_dma) as f64,
+        k.events.get(E::allocstall) as f64,
+    ]
+}
+
+/// The sampling task: a row at time 0 and every `interval` after.
+async fn sampler(w: World, interval: Nanos, series: Rc<RefCell<TimeSeries>>) {
+    loop {
+        let row = sample(&w.borrow());
+        debug_assert_eq!(row.len(), timeseries::COLUMNS.len());
+        series.borrow_mut().rows.push(row);
+        engine::sleep(&w, interval).await;
+    }
 }
 
 /// The [`RunResult`] of a finished run.

@@ -140,3 +140,36 @@ fn more_ram_means_less_swapping() {
         small.vmstat("pswpout")
     );
 }
+
+#[test]
+fn sampling_a_time_series_does_not_change_the_run() {
+    let s = common::anon_pressure(160, 15);
+    let k = presets::resolve("lessdisrupt-v7r10", &[]).unwrap();
+    let plain = run(&s, "lessdisrupt-v7r10", 5, false);
+    let outputs = sim::RunOutputs {
+        trace: Some(Box::new(std::io::sink())),
+        sample_interval: Some(mmsim::engine::SEC),
+    };
+    let (sampled, series) = sim::run_with(&s, &k, 5, RunOptions::default(), outputs).unwrap();
+    // The sampler's own thread appears in the CPU table; everything else is identical.
+    let strip = |r: &RunResult| {
+        let mut r = r.clone();
+        r.threads.retain(|t| t.name != "sampler");
+        serde_json::to_string(&json::run_to_json(&r)).unwrap()
+    };
+    assert_eq!(strip(&plain), strip(&sampled));
+    let series = series.unwrap();
+    assert_eq!(
+        series.rows.len(),
+        16,
+        "a sample at 0 s and every second to 15 s"
+    );
+    let last = series.rows.last().unwrap();
+    let col = |name: &str| {
+        mmsim::report::timeseries::COLUMNS
+            .iter()
+            .position(|c| *c == name)
+            .unwrap()
+    };
+    assert_eq!(last[col("pswpout")] as u64, sampled.vmstat("pswpout"));
+}

@@ -8,6 +8,7 @@
 pub mod json;
 pub mod mmtests;
 pub mod terminal;
+pub mod timeseries;
 
 /// What one run produced.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,0 +1,77 @@
+//! Time series sampled during a run (`--timeseries FILE`), written as CSV: one row per
+//! sample, gauges as their value at the sample, event counters cumulative (difference rows
+//! to get per-interval counts, as MMTests' proc-vmstat graphs do).
+
+/// The columns, in order. `time_s` is simulated seconds.
+pub const COLUMNS: &[&str] = &[
+    "time_s",
+    "nr_free_pages_dma",
+    "nr_free_pages_dma32",
+    "nr_free_pages_normal",
+    "nr_dirty",
+    "nr_writeback",
+    "nr_anon_pages",
+    "nr_file_pages",
+    "nr_active_anon",
+    "nr_inactive_anon",
+    "nr_active_file",
+    "nr_inactive_file",
+    "pswpin",
+    "pswpout",
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgsteal_kswapd",
+    "pgsteal_direct",
+    "allocstall",
+];
+
+/// Samples of one run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TimeSeries {
+    /// One row per sample, values in [`COLUMNS`] order.
+    pub rows: Vec<Vec<f64>>,
+}
+
+impl TimeSeries {
+    /// The CSV text: a header line, then one line per sample. Integers print without a
+    /// fraction; times with 3 decimals.
+    pub fn to_csv(&self) -> String {
+        let mut out = COLUMNS.join(",");
+        out.push('\n');
+        for row in &self.rows {
+            let cells: Vec<String> = row
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    if i == 0 {
+                        format!("{v:.3}")
+                    } else {
+                        format!("{v}")
+                    }
+                })
+                .collect();
+            out.push_str(&cells.join(","));
+            out.push('\n');
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_has_a_header_and_one_line_per_sample() {
+        let mut row = vec![0.0; COLUMNS.len()];
+        row[0] = 1.5;
+        row[1] = 42.0;
+        let ts = TimeSeries { rows: vec![row] };
+        let csv = ts.to_csv();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].starts_with("time_s,nr_free_pages_dma,"));
+        assert!(lines[1].starts_with("1.500,42,0,"));
+        assert_eq!(lines[1].split(',').count(), COLUMNS.len());
+    }
+}
