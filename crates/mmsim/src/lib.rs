@@ -11,6 +11,7 @@ pub mod fs;
 pub mod mm;
 pub mod presets;
 pub mod report;
+pub mod reproduce;
 pub mod scenario;
 pub mod sim;
 pub mod workload;

@@ -374,6 +374,59 @@ pub fn format_compare_table(
     out
 }
 
+/// A benchmark comparison table with two columns per kernel, e.g. the published and the
+/// simulated figure side by side (`mmsim reproduce`). Column headers are
+/// `<source>-<kernel>`, so the first header line names the source and the second the
+/// kernel. Each percentage compares a cell with the first kernel *of the same source*, so
+/// both halves keep MMTests' meaning. `rows` hold, per kernel, `[source 0, source 1]`.
+pub fn format_paired_compare_table(
+    kernels: &[&str],
+    sources: [&str; 2],
+    rows: &[(String, Vec<[f64; 2]>, Direction)],
+    value_width: usize,
+) -> String {
+    let names: Vec<String> = kernels
+        .iter()
+        .flat_map(|k| sources.iter().map(move |s| format!("{s}-{k}")))
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (labels, label_width) = padded_labels(rows.iter().map(|(l, _, _)| l.as_str()));
+    let mut out = kernel_header(&names, label_width, value_width + 6 + 4);
+    for (label, (_, values, direction)) in labels.iter().zip(rows) {
+        out.push_str(label);
+        let base = values.first().copied().unwrap_or([0.0; 2]);
+        for (i, pair) in values.iter().enumerate() {
+            for src in 0..2 {
+                let value = pair[src];
+                let pct = if i == 0 {
+                    0.0
+                } else {
+                    percent_diff(*direction, base[src], value)
+                };
+                out.push_str(&format!("{value:>value_width$.2} ({pct:>6.2}%)"));
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The cell kind MMTests prints a vmstat row with, by its label: efficiencies and the
+/// direct-scan percentage as `%d%`, velocities with 3 decimals, "Page writes by reclaim"
+/// with 3 decimals (quirk 2 of `mmtests.md` §2.1), everything else `%d`. For numbers that
+/// were transcribed rather than computed.
+pub fn vmstat_cell(label: &str, value: f64) -> Cell {
+    if label.ends_with("efficiency") || label == "Percentage direct scans" {
+        Cell::Percent(value as i64)
+    } else if label.ends_with("velocity") {
+        Cell::Velocity(value)
+    } else if label == "Page writes by reclaim" {
+        Cell::Float3(value)
+    } else {
+        Cell::Int(value as i64)
+    }
+}
+
 /// The iostat table (§4): rows as given (MMTests puts the `Mean` rows before the `Max`
 /// rows), the statistic name and the `<dev>-<field>` part each padded to their longest,
 /// then one `%12.2f` cell per kernel, no percentages. Every line ends in `\n`.

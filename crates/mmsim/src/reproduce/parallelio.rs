@@ -1,0 +1,441 @@
+//! Seed 000's parallelio experiment (MMTests parallelio + memcachetest on ext4, `mmtests.md`
+//! §6.1): the result tables and the claims P1-P12 of issue 3.
+//!
+//! Tables are indexed by kernel (the columns of [`SEED000_KERNELS`]) and, for the parallelio
+//! table, by IO step 0..=3 rather than by label: a simulated machine's MemTotal gives labels
+//! such as "2384M" where the published one gave "2385M".
+
+use super::{seed000, Verdict, SEED000_KERNELS};
+
+/// The parallelio metrics, in the order MMTests prints their rows.
+pub const METRICS: [&str; 6] = [
+    "memcachetest",
+    "io-duration",
+    "swaptotal",
+    "swapin",
+    "minorfaults",
+    "majorfaults",
+];
+
+/// The results of the three kernels.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tables {
+    /// The four IO step labels, e.g. "0M", "715M", "2385M", "4055M".
+    pub steps: [String; 4],
+    /// parallelio[metric][step] = per-kernel values; metrics in [`METRICS`] order.
+    pub parallelio: [[[f64; 3]; 4]; 6],
+    /// The vmstat rows: (label, per-kernel values).
+    pub vmstat: Vec<(String, [f64; 3])>,
+    /// The iostat rows of the test disk: (label, per-kernel values).
+    pub iostat: Vec<(String, [f64; 3])>,
+}
+
+impl Tables {
+    /// The published tables of seed 000.
+    pub fn published() -> Tables {
+        let mut steps: [String; 4] = Default::default();
+        let mut parallelio = [[[0.0; 3]; 4]; 6];
+        for (m, metric) in METRICS.iter().enumerate() {
+            let rows: Vec<_> = seed000::PARALLELIO
+                .iter()
+                .filter(|(label, _)| label.rsplit_once('-').map(|(name, _)| name) == Some(metric))
+                .collect();
+            assert_eq!(rows.len(), 4, "four steps of {metric} in seed 000");
+            for (s, (label, values)) in rows.iter().enumerate() {
+                steps[s] = label.rsplit_once('-').expect("step label").1.to_string();
+                parallelio[m][s] = *values;
+            }
+        }
+        let own =
+            |rows: &[(&str, [f64; 3])]| rows.iter().map(|(l, v)| (l.to_string(), *v)).collect();
+        Tables {
+            steps,
+            parallelio,
+            vmstat: own(seed000::VMSTAT),
+            iostat: own(seed000::IOSTAT),
+        }
+    }
+
+    /// parallelio values of `metric` at `step`.
+    pub fn pio(&self, metric: &str, step: usize) -> [f64; 3] {
+        let m = METRICS
+            .iter()
+            .position(|x| *x == metric)
+            .expect("a parallelio metric");
+        self.parallelio[m][step]
+    }
+
+    /// A vmstat row (zeros if absent, as MMTests reads a missing counter).
+    pub fn vm(&self, label: &str) -> [f64; 3] {
+        row(&self.vmstat, label)
+    }
+
+    /// An iostat row (zeros if absent).
+    pub fn io(&self, label: &str) -> [f64; 3] {
+        row(&self.iostat, label)
+    }
+}
+
+fn row(rows: &[(String, [f64; 3])], label: &str) -> [f64; 3] {
+    rows.iter()
+        .find(|(l, _)| l == label)
+        .map(|(_, v)| *v)
+        .unwrap_or([0.0; 3])
+}
+
+/// Column indexes.
+const V39: usize = 0;
+const MMOTM: usize = 1;
+const LD: usize = 2;
+/// The steps the claims call "2385M" and "4055M".
+const HEAVY: [usize; 2] = [2, 3];
+
+fn kname(k: usize) -> &'static str {
+    SEED000_KERNELS[k]
+}
+
+/// Normal/DMA32 scanning ratio; infinite when only Normal was scanned.
+fn zone_ratio(t: &Tables, k: usize) -> f64 {
+    let normal = t.vm("Zone normal velocity")[k];
+    let dma32 = t.vm("Zone dma32 velocity")[k];
+    if dma32 > 0.0 {
+        normal / dma32
+    } else if normal > 0.0 {
+        f64::INFINITY
+    } else {
+        0.0
+    }
+}
+
+/// Judge the claims of issue 3 (P1-P12) on `t`.
+pub fn claims(t: &Tables) -> Vec<Verdict> {
+    let mut out = Vec::new();
+    let mut add = |id, claim, holds, values: Vec<(String, f64)>| {
+        out.push(Verdict {
+            id,
+            claim,
+            holds,
+            values,
+        })
+    };
+    let step = |s: usize| t.steps[s].clone();
+
+    let base = t.pio("memcachetest", 0)[V39];
+    let mut v = vec![(format!("{} memcachetest-{}", kname(V39), step(0)), base)];
+    let mut holds = true;
+    for s in HEAVY {
+        let x = t.pio("memcachetest", s)[V39];
+        holds &= x < 0.35 * base;
+        v.push((format!("{} memcachetest-{}", kname(V39), step(s)), x));
+    }
+    add(
+        "P1",
+        "3.9: memcachetest at 2385M and 4055M is below 35% of its 0M figure",
+        holds,
+        v,
+    );
+
+    let mut v = Vec::new();
+    let mut holds = true;
+    for k in [MMOTM, LD] {
+        let base = t.pio("memcachetest", 0)[k];
+        for s in 0..4 {
+            let x = t.pio("memcachetest", s)[k];
+            holds &= x >= 0.9 * base;
+            v.push((format!("{} memcachetest-{}", kname(k), step(s)), x));
+        }
+    }
+    add("P2", "mmotm-20130522 and lessdisrupt-v7r10: memcachetest at every IO step is at least 90% of their own 0M", holds, v);
+
+    let mut v = Vec::new();
+    let mut holds = true;
+    for s in HEAVY {
+        let (a, b) = (t.pio("swaptotal", s)[V39], t.pio("swaptotal", s)[LD]);
+        holds &= a >= 100.0 * b.max(1.0);
+        v.push((format!("{} swaptotal-{}", kname(V39), step(s)), a));
+        v.push((format!("{} swaptotal-{}", kname(LD), step(s)), b));
+    }
+    add(
+        "P3",
+        "swaptotal at 2385M and 4055M: 3.9 is at least 100 x max(1, lessdisrupt-v7r10)",
+        holds,
+        v,
+    );
+
+    let mut v = Vec::new();
+    let mut holds = true;
+    for s in HEAVY {
+        let (a, b) = (t.pio("majorfaults", s)[V39], t.pio("majorfaults", s)[LD]);
+        holds &= b <= 0.05 * a;
+        v.push((format!("{} majorfaults-{}", kname(V39), step(s)), a));
+        v.push((format!("{} majorfaults-{}", kname(LD), step(s)), b));
+    }
+    add(
+        "P4",
+        "majorfaults at 2385M and 4055M: lessdisrupt-v7r10 at most 5% of 3.9",
+        holds,
+        v,
+    );
+
+    let mut v = Vec::new();
+    let mut holds = true;
+    for s in HEAVY {
+        let io = t.pio("io-duration", s);
+        v.push((format!("{} io-duration-{}", kname(V39), step(s)), io[V39]));
+        for k in [MMOTM, LD] {
+            holds &= io[k] <= 0.5 * io[V39];
+            v.push((format!("{} io-duration-{}", kname(k), step(s)), io[k]));
+        }
+    }
+    add(
+        "P5",
+        "io-duration at 2385M and 4055M: both patched kernels at most 50% of 3.9",
+        holds,
+        v,
+    );
+
+    let e = t.vm("Kswapd efficiency");
+    add(
+        "P6",
+        "Kswapd efficiency: lessdisrupt-v7r10 at least twice that of 3.9 and of mmotm-20130522",
+        e[LD] >= 2.0 * e[V39] && e[LD] >= 2.0 * e[MMOTM],
+        per_kernel("Kswapd efficiency", e),
+    );
+
+    let w = t.vm("Page writes by reclaim");
+    add(
+        "P7",
+        "Page writes by reclaim: mmotm-20130522 > 3.9 > lessdisrupt-v7r10, the last at most 10% of 3.9",
+        w[MMOTM] > w[V39] && w[V39] > w[LD] && w[LD] <= 0.1 * w[V39],
+        per_kernel("Page writes by reclaim", w),
+    );
+
+    let kv = t.vm("Kswapd velocity");
+    add(
+        "P8",
+        "Kswapd velocity: lessdisrupt-v7r10 at most half of 3.9 and of mmotm-20130522",
+        kv[LD] <= 0.5 * kv[V39] && kv[LD] <= 0.5 * kv[MMOTM],
+        per_kernel("Kswapd velocity", kv),
+    );
+
+    let (r0, r2) = (zone_ratio(t, V39), zone_ratio(t, LD));
+    add(
+        "P9",
+        "Zone velocity ratio Normal/DMA32: 3.9's ratio at least 5 x lessdisrupt-v7r10's",
+        r0 >= 5.0 * r2 && r0 > 0.0,
+        vec![
+            (format!("{} Normal/DMA32", kname(V39)), r0),
+            (format!("{} Normal/DMA32", kname(LD)), r2),
+        ],
+    );
+
+    let sr = t.vm("Sector Reads");
+    add(
+        "P10",
+        "Sector Reads: both patched kernels at most 25% of 3.9",
+        sr[MMOTM] <= 0.25 * sr[V39] && sr[LD] <= 0.25 * sr[V39],
+        per_kernel("Sector Reads", sr),
+    );
+
+    let wa = t.io("Max sda-w_await");
+    add(
+        "P11",
+        "Max w_await of the test disk: both patched kernels at most 25% of 3.9",
+        wa[MMOTM] <= 0.25 * wa[V39] && wa[LD] <= 0.25 * wa[V39] && wa[V39] > 0.0,
+        per_kernel("Max sda-w_await", wa),
+    );
+
+    let so = t.vm("Swap Outs");
+    add(
+        "P12",
+        "Swap Outs: both patched kernels at most 1% of 3.9",
+        so[MMOTM] <= 0.01 * so[V39] && so[LD] <= 0.01 * so[V39],
+        per_kernel("Swap Outs", so),
+    );
+    out
+}
+
+fn per_kernel(row: &str, v: [f64; 3]) -> Vec<(String, f64)> {
+    (0..3)
+        .map(|k| (format!("{} {row}", kname(k)), v[k]))
+        .collect()
+}
+
+/// The report `mmsim reproduce parallelio` prints: the three tables in MMTests'
+/// compare-kernels layout with each kernel's published figure beside its simulated one,
+/// then every claim with its verdict on the simulated tables and the numbers it was judged
+/// on. Row labels carry the simulated machine's IO step sizes.
+pub fn report(published: &Tables, simulated: &Tables) -> String {
+    use crate::report::mmtests::{
+        format_iostat_table, format_monitor_table, format_paired_compare_table, vmstat_cell,
+        Direction,
+    };
+    let sources = ["published", "simulated"];
+    let pair =
+        |p: [f64; 3], s: [f64; 3]| -> Vec<[f64; 2]> { (0..3).map(|k| [p[k], s[k]]).collect() };
+    let mut rows = Vec::new();
+    for metric in METRICS {
+        let direction = if metric == "memcachetest" {
+            Direction::Higher
+        } else {
+            Direction::Lower
+        };
+        for step in 0..4 {
+            let label = format!("Ops {metric}-{}", simulated.steps[step]);
+            rows.push((
+                label,
+                pair(published.pio(metric, step), simulated.pio(metric, step)),
+                direction,
+            ));
+        }
+    }
+    let mut out = String::from("parallelio\n");
+    out.push_str(&format_paired_compare_table(
+        &SEED000_KERNELS,
+        sources,
+        &rows,
+        18,
+    ));
+    let columns: Vec<String> = SEED000_KERNELS
+        .iter()
+        .flat_map(|k| sources.iter().map(move |s| format!("{s}-{k}")))
+        .collect();
+    let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let vm_rows: Vec<_> = published
+        .vmstat
+        .iter()
+        .map(|(label, p)| {
+            let s = simulated.vm(label);
+            let cells = (0..3)
+                .flat_map(|k| [vmstat_cell(label, p[k]), vmstat_cell(label, s[k])])
+                .collect();
+            (label.clone(), cells)
+        })
+        .collect();
+    out.push('\n');
+    out.push_str(&format_monitor_table(&columns, &vm_rows));
+    let io_rows: Vec<_> = published
+        .iostat
+        .iter()
+        .map(|(label, p)| {
+            let s = simulated.io(label);
+            (label.clone(), (0..3).flat_map(|k| [p[k], s[k]]).collect())
+        })
+        .collect();
+    out.push('\n');
+    out.push_str(&format_iostat_table(&columns, &io_rows));
+    out.push_str("\nClaims (judged on the simulated tables)\n");
+    for v in claims(simulated) {
+        let values: Vec<String> = v
+            .values
+            .iter()
+            .map(|(what, x)| format!("{what} = {x}"))
+            .collect();
+        out.push_str(&format!(
+            "{:<4} {:<6} {}\n     {}\n",
+            v.id,
+            if v.holds { "holds" } else { "FAILS" },
+            v.claim,
+            values.join(", ")
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_published_tables_have_every_row_the_claims_read() {
+        let t = Tables::published();
+        assert_eq!(t.steps, ["0M", "715M", "2385M", "4055M"].map(String::from));
+        assert_eq!(t.pio("memcachetest", 2), [4208.0, 24154.0, 23765.0]);
+        assert_eq!(t.pio("majorfaults", 3), [21357.0, 147.0, 134.0]);
+        for label in [
+            "Kswapd efficiency",
+            "Page writes by reclaim",
+            "Kswapd velocity",
+            "Zone normal velocity",
+            "Zone dma32 velocity",
+            "Sector Reads",
+            "Swap Outs",
+        ] {
+            assert_ne!(t.vm(label), [0.0; 3], "{label}");
+        }
+        assert_eq!(t.io("Max sda-w_await"), [28458.94, 3977.29, 3148.61]);
+    }
+
+    #[test]
+    fn every_claim_holds_on_the_published_tables() {
+        let verdicts = claims(&Tables::published());
+        assert_eq!(verdicts.len(), 12);
+        for v in &verdicts {
+            assert!(
+                v.holds,
+                "{} does not hold on the published data: {:?}",
+                v.id, v.values
+            );
+            assert!(!v.values.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_claim_fails_when_its_numbers_say_so() {
+        let mut t = Tables::published();
+        // Make lessdisrupt swap as much as 3.9: P3 and P12 must fail, the others not.
+        let so = t.vmstat.iter_mut().find(|(l, _)| l == "Swap Outs").unwrap();
+        so.1[2] = so.1[0];
+        let m = METRICS.iter().position(|x| *x == "swaptotal").unwrap();
+        t.parallelio[m][2][2] = t.parallelio[m][2][0];
+        let failed: Vec<_> = claims(&t)
+            .into_iter()
+            .filter(|v| !v.holds)
+            .map(|v| v.id)
+            .collect();
+        assert_eq!(failed, vec!["P3", "P12"]);
+    }
+
+    #[test]
+    fn report_puts_each_published_figure_beside_the_simulated_one() {
+        let p = Tables::published();
+        let mut sim = Tables::published();
+        sim.steps[2] = "2384M".into();
+        let m = METRICS.iter().position(|x| *x == "memcachetest").unwrap();
+        sim.parallelio[m][2] = [4000.0, 24000.0, 23000.0];
+        let text = report(&p, &sim);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("Ops memcachetest-2384M"))
+            .unwrap();
+        // value, percentage, value, percentage... for 3.9 published, 3.9 simulated,
+        // mmotm published, mmotm simulated, lessdisrupt published, lessdisrupt simulated.
+        let nums: Vec<f64> = line["Ops memcachetest-2384M".len()..]
+            .split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == '%')
+            .filter_map(|t| t.parse().ok())
+            .collect();
+        assert_eq!(nums.len(), 12, "{line}");
+        assert_eq!(
+            (nums[0], nums[2], nums[4], nums[6]),
+            (4208.0, 4000.0, 24154.0, 24000.0)
+        );
+        // Each percentage is against the same source's 3.9: 24000 vs 4000 is +500%.
+        assert_eq!(nums[5], 474.0);
+        assert_eq!(nums[7], 500.0);
+        assert!(text.contains("Kswapd efficiency"));
+        assert!(text.contains("Max  sda-w_await") || text.contains("Max sda-w_await"));
+        assert_eq!(text.matches("holds").count(), 12, "{text}");
+    }
+
+    #[test]
+    fn zone_ratio_is_infinite_when_only_normal_is_scanned() {
+        let mut t = Tables::published();
+        for (l, v) in t.vmstat.iter_mut() {
+            if l == "Zone dma32 velocity" {
+                v[0] = 0.0;
+            }
+        }
+        assert_eq!(zone_ratio(&t, 0), f64::INFINITY);
+        assert!(claims(&t).iter().find(|v| v.id == "P9").unwrap().holds);
+    }
+}
