@@ -1247,40 +1247,44 @@ impl BalanceDirtyPages {
             nr_dirtied_pause,
         };
 
-        let (pause, mut wake) = if task_ratelimit == 0 {
-            t.period = max_pause * JIFFY;
-            t.raw_pause = (max_pause * JIFFY) as i64;
-            (max_pause as i64, now_j as i64)
-        } else {
-            let period = (HZ * self.pages_dirtied / task_ratelimit) as i64;
-            let mut pause = period;
-            let paused_j = jiffies(task.dirty_paused_when) as i64;
-            if task.dirty_paused_when != 0 {
-                pause -= now_j as i64 - paused_j;
+        // `task_ratelimit` 0 (at the limit): sleep max_pause, no credit, no clipping
+        let (pause, mut wake) = match (HZ * self.pages_dirtied).checked_div(task_ratelimit) {
+            None => {
+                t.period = max_pause * JIFFY;
+                t.raw_pause = (max_pause * JIFFY) as i64;
+                (max_pause as i64, now_j as i64)
             }
-            t.period = period as u64 * JIFFY;
-            t.raw_pause = pause * JIFFY as i64;
-            if pause < min_pause as i64 {
-                if pause < -(HZ as i64) {
-                    // more than 1 s behind: a light writer, forget the credit
-                    task.dirty_paused_when = now_j * JIFFY;
-                    task.nr_dirtied = 0;
-                } else if period != 0 {
-                    // carry the unpaid period forward
-                    task.dirty_paused_when = ((paused_j + period) as u64) * JIFFY;
-                    task.nr_dirtied = 0;
-                } else if task.nr_dirtied_pause <= self.pages_dirtied {
-                    task.nr_dirtied_pause += self.pages_dirtied;
+            Some(period) => {
+                let period = period as i64;
+                let mut pause = period;
+                let paused_j = jiffies(task.dirty_paused_when) as i64;
+                if task.dirty_paused_when != 0 {
+                    pause -= now_j as i64 - paused_j;
                 }
-                return BdpDecision::NoSleep(t);
+                t.period = period as u64 * JIFFY;
+                t.raw_pause = pause * JIFFY as i64;
+                if pause < min_pause as i64 {
+                    if pause < -(HZ as i64) {
+                        // more than 1 s behind: a light writer, forget the credit
+                        task.dirty_paused_when = now_j * JIFFY;
+                        task.nr_dirtied = 0;
+                    } else if period != 0 {
+                        // carry the unpaid period forward
+                        task.dirty_paused_when = ((paused_j + period) as u64) * JIFFY;
+                        task.nr_dirtied = 0;
+                    } else if task.nr_dirtied_pause <= self.pages_dirtied {
+                        task.nr_dirtied_pause += self.pages_dirtied;
+                    }
+                    return BdpDecision::NoSleep(t);
+                }
+                let mut wake = now_j as i64;
+                if pause > max_pause as i64 {
+                    // remember part of the debt beyond one max_pause
+                    wake += (pause - max_pause as i64).min(max_pause as i64);
+                    pause = max_pause as i64;
+                }
+                (pause, wake)
             }
-            let mut wake = now_j as i64;
-            if pause > max_pause as i64 {
-                // remember part of the debt beyond one max_pause
-                wake += (pause - max_pause as i64).min(max_pause as i64);
-                pause = max_pause as i64;
-            }
-            (pause, wake)
         };
         wake += pause;
         task.dirty_paused_when = wake.max(0) as u64 * JIFFY;
@@ -1340,4 +1344,1130 @@ pub fn over_bground_thresh(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::MSEC;
+
+    const GIB_PAGES: u64 = (1 << 30) / PAGE_SIZE;
+    const MB: u64 = 1_000_000;
+
+    fn sysctls() -> DirtySysctls {
+        DirtySysctls::default()
+    }
+
+    // ---- §2.1 / §2.2 thresholds -------------------------------------------------------
+
+    #[test]
+    fn thresholds_of_4_gib_dirtyable_with_default_ratios() {
+        let dirtyable = 4 * GIB_PAGES; // 1 048 576 pages
+        let (bg, thresh) = global_dirty_limits(dirtyable, &sysctls(), false);
+        assert_eq!(thresh, 20 * dirtyable / 100);
+        assert_eq!(thresh, 209_715); // 838 860 KiB
+        assert_eq!(bg, 10 * dirtyable / 100);
+        assert_eq!(bg, 104_857);
+        assert_eq!(dirty_freerun_ceiling(thresh, bg), (209_715 + 104_857) / 2);
+    }
+
+    #[test]
+    fn dirtyable_memory_counts_anon_only_while_swap_has_room_and_never_returns_zero() {
+        let mut d = Dirtyable {
+            free_pages: 10_000,
+            file_lru: 50_000,
+            anon_lru: 30_000,
+            nr_swap_pages: 0,
+            dirty_balance_reserve: 2_000,
+            highmem_dirtyable: 0,
+        };
+        assert_eq!(global_dirtyable_memory(&d), 10_000 + 50_000 - 2_000 + 1);
+        d.nr_swap_pages = 1;
+        assert_eq!(
+            global_dirtyable_memory(&d),
+            10_000 + 50_000 + 30_000 - 2_000 + 1
+        );
+        d.highmem_dirtyable = 8_000;
+        assert_eq!(
+            global_dirtyable_memory(&d),
+            10_000 + 50_000 + 30_000 - 2_000 - 8_000 + 1
+        );
+        d.dirty_balance_reserve = 1_000_000;
+        assert_eq!(global_dirtyable_memory(&d), 1);
+    }
+
+    #[test]
+    fn dirty_balance_reserve_is_high_watermark_plus_lowmem_reserve_capped_by_zone_size() {
+        let zones = [
+            ZoneReserve {
+                managed_pages: 3_977,
+                high_wmark: 10,
+                max_lowmem_reserve: 5_000,
+            },
+            ZoneReserve {
+                managed_pages: 500_000,
+                high_wmark: 1_500,
+                max_lowmem_reserve: 2_000,
+            },
+            ZoneReserve {
+                managed_pages: 0,
+                high_wmark: 0,
+                max_lowmem_reserve: 0,
+            },
+        ];
+        assert_eq!(dirty_balance_reserve(&zones), 3_977 + 3_500);
+    }
+
+    #[test]
+    fn dirty_bytes_overrides_dirty_ratio_and_rounds_up_to_pages() {
+        let s = DirtySysctls {
+            dirty_bytes: 100 * MB + 1,
+            ..sysctls()
+        };
+        let (bg, thresh) = global_dirty_limits(4 * GIB_PAGES, &s, false);
+        assert_eq!(thresh, (100 * MB + 1).div_ceil(4096));
+        // the background ratio is still a ratio of dirtyable memory, but it is above the
+        // byte limit, so it becomes half of it
+        assert_eq!(bg, thresh / 2);
+        let s = DirtySysctls {
+            dirty_background_bytes: 40 * MB,
+            ..s
+        };
+        let (bg, _) = global_dirty_limits(4 * GIB_PAGES, &s, false);
+        assert_eq!(bg, (40 * MB).div_ceil(4096));
+    }
+
+    #[test]
+    fn background_at_or_above_dirty_threshold_is_halved() {
+        let dirtyable = 1_000_000;
+        let s = DirtySysctls {
+            dirty_ratio: 20,
+            dirty_background_ratio: 20,
+            ..sysctls()
+        };
+        assert_eq!(
+            global_dirty_limits(dirtyable, &s, false),
+            (100_000, 200_000)
+        );
+        let s = DirtySysctls {
+            dirty_ratio: 20,
+            dirty_background_ratio: 50,
+            ..sysctls()
+        };
+        assert_eq!(
+            global_dirty_limits(dirtyable, &s, false),
+            (100_000, 200_000)
+        );
+        let s = DirtySysctls {
+            dirty_ratio: 20,
+            dirty_background_ratio: 19,
+            ..sysctls()
+        };
+        assert_eq!(
+            global_dirty_limits(dirtyable, &s, false),
+            (190_000, 200_000)
+        );
+    }
+
+    #[test]
+    fn ratio_0_and_100_are_the_edges() {
+        let dirtyable = 777_777;
+        let s = DirtySysctls {
+            dirty_ratio: 0,
+            ..sysctls()
+        };
+        // background (10 %) >= dirty (0) -> background = 0 / 2
+        assert_eq!(global_dirty_limits(dirtyable, &s, false), (0, 0));
+        let s = DirtySysctls {
+            dirty_ratio: 100,
+            dirty_background_ratio: 100,
+            ..sysctls()
+        };
+        assert_eq!(
+            global_dirty_limits(dirtyable, &s, false),
+            (dirtyable / 2, dirtyable)
+        );
+        let s = DirtySysctls {
+            dirty_ratio: 100,
+            dirty_background_ratio: 0,
+            ..sysctls()
+        };
+        assert_eq!(global_dirty_limits(dirtyable, &s, false), (0, dirtyable));
+        assert!(s.validate().is_ok());
+    }
+
+    #[test]
+    fn rt_and_less_throttle_tasks_get_a_quarter_more_on_both_thresholds() {
+        let (bg, thresh) = global_dirty_limits(1_000_003, &sysctls(), false);
+        let (bg_rt, thresh_rt) = global_dirty_limits(1_000_003, &sysctls(), true);
+        assert_eq!(bg_rt, bg + bg / 4);
+        assert_eq!(thresh_rt, thresh + thresh / 4);
+    }
+
+    #[test]
+    fn validate_refuses_what_the_sysctl_handlers_refuse() {
+        assert_eq!(sysctls().validate(), Ok(()));
+        let e = DirtySysctls {
+            dirty_ratio: 101,
+            ..sysctls()
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!(
+            e,
+            SysctlError::RatioOutOfRange {
+                name: "dirty_ratio",
+                value: 101
+            }
+        );
+        assert!(e.to_string().contains("vm.dirty_ratio = 101"));
+        let e = DirtySysctls {
+            dirty_background_ratio: 200,
+            ..sysctls()
+        }
+        .validate();
+        assert!(matches!(
+            e,
+            Err(SysctlError::RatioOutOfRange {
+                name: "dirty_background_ratio",
+                ..
+            })
+        ));
+        let e = DirtySysctls {
+            dirty_bytes: 4096,
+            ..sysctls()
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!(
+            e,
+            SysctlError::DirtyBytesTooSmall {
+                value: 4096,
+                min: 8192
+            }
+        );
+        assert!(DirtySysctls {
+            dirty_bytes: 8192,
+            ..sysctls()
+        }
+        .validate()
+        .is_ok());
+        assert_eq!(sysctls().dirty_expire(), 30 * SEC);
+        assert_eq!(sysctls().dirty_writeback_interval(), Some(5 * SEC));
+        let off = DirtySysctls {
+            dirty_writeback_centisecs: 0,
+            ..sysctls()
+        };
+        assert_eq!(off.dirty_writeback_interval(), None);
+    }
+
+    #[test]
+    fn ratelimit_pages_and_stat_error_follow_the_cpu_count() {
+        assert_eq!(ratelimit_pages(200_000, 4), 200_000 / 128);
+        assert_eq!(ratelimit_pages(1_000, 4), 16);
+        assert_eq!(bdi_stat_error(1), 1);
+        assert_eq!(bdi_stat_error(4), 4 * 8 * 3); // 96, spec §11
+        assert_eq!(bdi_stat_error(6), 6 * 8 * 3);
+    }
+
+    // ---- §2.6 smoothed limit ----------------------------------------------------------
+
+    #[test]
+    fn global_dirty_limit_jumps_up_creeps_down_and_stays_above_dirty() {
+        let mut g = GlobalDirtyLimit::default();
+        assert!(g.update(0, 100_000, 0));
+        assert_eq!(g.limit, 100_000);
+        // thresh drops to 50 000: 1/32 of the gap per 200 ms
+        assert!(
+            !g.update(199 * MSEC, 50_000, 0),
+            "rate limited to one update per 200 ms"
+        );
+        assert!(g.update(200 * MSEC, 50_000, 0));
+        assert_eq!(g.limit, 100_000 - 50_000 / 32);
+        let mut expect = g.limit;
+        for k in 2..200u64 {
+            g.update(k * 200 * MSEC, 50_000, 70_000);
+            if expect > 70_000 {
+                expect -= (expect - 70_000) >> 5;
+            }
+            assert_eq!(g.limit, expect);
+        }
+        assert!(g.limit >= 70_000, "never below the dirty count");
+        assert_eq!(g.hard_dirty_limit(50_000), g.limit);
+        assert_eq!(g.hard_dirty_limit(90_000), 90_000);
+        g.update(1_000 * SEC, 90_000, 0);
+        assert_eq!(g.limit, 90_000);
+    }
+
+    // ---- §2.4 per-bdi share -----------------------------------------------------------
+
+    #[test]
+    fn bdi_dirty_limit_splits_the_threshold_by_share_with_min_and_max_ratio() {
+        assert_eq!(bdi_dirty_limit(100_000, 1, 4, 0, 100, 0), 25_000);
+        // 10 % reserved for this bdi: 90 % shared
+        assert_eq!(
+            bdi_dirty_limit(100_000, 1, 4, 10, 100, 10),
+            90_000 / 4 + 10_000
+        );
+        // min ratios of other bdis shrink the shared part
+        assert_eq!(bdi_dirty_limit(100_000, 1, 4, 0, 100, 30), 70_000 / 4);
+        // capped at max_ratio
+        assert_eq!(bdi_dirty_limit(100_000, 3, 4, 0, 50, 0), 50_000);
+        assert_eq!(bdi_dirty_limit(100_000, 0, 1, 0, 100, 0), 0);
+    }
+
+    #[test]
+    fn proportions_follow_completions_and_halve_every_3_seconds() {
+        let mut p = BdiProportions::new(2);
+        let t0 = 10 * SEC;
+        for _ in 0..300 {
+            p.writeout_inc(0, t0);
+        }
+        for _ in 0..100 {
+            p.writeout_inc(1, t0);
+        }
+        // global count starts at 1
+        assert_eq!(p.fraction(0, t0), (300, 401));
+        assert_eq!(p.fraction(1, t0), (100, 401));
+        // one period later: everything halved
+        let t1 = t0 + VM_COMPLETIONS_PERIOD_LEN;
+        assert_eq!(p.fraction(0, t1), (150, 200));
+        assert_eq!(p.fraction(1, t1), (50, 200));
+        // bdi 1 alone is busy from now on: its share rises towards 1
+        for k in 0..4 {
+            for _ in 0..400 {
+                p.writeout_inc(1, t1 + k * VM_COMPLETIONS_PERIOD_LEN);
+            }
+        }
+        let t5 = t1 + 4 * VM_COMPLETIONS_PERIOD_LEN;
+        let (n0, d0) = p.fraction(0, t5);
+        let (n1, d1) = p.fraction(1, t5);
+        assert_eq!(n0, 150 >> 4);
+        assert!(n1 * 100 / d1 > 95, "busy bdi share {n1}/{d1}");
+        assert!(n0 * 100 / d0 < 5);
+        // idle long enough and everything decays to nothing; the timer stops
+        let (n0, _) = p.fraction(0, t5 + 40 * VM_COMPLETIONS_PERIOD_LEN);
+        let (n1, _) = p.fraction(1, t5 + 40 * VM_COMPLETIONS_PERIOD_LEN);
+        // aging stops once the global count is down to 1, which may leave a bdi at 1
+        assert_eq!(n0, 0);
+        assert!(n1 <= 1);
+        assert_eq!(p.period_time, None);
+        p.writeout_inc(0, 1_000 * SEC);
+        assert_eq!(
+            p.period_time,
+            Some(jiffies(1_000 * SEC + VM_COMPLETIONS_PERIOD_LEN))
+        );
+    }
+
+    #[test]
+    fn completions_over_max_ratio_are_not_counted() {
+        let mut p = BdiProportions::new(2);
+        p.set_max_ratio(0, 50);
+        for _ in 0..100 {
+            p.writeout_inc(1, 0);
+        }
+        for _ in 0..1000 {
+            p.writeout_inc(0, 0);
+        }
+        let (n, d) = p.fraction(0, 0);
+        assert!(n * 1024 <= d * 512 + 1024, "share {n}/{d} above 50 %");
+        assert!(n >= 90);
+    }
+
+    // ---- §5.3 position ratio ----------------------------------------------------------
+
+    /// thresh 200 000, bg 100 000: freerun 150 000, setpoint 175 000, limit 200 000.
+    fn region() -> (u64, u64, u64, u64, u64) {
+        let (thresh, bg) = (200_000, 100_000);
+        let freerun = dirty_freerun_ceiling(thresh, bg);
+        let limit = thresh;
+        (thresh, bg, freerun, dirty_setpoint(freerun, limit), limit)
+    }
+
+    #[test]
+    fn global_control_line_is_2_at_freerun_1_at_setpoint_0_at_limit() {
+        let (_, _, freerun, setpoint, limit) = region();
+        assert_eq!((freerun, setpoint, limit), (150_000, 175_000, 200_000));
+        // x = (setpoint - freerun) * 1024 / (limit - setpoint + 1) = 1023 (truncated)
+        let x: i64 = (25_000 << 10) / 25_001;
+        let at_freerun = 1024 + ((((x * x) >> 10) * x) >> 10);
+        assert_eq!(
+            global_pos_ratio(setpoint, limit, freerun) as i64,
+            at_freerun
+        );
+        assert!((2045..=2048).contains(&at_freerun));
+        assert_eq!(global_pos_ratio(setpoint, limit, setpoint), 1024);
+        assert!(global_pos_ratio(setpoint, limit, limit - 1) <= 4);
+        let st = DirtyState {
+            thresh: 200_000,
+            bg_thresh: 100_000,
+            dirty: limit,
+            ..Default::default()
+        };
+        assert_eq!(bdi_position_ratio(&st, limit, INIT_BW), 0);
+        let st = DirtyState {
+            dirty: limit + 5,
+            ..st
+        };
+        assert_eq!(bdi_position_ratio(&st, limit, INIT_BW), 0);
+    }
+
+    #[test]
+    fn global_control_line_decreases_monotonically_from_freerun_to_limit() {
+        let (_, _, freerun, setpoint, limit) = region();
+        let mut prev = u64::MAX;
+        for dirty in freerun..limit {
+            let p = global_pos_ratio(setpoint, limit, dirty);
+            assert!(
+                p <= prev,
+                "pos_ratio rose at dirty = {dirty}: {prev} -> {p}"
+            );
+            prev = p;
+        }
+        // flat near the setpoint, steep near the ends
+        let near = global_pos_ratio(setpoint, limit, setpoint - 2_500);
+        let far = global_pos_ratio(setpoint, limit, freerun + 2_500);
+        assert!(near - 1024 < 2, "slope at the setpoint is ~0: {near}");
+        assert!(far > 1700);
+    }
+
+    #[test]
+    fn single_bdi_at_its_setpoint_runs_at_the_base_rate() {
+        let (thresh, bg, _, setpoint, limit) = region();
+        let st = DirtyState {
+            thresh,
+            bg_thresh: bg,
+            dirty: setpoint,
+            bdi_thresh: thresh,
+            bdi_dirty: setpoint,
+        };
+        let d = bdi_position_ratio_detail(&st, limit, INIT_BW);
+        let share = (thresh << 16) / (thresh + 1);
+        assert_eq!(d.bdi_setpoint, (setpoint * share) >> 16);
+        assert!((1020..=1024).contains(&d.pos_ratio), "{d:?}");
+        // one second of bandwidth above the bdi setpoint costs about 1/8
+        let st2 = DirtyState {
+            bdi_dirty: d.bdi_setpoint + INIT_BW,
+            ..st
+        };
+        let p = bdi_position_ratio(&st2, limit, INIT_BW);
+        assert!((890..=900).contains(&p), "{p}");
+    }
+
+    #[test]
+    fn bdi_line_never_throttles_below_a_quarter() {
+        let (thresh, bg, _, setpoint, limit) = region();
+        let st = DirtyState {
+            thresh,
+            bg_thresh: bg,
+            dirty: setpoint,
+            bdi_thresh: thresh / 10,
+            bdi_dirty: thresh,
+        };
+        assert_eq!(bdi_position_ratio(&st, limit, 1_000), 1024 / 4);
+    }
+
+    #[test]
+    fn bdi_reserve_area_raises_pos_ratio_when_the_bdi_is_nearly_empty() {
+        let (thresh, bg, _, setpoint, limit) = region();
+        let base = DirtyState {
+            thresh,
+            bg_thresh: bg,
+            dirty: setpoint,
+            bdi_thresh: 100_000,
+            bdi_dirty: 60_000,
+        };
+        let normal = bdi_position_ratio(&base, limit, INIT_BW);
+        assert!(
+            normal >= 1024,
+            "below bdi_setpoint the bdi line is above 1: {normal}"
+        );
+        // reserve = bdi_thresh / 2 = 50 000
+        let d = bdi_position_ratio_detail(
+            &DirtyState {
+                bdi_dirty: 20_000,
+                ..base
+            },
+            limit,
+            INIT_BW,
+        );
+        let share = (100_000u64 << 16) / (thresh + 1);
+        let bdi_setpoint = (setpoint * share) >> 16;
+        let span = ((thresh - 100_000 + 8 * INIT_BW) * share) >> 16;
+        let xi = bdi_setpoint + span;
+        let line = 1024 * (xi - 20_000) / (xi - bdi_setpoint + 1);
+        assert_eq!(d.pos_ratio, line * 50_000 / 20_000);
+        // at or below reserve/8 the boost is exactly ×8
+        let tiny = bdi_position_ratio(
+            &DirtyState {
+                bdi_dirty: 6_000,
+                ..base
+            },
+            limit,
+            INIT_BW,
+        );
+        let line = 1024 * (xi - 6_000) / (xi - bdi_setpoint + 1);
+        assert_eq!(tiny, line * 8);
+        assert!(tiny > d.pos_ratio && d.pos_ratio > normal);
+    }
+
+    #[test]
+    fn idle_bdi_with_no_share_gets_an_eighth_of_the_headroom() {
+        let (thresh, bg, _, setpoint, limit) = region();
+        let st = DirtyState {
+            thresh,
+            bg_thresh: bg,
+            dirty: setpoint,
+            bdi_thresh: 0,
+            bdi_dirty: 0,
+        };
+        let d = bdi_position_ratio_detail(&st, limit, INIT_BW);
+        let floor = (limit - setpoint) / 8;
+        let share = (floor << 16) / (thresh + 1);
+        assert_eq!(d.bdi_setpoint, (setpoint * share) >> 16);
+        assert!(
+            d.pos_ratio > 1024 * 8,
+            "an empty bdi is not throttled: {}",
+            d.pos_ratio
+        );
+    }
+
+    // ---- §5.4 bandwidth ---------------------------------------------------------------
+
+    /// Feed `rate_bytes` per second of completions every `step` for `secs` seconds
+    /// through the flusher's update; returns the bdi.
+    fn feed(bdi: &mut BdiBandwidth, t0: Nanos, rate_bytes: u64, step: Nanos, secs: u64) -> Nanos {
+        let mut now = t0;
+        let base = bdi.written_stamp;
+        while now < t0 + secs * SEC {
+            now += step;
+            let written = base + rate_bytes * ((now - t0) / MSEC) / 1000 / PAGE_SIZE;
+            bdi.wb_update_bandwidth(now, written, 0, t0);
+        }
+        now
+    }
+
+    fn within(actual: u64, target: u64, pct: u64) -> bool {
+        actual.abs_diff(target) * 100 <= target * pct
+    }
+
+    #[test]
+    fn write_bandwidth_converges_to_a_100_mb_s_device_within_10_s() {
+        let mut bdi = BdiBandwidth::new(0);
+        feed(&mut bdi, 0, 100 * MB, 200 * MSEC, 10);
+        let real = 100 * MB / PAGE_SIZE;
+        assert!(
+            within(bdi.write_bandwidth, real, 5),
+            "{} vs {real}",
+            bdi.write_bandwidth
+        );
+        assert!(
+            within(bdi.avg_write_bandwidth, real, 5),
+            "{} vs {real}",
+            bdi.avg_write_bandwidth
+        );
+    }
+
+    #[test]
+    fn write_bandwidth_converges_from_far_away_as_a_3_s_average() {
+        let mut bdi = BdiBandwidth::new(0);
+        let now = feed(&mut bdi, 0, 20 * MB, 200 * MSEC, 3);
+        let real = 20 * MB / PAGE_SIZE;
+        // after one period only part of the way
+        assert!(
+            bdi.write_bandwidth > real * 13 / 10,
+            "{}",
+            bdi.write_bandwidth
+        );
+        feed(&mut bdi, now, 20 * MB, 200 * MSEC, 27);
+        assert!(
+            within(bdi.write_bandwidth, real, 5),
+            "{} vs {real}",
+            bdi.write_bandwidth
+        );
+        assert!(
+            within(bdi.avg_write_bandwidth, real, 5),
+            "{} vs {real}",
+            bdi.avg_write_bandwidth
+        );
+    }
+
+    #[test]
+    fn one_update_blends_the_interval_rate_into_the_period() {
+        let mut bdi = BdiBandwidth::new(0);
+        let mut g = GlobalDirtyLimit::default();
+        // 2 000 pages in 50 jiffies = 10 000 pages/s
+        assert!(bdi.update(&mut g, 200 * MSEC, 2_000, 0, &DirtyState::default(), 0));
+        let period = pow2up(3 * HZ);
+        let expect = (2_000 * HZ + INIT_BW * (period - 50)) / period;
+        assert_eq!(bdi.write_bandwidth, expect);
+        // old == avg: the second-level average does not move
+        assert_eq!(bdi.avg_write_bandwidth, INIT_BW);
+        // less than 200 ms later: nothing
+        assert!(!bdi.update(&mut g, 396 * MSEC, 9_999, 0, &DirtyState::default(), 0));
+        assert_eq!(bdi.written_stamp, 2_000);
+    }
+
+    #[test]
+    fn estimator_ignores_an_idle_gap_longer_than_1_s() {
+        let mut bdi = BdiBandwidth::new(0);
+        let now = feed(&mut bdi, 0, 100 * MB, 200 * MSEC, 10);
+        let before = bdi;
+        // the device sits idle for 5 s; a new writer arrives and is throttled at once
+        let later = now + 5 * SEC;
+        let written = bdi.written_stamp + 17;
+        let st = DirtyState {
+            thresh: 200_000,
+            bg_thresh: 100_000,
+            dirty: 160_000,
+            bdi_thresh: 200_000,
+            bdi_dirty: 160_000,
+        };
+        let mut g = GlobalDirtyLimit::default();
+        assert!(bdi.bdi_update_bandwidth(&mut g, later, written, 1_000, &st, later));
+        assert_eq!(bdi.write_bandwidth, before.write_bandwidth);
+        assert_eq!(bdi.avg_write_bandwidth, before.avg_write_bandwidth);
+        assert_eq!(bdi.dirty_ratelimit, before.dirty_ratelimit);
+        assert_eq!((bdi.written_stamp, bdi.dirtied_stamp), (written, 1_000));
+        assert_eq!(bdi.bw_time_stamp, later);
+        assert_eq!(
+            g,
+            GlobalDirtyLimit::default(),
+            "skipped before the global update"
+        );
+
+        // the same gap inside one throttle call (stamp after start) is measured: a
+        // gap longer than the period restarts both averages at the gap's rate
+        let mut bdi2 = before;
+        bdi2.bdi_update_bandwidth(&mut g, later, written, 1_000, &st, now - SEC);
+        let expect = 17 * HZ / jiffies(5 * SEC);
+        assert_eq!(
+            (bdi2.write_bandwidth, bdi2.avg_write_bandwidth),
+            (expect, expect)
+        );
+    }
+
+    #[test]
+    fn throttle_path_update_needs_strictly_more_than_200_ms() {
+        let mut bdi = BdiBandwidth::new(0);
+        let mut g = GlobalDirtyLimit::default();
+        let st = DirtyState::default();
+        assert!(!bdi.bdi_update_bandwidth(&mut g, 200 * MSEC, 100, 0, &st, 0));
+        assert!(bdi.bdi_update_bandwidth(&mut g, 204 * MSEC, 100, 0, &st, 0));
+        let mut bdi = BdiBandwidth::new(0);
+        assert!(bdi.wb_update_bandwidth(200 * MSEC, 100, 0, 0));
+    }
+
+    // ---- §5.5 base rate ---------------------------------------------------------------
+
+    /// A closed loop: `n` tasks each dirtying at their `task_ratelimit` (recomputed every
+    /// jiffy, as frequent throttle calls would), a device completing `bw` pages/s, the
+    /// bdi asking for an update every jiffy (it runs every 200 ms). Returns
+    /// (dirty_ratelimit, dirty, setpoint) after `secs`.
+    fn closed_loop(n: u64, bw: u64, secs: u64) -> (u64, u64, u64) {
+        let (thresh, bg, _, setpoint, _) = region();
+        let mut bdi = BdiBandwidth::new(0);
+        bdi.write_bandwidth = bw;
+        bdi.avg_write_bandwidth = bw;
+        let mut g = GlobalDirtyLimit::default();
+        let mut dirty = setpoint;
+        // cumulative counts in pages × HZ, so that sub-page progress per jiffy adds up
+        let (mut dirtied_hz, mut written_hz) = (0u64, 0u64);
+        for j in 1..=secs * HZ {
+            let st = DirtyState {
+                thresh,
+                bg_thresh: bg,
+                dirty,
+                bdi_thresh: thresh,
+                bdi_dirty: dirty,
+            };
+            let pos = bdi_position_ratio(&st, g.hard_dirty_limit(thresh), bdi.avg_write_bandwidth);
+            let task_rate = (bdi.dirty_ratelimit * pos) >> RATELIMIT_CALC_SHIFT;
+            let before = (dirtied_hz / HZ, written_hz / HZ);
+            dirtied_hz += n * task_rate;
+            written_hz += bw;
+            let (dirtied, written) = (dirtied_hz / HZ, written_hz / HZ);
+            dirty = (dirty + (dirtied - before.0)).saturating_sub(written - before.1);
+            let st = DirtyState {
+                dirty,
+                bdi_dirty: dirty,
+                ..st
+            };
+            bdi.update(&mut g, j * JIFFY, written, dirtied, &st, 0);
+        }
+        (bdi.dirty_ratelimit, dirty, setpoint)
+    }
+
+    #[test]
+    fn dirty_ratelimit_converges_to_write_bw_over_n_dirtiers() {
+        let bw = 12_800;
+        let (_, _, _, setpoint, limit) = region();
+        for n in [1, 2, 4, 10] {
+            let (early, _, _) = closed_loop(n, bw, 5);
+            let (rate, dirty, _) = closed_loop(n, bw, 60);
+            let want = bw / n;
+            assert!(
+                rate.abs_diff(want) < early.abs_diff(want),
+                "N = {n}: not converging ({early} at 5 s, {rate} at 60 s, want {want})"
+            );
+            // `step >>= rate / (2 step + 1)` leaves a dead band of a few percent
+            assert!(
+                within(rate, want, 10),
+                "N = {n}: dirty_ratelimit {rate}, want {want}"
+            );
+            assert!(
+                dirty.abs_diff(setpoint) < (limit - setpoint) / 4,
+                "N = {n}: dirty {dirty}, setpoint {setpoint}"
+            );
+        }
+    }
+
+    #[test]
+    fn balanced_rate_is_capped_at_the_write_bandwidth() {
+        let (thresh, bg, freerun, _, _) = region();
+        let mut bdi = BdiBandwidth::new(0);
+        bdi.write_bandwidth = 1_000;
+        bdi.avg_write_bandwidth = 1_000;
+        let mut g = GlobalDirtyLimit::default();
+        // nobody dirtied anything: the raw estimate would be huge
+        let st = DirtyState {
+            thresh,
+            bg_thresh: bg,
+            dirty: freerun + 1,
+            bdi_thresh: thresh,
+            bdi_dirty: freerun + 1,
+        };
+        bdi.update(&mut g, 200 * MSEC, 200, 0, &st, 0);
+        assert_eq!(bdi.balanced_dirty_ratelimit, 1_000);
+    }
+
+    // ---- §5.6 pauses ------------------------------------------------------------------
+
+    #[test]
+    fn max_pause_is_200_ms_or_an_eighth_of_the_bdi_pool_time() {
+        // plenty of dirty pages: 200 ms
+        assert_eq!(bdi_max_pause(100_000, INIT_BW), MAX_PAUSE);
+        assert_eq!(MAX_PAUSE, 200 * MSEC);
+        // 4 000 pages at 25 600 pages/s last 156 ms; an eighth is ~20 ms
+        let j = 4_000 / (1 + INIT_BW / pow2up(1 + HZ / 8)) + 1;
+        assert_eq!(bdi_max_pause(4_000, INIT_BW), j * JIFFY);
+        assert_eq!(bdi_max_pause(4_000, INIT_BW), 20 * MSEC);
+        assert!(bdi_max_pause(0, INIT_BW) >= JIFFY);
+    }
+
+    #[test]
+    fn min_pause_and_poll_interval_scale_with_the_number_of_writers() {
+        let bw = INIT_BW;
+        // one writer: 2 jiffies (8 ms at HZ=250) of base rate
+        let (mp, pages) = bdi_min_pause(bw, MAX_PAUSE, bw, bw);
+        assert_eq!(pages, bw * 2 / pow2up(HZ));
+        assert_eq!(mp, (1 + 2 / 2) * JIFFY);
+        // 16 writers: ilog2 difference 4 -> t = 2 + 4 * 2500 / 1024 = 11 jiffies
+        let rate = bw / 16;
+        let (mp, pages) = bdi_min_pause(bw, MAX_PAUSE, rate, rate);
+        let t = 2 + 4 * (10 * HZ) / 1024;
+        assert_eq!(pages, rate * t / pow2up(HZ));
+        assert_eq!(mp, (1 + t / 2) * JIFFY);
+        // 100 writers: under 32 pages per target pause -> 32 pages at max_pause
+        let rate = bw / 100;
+        let (mp, pages) = bdi_min_pause(bw, MAX_PAUSE, rate, rate);
+        assert_eq!(pages, DIRTY_POLL_THRESH);
+        assert_eq!(mp, (1 + (HZ * 32 / rate) / 2) * JIFFY);
+        // a task rate far under the base rate: the next pause must fit max_pause
+        let (mp, pages) = bdi_min_pause(bw, MAX_PAUSE, 100, bw);
+        assert_eq!(pages, 100 * 50 / pow2up(HZ));
+        assert_eq!(mp, 50 * JIFFY);
+    }
+
+    #[test]
+    fn freerun_poll_interval_is_the_square_root_of_the_headroom() {
+        assert_eq!(dirty_poll_interval(0, 256), 16); // 1 MiB -> 64 KiB
+        assert_eq!(dirty_poll_interval(0, 16_384), 128); // 64 MiB
+        assert_eq!(dirty_poll_interval(0, 262_144), 512); // 1 GiB
+        assert_eq!(dirty_poll_interval(1_000, 1_000 + 1_023), 16); // floor of log2
+        assert_eq!(dirty_poll_interval(5, 5), 1);
+        assert_eq!(dirty_poll_interval(9, 5), 1);
+    }
+
+    // ---- §5.2 loop body ---------------------------------------------------------------
+
+    fn input(now: Nanos, dirty: u64) -> BdpInput {
+        let (thresh, bg, ..) = region();
+        BdpInput {
+            now,
+            nr_reclaimable: dirty,
+            nr_writeback: 0,
+            bg_thresh: bg,
+            thresh,
+            bdi_thresh: thresh,
+            bdi_reclaimable: dirty,
+            bdi_writeback: 0,
+            bdi_dirtied: 0,
+            bdi_written: 0,
+            bdi_stat_error: bdi_stat_error(4),
+            writeback_in_progress: true,
+        }
+    }
+
+    #[test]
+    fn freerun_resets_the_task_and_sets_the_sqrt_poll_interval() {
+        let (thresh, _, freerun, ..) = region();
+        let now = 50 * SEC + 3 * MSEC;
+        let mut task = DirtyTask {
+            nr_dirtied: 40,
+            nr_dirtied_pause: 32,
+            dirty_paused_when: 0,
+        };
+        let mut bdi = BdiBandwidth::new(0);
+        let mut g = GlobalDirtyLimit::default();
+        let mut call = BalanceDirtyPages::new(now, 40);
+        let d = call.iterate(&mut task, &mut bdi, &mut g, &input(now, freerun));
+        let want = dirty_poll_interval(freerun, thresh);
+        assert_eq!(
+            d,
+            BdpDecision::FreeRun {
+                nr_dirtied_pause: want
+            }
+        );
+        assert_eq!(want, 1 << (ilog2(thresh - freerun) / 2));
+        assert_eq!(
+            task,
+            DirtyTask {
+                nr_dirtied: 0,
+                nr_dirtied_pause: want,
+                dirty_paused_when: 50 * SEC
+            }
+        );
+        assert!(!d.kick_flusher());
+        assert_eq!(bdi, BdiBandwidth::new(0), "freerun does not touch the bdi");
+    }
+
+    #[test]
+    fn pause_is_clipped_to_max_pause_and_part_of_the_debt_is_remembered() {
+        let (_, _, _, setpoint, _) = region();
+        let now = 100 * SEC;
+        let mut bdi = BdiBandwidth::new(now);
+        bdi.dirty_ratelimit = 1_000;
+        let mut g = GlobalDirtyLimit::default();
+        // 1 000 pages at ~1 000 pages/s = 1 s of debt, no think time
+        let mut task = DirtyTask {
+            nr_dirtied: 1_000,
+            nr_dirtied_pause: 1_000,
+            dirty_paused_when: now,
+        };
+        let mut call = BalanceDirtyPages::new(now, 1_000);
+        match call.iterate(&mut task, &mut bdi, &mut g, &input(now, setpoint)) {
+            BdpDecision::Sleep { pause, again, t } => {
+                assert_eq!(pause, MAX_PAUSE);
+                assert!(!again);
+                assert!(t.period > MAX_PAUSE * 2);
+                assert_eq!(t.task_ratelimit, (1_000 * t.pos_ratio) >> 10);
+                // now + min(pause - max, max) + max
+                assert_eq!(task.dirty_paused_when, now + 2 * MAX_PAUSE);
+                assert_eq!(
+                    (task.nr_dirtied, task.nr_dirtied_pause),
+                    (0, t.nr_dirtied_pause)
+                );
+            }
+            d => panic!("{d:?}"),
+        }
+        // a small pool bounds the pause further
+        let mut task = DirtyTask {
+            nr_dirtied: 1_000,
+            nr_dirtied_pause: 1_000,
+            dirty_paused_when: now,
+        };
+        let mut i = input(now, setpoint);
+        i.bdi_thresh = 8_000;
+        i.bdi_reclaimable = 4_000;
+        let mut bdi = BdiBandwidth::new(now);
+        bdi.dirty_ratelimit = 1_000;
+        match BalanceDirtyPages::new(now, 1_000).iterate(&mut task, &mut bdi, &mut g, &i) {
+            BdpDecision::Sleep { pause, .. } => assert_eq!(pause, bdi_max_pause(4_000, INIT_BW)),
+            d => panic!("{d:?}"),
+        }
+    }
+
+    #[test]
+    fn pauses_under_min_pause_are_skipped_and_the_period_carried_forward() {
+        let (_, _, _, setpoint, _) = region();
+        let now = 100 * SEC;
+        let mut bdi = BdiBandwidth::new(now);
+        let mut g = GlobalDirtyLimit::default();
+        // 200 pages at ~25 600 pages/s: period 1 jiffy, under min_pause (2 jiffies)
+        let mut task = DirtyTask {
+            nr_dirtied: 200,
+            nr_dirtied_pause: 200,
+            dirty_paused_when: now,
+        };
+        let d = BalanceDirtyPages::new(now, 200).iterate(
+            &mut task,
+            &mut bdi,
+            &mut g,
+            &input(now, setpoint),
+        );
+        let BdpDecision::NoSleep(t) = d else {
+            panic!("{d:?}")
+        };
+        assert_eq!(t.period, JIFFY);
+        assert_eq!(t.min_pause, 2 * JIFFY);
+        assert_eq!(
+            task.dirty_paused_when,
+            now + JIFFY,
+            "the unpaid period is carried"
+        );
+        assert_eq!(task.nr_dirtied, 0);
+        // the same again without time passing: now the debt is 2 jiffies -> sleep
+        task.nr_dirtied = 200;
+        let d = BalanceDirtyPages::new(now, 200).iterate(
+            &mut task,
+            &mut bdi,
+            &mut g,
+            &input(now, setpoint),
+        );
+        let BdpDecision::Sleep { pause, .. } = d else {
+            panic!("{d:?}")
+        };
+        assert_eq!(pause, 2 * JIFFY);
+        assert_eq!(task.dirty_paused_when, now + 2 * JIFFY);
+    }
+
+    #[test]
+    fn think_time_is_credited_and_more_than_1_s_of_it_is_forgotten() {
+        let (_, _, _, setpoint, _) = region();
+        let now = 100 * SEC;
+        let mut g = GlobalDirtyLimit::default();
+        let mut bdi = BdiBandwidth::new(now);
+        bdi.dirty_ratelimit = 2_560;
+        // 32 pages at ~2 557 pages/s = 3 jiffies; the task computed for 2 jiffies
+        let mut task = DirtyTask {
+            nr_dirtied: 32,
+            nr_dirtied_pause: 32,
+            dirty_paused_when: now - 2 * JIFFY,
+        };
+        let d = BalanceDirtyPages::new(now, 32).iterate(
+            &mut task,
+            &mut bdi,
+            &mut g,
+            &input(now, setpoint),
+        );
+        let BdpDecision::NoSleep(t) = d else {
+            panic!("{d:?}")
+        };
+        assert_eq!(t.raw_pause, JIFFY as i64);
+        assert_eq!(task.dirty_paused_when, now + JIFFY);
+        // 3 s of think time: the credit is dropped, the clock restarts at now
+        let mut task = DirtyTask {
+            nr_dirtied: 32,
+            nr_dirtied_pause: 32,
+            dirty_paused_when: now - 3 * SEC,
+        };
+        let d = BalanceDirtyPages::new(now, 32).iterate(
+            &mut task,
+            &mut bdi,
+            &mut g,
+            &input(now, setpoint),
+        );
+        assert!(matches!(d, BdpDecision::NoSleep(_)));
+        assert_eq!(task.dirty_paused_when, now);
+        // a zero period (too few pages): the poll interval grows instead
+        let mut task = DirtyTask {
+            nr_dirtied: 4,
+            nr_dirtied_pause: 4,
+            dirty_paused_when: 0,
+        };
+        BalanceDirtyPages::new(now, 4).iterate(&mut task, &mut bdi, &mut g, &input(now, setpoint));
+        assert_eq!(task.nr_dirtied_pause, 8);
+        assert_eq!(task.nr_dirtied, 4);
+    }
+
+    #[test]
+    fn at_the_limit_tasks_sleep_max_pause_and_loop_until_the_bdi_drains() {
+        let (_, _, _, _, limit) = region();
+        let now = 100 * SEC;
+        let mut bdi = BdiBandwidth::new(now);
+        let mut g = GlobalDirtyLimit::default();
+        let mut task = DirtyTask {
+            nr_dirtied: 32,
+            ..Default::default()
+        };
+        let mut call = BalanceDirtyPages::new(now, 32);
+        let mut i = input(now, limit);
+        i.writeback_in_progress = false;
+        let d = call.iterate(&mut task, &mut bdi, &mut g, &i);
+        let BdpDecision::Sleep { pause, again, t } = d else {
+            panic!("{d:?}")
+        };
+        assert_eq!((t.pos_ratio, t.task_ratelimit), (0, 0));
+        assert_eq!(pause, t.max_pause);
+        assert!(again);
+        assert!(d.kick_flusher());
+        assert!(!t.dirty_exceeded, "dirty == thresh is not over");
+        // over both limits: dirty_exceeded
+        let i2 = BdpInput {
+            nr_reclaimable: limit + 10,
+            bdi_reclaimable: limit + 10,
+            ..i
+        };
+        let d = call.iterate(&mut task, &mut bdi, &mut g, &i2);
+        assert!(matches!(d, BdpDecision::Sleep { again: true, .. }));
+        assert!(bdi.dirty_exceeded);
+        // this bdi holds almost nothing of it: let its writer trickle through
+        let i3 = BdpInput {
+            bdi_reclaimable: 50,
+            ..i2
+        };
+        let d = call.iterate(&mut task, &mut bdi, &mut g, &i3);
+        assert!(
+            matches!(d, BdpDecision::Sleep { again: false, .. }),
+            "{d:?}"
+        );
+        // the call ends over the limit: the flag stays; the flusher is running
+        assert!(!call.finish(&mut bdi, true, false));
+        assert!(
+            !bdi.dirty_exceeded,
+            "last iteration was not over the bdi share"
+        );
+    }
+
+    #[test]
+    fn finish_clears_dirty_exceeded_and_starts_background_writeback_over_bg() {
+        let (_, bg, freerun, ..) = region();
+        let mut bdi = BdiBandwidth::new(0);
+        bdi.dirty_exceeded = true;
+        let mut g = GlobalDirtyLimit::default();
+        let mut task = DirtyTask::default();
+        let mut call = BalanceDirtyPages::new(SEC, 32);
+        call.iterate(&mut task, &mut bdi, &mut g, &input(SEC, freerun));
+        assert!(
+            call.finish(&mut bdi, false, false),
+            "freerun but over bg, flusher idle"
+        );
+        assert!(!bdi.dirty_exceeded);
+        assert!(!call.finish(&mut bdi, false, true), "laptop mode");
+        assert!(!call.finish(&mut bdi, true, false), "already running");
+        let mut call = BalanceDirtyPages::new(SEC, 32);
+        call.iterate(&mut task, &mut bdi, &mut g, &input(SEC, bg));
+        assert!(!call.finish(&mut bdi, false, false), "not over bg");
+        assert!(should_start_background_writeback(bg + 1, bg, false, false));
+        assert!(over_bground_thresh(bg + 1, bg, 0, 10));
+        assert!(over_bground_thresh(0, bg, 11, 10));
+        assert!(!over_bground_thresh(bg, bg, 10, 10));
+    }
+
+    // ---- §5.1 entry -------------------------------------------------------------------
+
+    #[test]
+    fn entry_hook_calls_in_after_nr_dirtied_pause_pages_or_8_when_exceeded() {
+        let mut task = DirtyTask::default();
+        let mut cpu = CpuDirtyCounters::default();
+        for k in 1..=32 {
+            account_page_dirtied(&mut task, &mut cpu);
+            let r = balance_dirty_pages_ratelimited(&mut task, &mut cpu, false, 1_000);
+            assert_eq!(r, (k == 32).then_some(32));
+        }
+        assert_eq!(cpu.bdp_ratelimits, 0, "reset when the task calls in");
+        let mut task = DirtyTask::default();
+        for _ in 0..8 {
+            account_page_dirtied(&mut task, &mut cpu);
+        }
+        assert_eq!(
+            balance_dirty_pages_ratelimited(&mut task, &mut cpu, true, 1_000),
+            Some(8)
+        );
+    }
+
+    #[test]
+    fn entry_hook_safety_net_and_leaked_pages_of_exited_tasks() {
+        let mut cpu = CpuDirtyCounters {
+            bdp_ratelimits: 16,
+            dirty_throttle_leaks: 0,
+        };
+        let mut task = DirtyTask {
+            nr_dirtied: 1,
+            ..Default::default()
+        };
+        assert_eq!(
+            balance_dirty_pages_ratelimited(&mut task, &mut cpu, false, 16),
+            Some(1)
+        );
+        assert_eq!(cpu.bdp_ratelimits, 0);
+        // an exited task left 100 pages; the next writer picks up what fits its allowance
+        dirty_throttle_exit(
+            &DirtyTask {
+                nr_dirtied: 100,
+                ..Default::default()
+            },
+            &mut cpu,
+        );
+        let mut task = DirtyTask {
+            nr_dirtied: 1,
+            ..Default::default()
+        };
+        assert_eq!(
+            balance_dirty_pages_ratelimited(&mut task, &mut cpu, false, 1_000),
+            Some(32)
+        );
+        assert_eq!(cpu.dirty_throttle_leaks, 100 - 31);
+    }
+
+    // ---- the module doc's worked example ----------------------------------------------
+
+    #[test]
+    fn worked_example_one_writer_dirty_ratio_20_on_1_gib() {
+        let d = Dirtyable {
+            free_pages: 30_000,
+            file_lru: 210_000,
+            anon_lru: 15_000,
+            nr_swap_pages: 0,
+            dirty_balance_reserve: 3_000,
+            highmem_dirtyable: 0,
+        };
+        assert!(d.free_pages + d.file_lru + d.anon_lru <= GIB_PAGES);
+        let dirtyable = global_dirtyable_memory(&d);
+        assert_eq!(dirtyable, 237_001);
+        let (bg, thresh) = global_dirty_limits(dirtyable, &sysctls(), false);
+        assert_eq!((bg, thresh), (23_700, 47_400));
+        let freerun = dirty_freerun_ceiling(thresh, bg);
+        assert_eq!((freerun, dirty_setpoint(freerun, thresh)), (35_550, 41_475));
+
+        let now = 100 * SEC;
+        let mut bdi = BdiBandwidth::new(now);
+        bdi.write_bandwidth = 2_560;
+        bdi.avg_write_bandwidth = 2_560;
+        bdi.dirty_ratelimit = 2_560;
+        bdi.balanced_dirty_ratelimit = 2_560;
+        let mut g = GlobalDirtyLimit::default();
+        let mut task = DirtyTask {
+            nr_dirtied: 32,
+            nr_dirtied_pause: 32,
+            dirty_paused_when: now,
+        };
+        let i = BdpInput {
+            now,
+            nr_reclaimable: 41_475 - 4_000,
+            nr_writeback: 4_000,
+            bg_thresh: bg,
+            thresh,
+            bdi_thresh: thresh,
+            bdi_reclaimable: 41_475 - 4_000,
+            bdi_writeback: 4_000,
+            bdi_dirtied: 0,
+            bdi_written: 0,
+            bdi_stat_error: bdi_stat_error(4),
+            writeback_in_progress: true,
+        };
+        let d = BalanceDirtyPages::new(now, 32).iterate(&mut task, &mut bdi, &mut g, &i);
+        let BdpDecision::Sleep { pause, again, t } = d else {
+            panic!("{d:?}")
+        };
+        assert_eq!(
+            (t.setpoint, t.pos_ratio, t.task_ratelimit),
+            (41_475, 1023, 2_557)
+        );
+        assert_eq!(t.task_ratelimit, (2_560 * 1023) >> 10);
+        assert_eq!(
+            (t.max_pause, t.min_pause, t.nr_dirtied_pause),
+            (200 * MSEC, 8 * MSEC, 32)
+        );
+        assert_eq!(pause, (HZ * 32 / 2_557) * JIFFY);
+        assert_eq!(pause, 12 * MSEC);
+        assert!(!again);
+        assert_eq!(task.dirty_paused_when, now + 12 * MSEC);
+    }
 }
