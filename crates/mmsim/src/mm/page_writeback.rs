@@ -137,6 +137,15 @@
 //!   which is what later kernels made explicit.
 //! * The cubic is computed in 128-bit integers; the kernel's 64-bit product would overflow
 //!   only far left of freerun, where it is never evaluated.
+//! * HZ is 250, so the §5.6 table (worked at HZ = 1000) does not apply verbatim: the
+//!   one-writer target pause is 2 jiffies (8 ms, `nr_dirtied_pause` 200 at 100 MB/s), and
+//!   `period` truncates to whole 4 ms jiffies; think-time compensation carries the
+//!   remainder, and the base-rate loop absorbs the systematic part.
+//! * The throttle path's bandwidth update needs *more* than 200 ms since the last
+//!   snapshot (the `bdi_update_bandwidth` wrapper's test is strict), the flusher's
+//!   (`__bdi_update_bandwidth` directly) at least 200 ms.
+//! * Arithmetic the kernel would let wrap (`thresh − bdi_thresh` when the (limit −
+//!   dirty)/8 floor lifts `bdi_thresh` above `thresh`) saturates instead.
 //! * The proportion aging timer (deferrable in the kernel) fires exactly on time, lazily,
 //!   whenever the tracker is next touched.
 
@@ -669,8 +678,9 @@ pub fn bdi_position_ratio_detail(st: &DirtyState, limit: u64, write_bw: u64) -> 
     // share of the global threshold, 16-bit fixed point
     let share = (u128::from(bdi_thresh) << 16) / (u128::from(st.thresh) + 1);
     let bdi_setpoint = ((u128::from(setpoint) * share) >> 16) as u64;
-    let span =
-        (((u128::from(st.thresh - bdi_thresh) + 8 * u128::from(write_bw)) * share) >> 16) as u64;
+    let span = (((u128::from(st.thresh.saturating_sub(bdi_thresh)) + 8 * u128::from(write_bw))
+        * share)
+        >> 16) as u64;
     let x_intercept = bdi_setpoint + span;
     out.bdi_setpoint = bdi_setpoint;
     if st.bdi_dirty < x_intercept - span / 4 {
@@ -848,7 +858,8 @@ impl BdiBandwidth {
         let setpoint = dirty_setpoint(freerun, limit);
         let write_bw = self.avg_write_bandwidth;
         let rate = self.dirty_ratelimit;
-        let dirty_rate = dirtied.wrapping_sub(self.dirtied_stamp) * HZ / elapsed;
+        let dirty_rate = (u128::from(dirtied.wrapping_sub(self.dirtied_stamp)) * u128::from(HZ)
+            / u128::from(elapsed)) as u64;
         let pos = bdi_position_ratio(st, limit, write_bw);
         // +1 lets the rate climb back from tiny values
         let task_rate = ((u128::from(rate) * u128::from(pos)) >> RATELIMIT_CALC_SHIFT) as u64 + 1;
