@@ -9,6 +9,7 @@
 //! | `swap` | `mm/swap.c` | LRU insertion, activation, rotation |
 //! | `rmap` | `mm/rmap.c` | `page_referenced`, `try_to_unmap` |
 //! | `memory` | `mm/memory.c` | page tables, faults |
+//! | `page_writeback` | `mm/page-writeback.c`, `lib/flex_proportions.c` | dirty limits, bdi bandwidth, IO-less dirty throttling maths |
 //! | `swapfile`, `swap_state`, `page_io` | `mm/swapfile.c`, `mm/swap_state.c`, `mm/page_io.c` | swap slots, swap cache, swap IO |
 //! | `vmscan` | `mm/vmscan.c` | reclaim: kswapd, direct reclaim, LRU scanning, slab shrinking |
 //! | `slab` | `fs/dcache.c`, `fs/inode.c` | the reclaimable dentry/inode cache |
@@ -25,6 +26,7 @@ pub mod oom_kill;
 pub mod page;
 pub mod page_alloc;
 pub mod page_io;
+pub mod page_writeback;
 pub mod rmap;
 pub mod slab;
 pub mod swap;
