@@ -82,6 +82,9 @@ pub struct VmSysctls {
     pub vfs_cache_pressure: u32,
     /// `laptop_mode`: non-zero disables `may_writepage` at the start of reclaim.
     pub laptop_mode: bool,
+    /// `dirty_ratio`, `dirty_background_ratio`, `dirty_bytes`, `dirty_background_bytes`,
+    /// `dirty_expire_centisecs`, `dirty_writeback_centisecs`.
+    pub dirty: crate::mm::page_writeback::DirtySysctls,
 }
 
 impl Default for VmSysctls {
@@ -93,6 +96,7 @@ impl Default for VmSysctls {
             page_cluster: 3,
             vfs_cache_pressure: 100,
             laptop_mode: false,
+            dirty: Default::default(),
         }
     }
 }

@@ -20,6 +20,12 @@
 //! page-cluster = 3          # integer 0..=10, default 3 (note the hyphen)
 //! vfs_cache_pressure = 100  # integer >= 0, default 100
 //! laptop_mode = 0           # integer >= 0, default 0; non-zero means on
+//! dirty_ratio = 20          # integer 0..=100, default 20
+//! dirty_background_ratio = 10  # integer 0..=100, default 10
+//! dirty_bytes = 0           # size, default 0 (use dirty_ratio); else at least 2 pages
+//! dirty_background_bytes = 0   # size, default 0 (use dirty_background_ratio)
+//! dirty_expire_centisecs = 3000     # integer >= 0, default 3000
+//! dirty_writeback_centisecs = 500   # integer >= 0, default 500; 0 disables kupdate
 //!
 //! [run]
 //! duration = "200s"         # time > 0, default "60s"
@@ -143,6 +149,12 @@ const VM_KEYS: &[&str] = &[
     "page-cluster",
     "vfs_cache_pressure",
     "laptop_mode",
+    "dirty_ratio",
+    "dirty_background_ratio",
+    "dirty_bytes",
+    "dirty_background_bytes",
+    "dirty_expire_centisecs",
+    "dirty_writeback_centisecs",
 ];
 const RUN_KEYS: &[&str] = &["duration", "seed"];
 const KERNEL_KEYS: &[&str] = &["preset", "switches"];
@@ -973,6 +985,56 @@ fn vm(cx: &Cx<'_>, t: &Table<'_>, ram: u64) -> Res<VmSysctls> {
             u32::MAX,
             "laptop_mode, an integer >= 0 (0 = off)",
         )? != 0;
+    }
+    let d = &mut vm.dirty;
+    for (key, field) in [
+        ("dirty_ratio", &mut d.dirty_ratio),
+        ("dirty_background_ratio", &mut d.dirty_background_ratio),
+    ] {
+        if let Some(item) = opt(t, key) {
+            *field = u32_in(
+                cx,
+                &item,
+                0,
+                100,
+                &format!("{key}, an integer from 0 to 100 (percent)"),
+            )?;
+        }
+    }
+    for (key, field) in [
+        ("dirty_expire_centisecs", &mut d.dirty_expire_centisecs),
+        (
+            "dirty_writeback_centisecs",
+            &mut d.dirty_writeback_centisecs,
+        ),
+    ] {
+        if let Some(item) = opt(t, key) {
+            *field = u32_in(
+                cx,
+                &item,
+                0,
+                u32::MAX,
+                &format!("{key}, an integer >= 0 (hundredths of a second)"),
+            )?;
+        }
+    }
+    for (key, field) in [
+        ("dirty_bytes", &mut d.dirty_bytes),
+        ("dirty_background_bytes", &mut d.dirty_background_bytes),
+    ] {
+        if let Some(item) = opt(t, key) {
+            *field = size(cx, &item, SizeKind::Size, None)?;
+        }
+    }
+    if let Err(e) = vm.dirty.validate() {
+        let key = match e {
+            crate::mm::page_writeback::SysctlError::RatioOutOfRange { name, .. } => name,
+            crate::mm::page_writeback::SysctlError::DirtyBytesTooSmall { .. } => "dirty_bytes",
+        };
+        return Err(match opt(t, key) {
+            Some(item) => item.fail(cx, e.to_string()),
+            None => Box::new(cx.error(None, &format!("vm.{key}"), e.to_string())),
+        });
     }
     Ok(vm)
 }

@@ -372,6 +372,7 @@ fn full_example_round_trips_every_value() {
             page_cluster: 0,
             vfs_cache_pressure: 50,
             laptop_mode: true,
+            dirty: Default::default(),
         },
         run: RunParams {
             duration: 200 * S,
@@ -464,7 +465,8 @@ fn display_has_file_line_column_key_and_suggestion() {
         e.to_string(),
         "t.toml:4:1: key 'vm.swapines': unknown key 'swapines' in [vm]; expected one of: \
          min_free_kbytes, swappiness, lowmem_reserve_ratio, page-cluster, vfs_cache_pressure, \
-         laptop_mode (did you mean 'swappiness'?)"
+         laptop_mode, dirty_ratio, dirty_background_ratio, dirty_bytes, dirty_background_bytes, \
+         dirty_expire_centisecs, dirty_writeback_centisecs (did you mean 'swappiness'?)"
     );
 }
 
@@ -1036,4 +1038,29 @@ fn without_swap_workloads_are_limited_to_ram() {
         5,
         "more memory asked than can exist",
     );
+}
+
+#[test]
+fn dirty_sysctls_default_to_the_kernel_values_and_parse_under_their_names() {
+    let s = ok("[machine]\nram = \"1G\"\n");
+    assert_eq!(
+        s.vm.dirty,
+        crate::mm::page_writeback::DirtySysctls::default()
+    );
+    let s = ok("[machine]\nram = \"1G\"\n[vm]\ndirty_ratio = 40\ndirty_background_ratio = 5\ndirty_bytes = \"64M\"\ndirty_expire_centisecs = 1000\ndirty_writeback_centisecs = 0\n");
+    assert_eq!(s.vm.dirty.dirty_ratio, 40);
+    assert_eq!(s.vm.dirty.dirty_background_ratio, 5);
+    assert_eq!(s.vm.dirty.dirty_bytes, 64 << 20);
+    assert_eq!(s.vm.dirty.dirty_expire_centisecs, 1000);
+    assert_eq!(s.vm.dirty.dirty_writeback_centisecs, 0);
+}
+
+#[test]
+fn a_dirty_ratio_above_100_or_dirty_bytes_below_two_pages_is_an_error() {
+    let e = err("[machine]\nram = \"1G\"\n[vm]\ndirty_ratio = 120\n");
+    assert_err(&e, "vm.dirty_ratio", 4, "0 to 100");
+    let e = err("[machine]\nram = \"1G\"\n[vm]\ndirty_bytes = 4096\n");
+    assert_err(&e, "vm.dirty_bytes", 4, "8192");
+    let e = err("[machine]\nram = \"1G\"\n[vm]\ndirty_ration = 10\n");
+    assert_eq!(e.suggestion.as_deref(), Some("dirty_ratio"), "{e}");
 }
