@@ -175,6 +175,9 @@ impl HddParams {
 /// * **Transfer** at the zone's rate, linear in LBA from outer to inner.
 /// * A request that starts where the previous one ended costs transfer only, whatever time
 ///   passed in between (the drive's track buffer and write cache absorb the gap).
+/// * The head starts at sector 0. Sectors beyond the capacity are treated as the last one.
+/// * Not modelled: NCQ reordering, the drive's cache as such, write seeks being slightly
+///   longer than reads, head switches, track skew, spin-up and power management.
 #[derive(Clone, Debug)]
 pub struct Hdd {
     name: String,
@@ -673,7 +676,8 @@ pub struct Nfs {
     commit_cost: Nanos,
     wsize_sectors: u32,
     link_free: Nanos,
-    /// Server dirty bytes at `backlog_at`.
+    /// Server dirty bytes at `backlog_at`; the server disk drains them from `backlog_at`
+    /// on (a flush in progress pushes `backlog_at` to its end).
     backlog: u64,
     backlog_at: Nanos,
 }
@@ -745,27 +749,29 @@ impl Nfs {
         let arrived = self.send(bytes, now) + self.rtt / 2;
         self.drain(arrived);
         self.backlog += bytes;
-        let mut reply = arrived + self.rtt - self.rtt / 2;
-        if stable {
-            reply += self.flush_server();
-        }
-        reply - now
+        let answered = if stable {
+            self.flush_server(arrived)
+        } else {
+            arrived
+        };
+        answered + (self.rtt - self.rtt / 2) - now
     }
 
-    /// Time for the server to write its whole backlog and commit.
-    fn flush_server(&mut self) -> Nanos {
-        let t = self.commit_cost + transfer(self.backlog, self.server_disk_bw);
+    /// The server writes its whole backlog and commits, starting at `at` or when its disk
+    /// is free; returns when that is done.
+    fn flush_server(&mut self, at: Nanos) -> Nanos {
+        let start = at.max(self.backlog_at);
+        let done = start + self.commit_cost + transfer(self.backlog, self.server_disk_bw);
         self.backlog = 0;
-        self.backlog_at += t;
-        t
+        self.backlog_at = done;
+        done
     }
 
     /// A COMMIT sent at `now`: time until the reply (the server's backlog is on disk then).
     pub fn commit(&mut self, now: Nanos) -> Nanos {
         let arrived = now + self.rtt / 2;
         self.drain(arrived);
-        let flush = self.flush_server();
-        self.rtt + flush
+        self.flush_server(arrived) + (self.rtt - self.rtt / 2) - now
     }
 
     /// A READ RPC of `bytes` sent at `now`: time until the data is back.
@@ -1033,6 +1039,9 @@ mod tests {
         }
         let c = slow.commit(now);
         assert!(c > SEC, "commit {c}");
+        // A second COMMIT right away finds nothing to flush but waits for the disk.
+        let c2 = slow.commit(now);
+        assert!(c2 >= c + NFS_COMMIT_COST, "second commit {c2} after {c}");
     }
 
     #[test]

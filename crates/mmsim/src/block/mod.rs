@@ -32,6 +32,24 @@
 //!    [`iostat_x`] turns two snapshots into the `iostat -x` columns, and [`IostatSampler`]
 //!    takes one sample every 10 simulated seconds and gives the MMTests Mean/Max rows.
 //!
+//! ```
+//! use mmsim::block::{Bio, Device, Dir, Hdd, RequestQueue, Submit};
+//! use mmsim::engine::MSEC;
+//!
+//! let mut disk = Hdd::desktop_7200("sda").expect("valid parameters");
+//! let mut q = RequestQueue::new("sda", disk.queue_config());
+//! // One writepages call: 16 dirty pages in a row become one 64 KiB request.
+//! for i in 0..16 {
+//!     let bio = Bio { dir: Dir::Write, sync: false, sector: 8 * i, nr_sectors: 8, tag: i };
+//!     assert_ne!(q.submit_bio(bio, 0), Submit::Full);
+//! }
+//! let rq = q.dispatch(0).expect("a request is queued");
+//! let done_at = disk.service_time(&rq.io(), 0);
+//! let c = q.complete(rq, done_at);
+//! assert_eq!(c.tags.len(), 16);
+//! assert!(done_at < MSEC); // sequential from the head's position: transfer only
+//! ```
+//!
 //! # Defaults and their sources
 //!
 //! | Value | Default | Source |
@@ -44,6 +62,10 @@
 //! | deadline `fifo_batch` / `writes_starved` / `front_merges` | 16 / 2 / on | `block/deadline-iosched.c` |
 //! | device figures | see [`device`] | `kernel-writeback.md` §9.3 (vendor specs, reviews) |
 //! | iostat interval | 10 s | MMTests `MONITOR_UPDATE_FREQUENCY`, `mmtests.md` §4 |
+//!
+//! The device constants (`HDD_*`, `SSD_*`, `USB_*`, `RAID0_*`, `NFS_*` in [`device`]) are
+//! physical figures and should move to `calibration.rs` when the block layer is wired in;
+//! the kernel constants (`BLKDEV_MAX_RQ`, deadline tunables, ...) stay with their code.
 //!
 //! # Not modelled (simplifications)
 //!
