@@ -11,7 +11,8 @@
 
 use std::fmt;
 
-use super::request_queue::{QueueConfig, BLK_DEF_MAX_SECTORS};
+use super::elevator::ElevatorKind;
+use super::request_queue::{QueueConfig, BLKDEV_MAX_RQ, BLK_DEF_MAX_SECTORS};
 use super::{Dir, Io, SECTOR_SIZE};
 use crate::engine::{Nanos, MSEC, SEC, USEC};
 
@@ -630,12 +631,29 @@ impl Device for Raid0 {
         longest
     }
 
+    /// One chunk: md raid0 sets `max_hw_sectors` to the chunk size, so each request lives
+    /// on one member (larger IOs given to [`Device::service_time`] are split anyway).
     fn max_sectors(&self) -> u32 {
-        self.chunk_sectors.saturating_mul(self.members.len() as u32)
+        self.chunk_sectors
     }
 
+    /// One request per member at a time.
     fn queue_depth(&self) -> u32 {
         self.members.len() as u32
+    }
+
+    /// Deadline, chunk-sized requests, depth N and `nr_requests` = N × 128: the array's
+    /// pool stands for the N member pools, so it fills (and congests) when the members'
+    /// pools would, for IO spread evenly over the members. (md's own congestion test is
+    /// "any member congested"; uneven IO congests a member earlier than this.)
+    fn queue_config(&self) -> QueueConfig {
+        let n = self.members.len() as u32;
+        QueueConfig {
+            nr_requests: BLKDEV_MAX_RQ.saturating_mul(n),
+            max_sectors: self.max_sectors(),
+            depth: n,
+            ..QueueConfig::default()
+        }
     }
 }
 
@@ -799,12 +817,29 @@ impl Device for Nfs {
         self.wsize_sectors
     }
 
-    /// RPCs in flight at once: the sunrpc slot table default, 16 (`xprt_tcp_slot_table_entries`
-    /// in 3.x; estimate of what matters here).
+    /// RPCs in flight at once: the sunrpc slot table default, 16 (`RPC_DEF_SLOT_TABLE`;
+    /// 3.1+ grows TCP slot tables dynamically, so this is an estimate).
     fn queue_depth(&self) -> u32 {
-        16
+        NFS_RPC_SLOTS
+    }
+
+    /// NFS has no request queue or request pool: a noop queue with an effectively unlimited
+    /// pool, `wsize` requests and one slot per RPC. Its `write_congested` means nothing;
+    /// the mount's congestion is [`NfsCongestion`].
+    fn queue_config(&self) -> QueueConfig {
+        QueueConfig {
+            nr_requests: NFS_UNLIMITED_REQUESTS,
+            max_sectors: self.wsize_sectors,
+            depth: NFS_RPC_SLOTS,
+            elevator: ElevatorKind::Noop,
+        }
     }
 }
+
+/// RPC slots per transport, `RPC_DEF_SLOT_TABLE` (`include/linux/sunrpc/xprt.h`).
+pub const NFS_RPC_SLOTS: u32 = 16;
+/// Pool size standing for "no pool" in an NFS mount's queue.
+pub const NFS_UNLIMITED_REQUESTS: u32 = 1 << 24;
 
 /// Ceiling of the NFS congestion threshold: 256 MiB (`nfs_init_writepagecache`).
 pub const NFS_CONGESTION_MAX_KB: u64 = 256 * 1024;
@@ -957,7 +992,9 @@ mod tests {
     fn large_sequential_request_on_raid0_of_4_is_about_4x_faster_than_one_disk() {
         let mut single = Hdd::desktop_7200("sdb").unwrap();
         let mut raid = Raid0::of_hdds("md0", 4).unwrap();
-        assert_eq!(raid.max_sectors(), 4096);
+        assert_eq!(raid.max_sectors(), RAID0_CHUNK_SECTORS);
+        let cfg = raid.queue_config();
+        assert_eq!((cfg.nr_requests, cfg.depth), (512, 4));
         let ios = |_| (0..50u64).map(|i| w(i * 4096, 4096)); // 50 × 2 MiB
         let t1 = run(&mut single, ios(())) as f64;
         let t4 = run(&mut raid, ios(())) as f64;

@@ -87,8 +87,10 @@
 //! * Discard, flush/FUA, barriers, partitions, request `starved` accounting after a failed
 //!   memory allocation, and jiffy rounding of the diskstats times (kept in ns here).
 //! * md RAID0 is bio-based in the kernel (each member has its own queue, elevator and pool);
-//!   here one queue fronts the array and [`Raid0`] splits each request by chunk across
-//!   member models. [`DiskStats::md_view`] zeroes the times as md's own diskstats do.
+//!   here one queue fronts the array (chunk-sized requests, depth N, N × 128 requests,
+//!   congested when that pool is, not when any one member's is) and [`Raid0`] splits each
+//!   request by chunk across member models, which serve in parallel. Member diskstats are
+//!   not produced; [`DiskStats::md_view`] zeroes the times as md's own diskstats do.
 //! * NFS: only the timing of WRITE/READ RPCs and COMMIT ([`Nfs`]) and the congestion
 //!   thresholds ([`NfsCongestion`]); unstable-page bookkeeping belongs to the filesystem layer.
 
@@ -255,5 +257,78 @@ impl Request {
             sector: self.sector,
             nr_sectors: self.nr_sectors,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{MSEC, SEC};
+
+    /// Submits all `bios` at time 0 (one big plug), then runs the queue against the device
+    /// until everything completes. Returns the finish time and the dispatched request sizes.
+    fn drive(dev: &mut dyn Device, bios: impl IntoIterator<Item = Bio>) -> (Nanos, Vec<u32>) {
+        let mut q = RequestQueue::new(dev.name(), dev.queue_config());
+        for bio in bios {
+            assert_ne!(q.submit_bio(bio, 0), Submit::Full);
+        }
+        let (mut now, mut at_device, mut sizes) = (0, Vec::<(Nanos, Request)>::new(), Vec::new());
+        loop {
+            while let Some(rq) = q.dispatch(now) {
+                sizes.push(rq.nr_sectors());
+                let done = now + dev.service_time(&rq.io(), now);
+                at_device.push((done, rq));
+            }
+            let Some(i) = (0..at_device.len()).min_by_key(|&i| (at_device[i].0, i)) else {
+                return (now, sizes);
+            };
+            let (done, rq) = at_device.swap_remove(i);
+            now = done;
+            q.complete(rq, now);
+        }
+    }
+
+    fn stream(pages: u64) -> impl Iterator<Item = Bio> {
+        (0..pages).map(|i| Bio {
+            dir: Dir::Write,
+            sync: false,
+            sector: 8 * i,
+            nr_sectors: 8,
+            tag: i,
+        })
+    }
+
+    #[test]
+    fn sequential_stream_through_the_raid0_queue_runs_about_4x_one_disk() {
+        let pages = 8192; // 32 MiB in 4 KiB pages
+        let mut one = Hdd::desktop_7200("sdb").unwrap();
+        let (t1, sizes1) = drive(&mut one, stream(pages));
+        let mut md = Raid0::of_hdds("md0", 4).unwrap();
+        let (t4, sizes4) = drive(&mut md, stream(pages));
+        assert!(sizes1.iter().all(|&s| s == BLK_DEF_MAX_SECTORS));
+        assert!(sizes4.iter().all(|&s| s == device::RAID0_CHUNK_SECTORS));
+        let speedup = t1 as f64 / t4 as f64;
+        assert!((3.5..=4.05).contains(&speedup), "speed-up {speedup:.2}");
+        // 32 MiB at 138 MB/s on one disk.
+        assert!((240 * MSEC..250 * MSEC).contains(&t1), "{t1}");
+    }
+
+    #[test]
+    fn a_usb_stick_gets_120_kib_requests_at_about_its_write_bandwidth() {
+        let mut usb = UsbStick::usb2_2009("sdc").unwrap();
+        let (t, sizes) = drive(&mut usb, stream(2560)); // 10 MiB
+        assert!(sizes[..sizes.len() - 1].iter().all(|&s| s == 240));
+        let mb_s = 10.0 * 1.048_576 / (t as f64 / SEC as f64);
+        assert!((8.0..10.0).contains(&mb_s), "{mb_s:.2} MB/s");
+    }
+
+    #[test]
+    fn nfs_queue_takes_wsize_requests_with_many_rpcs_in_flight() {
+        let mut nfs = Nfs::gige("server:/export").unwrap();
+        let (t, sizes) = drive(&mut nfs, stream(25_600)); // 100 MiB
+        assert!(sizes.iter().all(|&s| s == device::NFS_WSIZE_SECTORS));
+        let mb_s = 104.857_6 / (t as f64 / SEC as f64);
+        // Pipelined RPCs keep the link busy: close to the 117 MB/s payload rate.
+        assert!((112.0..117.0).contains(&mb_s), "{mb_s:.1} MB/s");
     }
 }
