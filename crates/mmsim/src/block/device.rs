@@ -1095,6 +1095,18 @@ mod tests {
     }
 
     #[test]
+    fn every_preset_device_is_valid() {
+        assert!(Hdd::new("sda", HddParams::laptop_5400()).is_ok());
+        assert!(Hdd::desktop_7200("sda").is_ok());
+        assert!(Ssd::sata_2012("sdb").is_ok());
+        assert!(UsbStick::usb2_2009("sdc").is_ok());
+        assert!(Raid0::of_hdds("md0", 4).is_ok());
+        assert!(Nfs::gige("server:/export").is_ok());
+        let hdd = Hdd::desktop_7200("sda").unwrap();
+        assert_eq!(hdd.revolution(), 8_333_333); // 4.17 ms average latency
+    }
+
+    #[test]
     fn zero_bandwidth_is_a_constructor_error_naming_the_device() {
         let e = Ssd::new("sdb", SSD_OVERHEAD, SSD_READ_BW, 0).unwrap_err();
         assert_eq!(e.device, "sdb");
