@@ -5,6 +5,7 @@
 #![warn(missing_debug_implementations)]
 
 pub mod bench;
+pub mod block;
 pub mod calibration;
 pub mod engine;
 pub mod fs;

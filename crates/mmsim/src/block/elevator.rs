@@ -1,0 +1,377 @@
+//! IO schedulers: deadline (`block/deadline-iosched.c`) and noop (`block/noop-iosched.c`).
+//!
+//! The elevator only orders request ids; the [`RequestQueue`](super::RequestQueue) owns the
+//! requests and tells the elevator about additions, front merges (the start sector moved),
+//! request merges and asks it for the next id to dispatch.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use super::{Dir, ReqId};
+use crate::engine::{Nanos, MSEC, SEC};
+
+/// Deadline `read_expire`: `HZ / 2` (`block/deadline-iosched.c`).
+pub const DEADLINE_READ_EXPIRE: Nanos = 500 * MSEC;
+/// Deadline `write_expire`: `5 * HZ` (`block/deadline-iosched.c`).
+pub const DEADLINE_WRITE_EXPIRE: Nanos = 5 * SEC;
+/// Deadline `fifo_batch`: requests per batch (`block/deadline-iosched.c`).
+pub const DEADLINE_FIFO_BATCH: u32 = 16;
+/// Deadline `writes_starved`: read batches before a write batch is forced.
+pub const DEADLINE_WRITES_STARVED: u32 = 2;
+
+/// The deadline sysfs tunables (`/sys/block/*/queue/iosched/`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeadlineTunables {
+    pub read_expire: Nanos,
+    pub write_expire: Nanos,
+    pub fifo_batch: u32,
+    pub writes_starved: u32,
+    /// Whether bios may be front-merged into queued requests.
+    pub front_merges: bool,
+}
+
+impl Default for DeadlineTunables {
+    fn default() -> Self {
+        DeadlineTunables {
+            read_expire: DEADLINE_READ_EXPIRE,
+            write_expire: DEADLINE_WRITE_EXPIRE,
+            fifo_batch: DEADLINE_FIFO_BATCH,
+            writes_starved: DEADLINE_WRITES_STARVED,
+            front_merges: true,
+        }
+    }
+}
+
+/// Which scheduler a queue uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElevatorKind {
+    /// FIFO dispatch, merging only.
+    Noop,
+    /// Sorted batches with per-direction FIFO expiry.
+    Deadline(DeadlineTunables),
+}
+
+impl ElevatorKind {
+    /// Deadline with the kernel defaults.
+    pub fn deadline() -> Self {
+        ElevatorKind::Deadline(DeadlineTunables::default())
+    }
+}
+
+impl Default for ElevatorKind {
+    fn default() -> Self {
+        ElevatorKind::deadline()
+    }
+}
+
+/// An elevator instance.
+#[derive(Debug)]
+pub(crate) enum Elevator {
+    Noop(Noop),
+    Deadline(Deadline),
+}
+
+impl Elevator {
+    pub(crate) fn new(kind: ElevatorKind) -> Self {
+        match kind {
+            ElevatorKind::Noop => Elevator::Noop(Noop::default()),
+            ElevatorKind::Deadline(t) => Elevator::Deadline(Deadline::new(t)),
+        }
+    }
+
+    pub(crate) fn allows_front_merge(&self) -> bool {
+        match self {
+            Elevator::Noop(_) => true,
+            Elevator::Deadline(d) => d.t.front_merges,
+        }
+    }
+
+    /// A new request entered the queue at `now`.
+    pub(crate) fn add(&mut self, id: ReqId, dir: Dir, sector: u64, now: Nanos) {
+        match self {
+            Elevator::Noop(n) => n.fifo.push_back(id),
+            Elevator::Deadline(d) => d.add(id, dir, sector, now),
+        }
+    }
+
+    /// A bio was front-merged into `id`, whose start sector is now `new_sector`.
+    pub(crate) fn front_merged(&mut self, id: ReqId, new_sector: u64) {
+        if let Elevator::Deadline(d) = self {
+            d.resort(id, new_sector);
+        }
+    }
+
+    /// Request `gone` was merged into `keep` and leaves the queue.
+    pub(crate) fn merged_requests(&mut self, keep: ReqId, gone: ReqId) {
+        match self {
+            Elevator::Noop(n) => n.remove(gone),
+            Elevator::Deadline(d) => d.merged_requests(keep, gone),
+        }
+    }
+
+    /// The next request to hand to the driver, removed from the elevator.
+    pub(crate) fn dispatch(&mut self, now: Nanos) -> Option<ReqId> {
+        match self {
+            Elevator::Noop(n) => n.fifo.pop_front(),
+            Elevator::Deadline(d) => d.dispatch(now),
+        }
+    }
+}
+
+/// noop: one FIFO.
+#[derive(Debug, Default)]
+pub(crate) struct Noop {
+    fifo: VecDeque<ReqId>,
+}
+
+impl Noop {
+    fn remove(&mut self, id: ReqId) {
+        if let Some(pos) = self.fifo.iter().position(|&x| x == id) {
+            self.fifo.remove(pos);
+        }
+    }
+}
+
+/// Position in a deadline FIFO: expiry time, then insertion order.
+type FifoKey = (Nanos, u64);
+
+#[derive(Debug, Clone, Copy)]
+struct DlMeta {
+    dir: Dir,
+    sector: u64,
+    fifo: FifoKey,
+}
+
+/// deadline: per direction an LBA-sorted set and a FIFO by expiry time.
+#[derive(Debug)]
+pub(crate) struct Deadline {
+    t: DeadlineTunables,
+    sort: [BTreeSet<(u64, ReqId)>; 2],
+    fifo: [BTreeMap<FifoKey, ReqId>; 2],
+    meta: BTreeMap<ReqId, DlMeta>,
+    /// `next_rq[dir]`: where the current ascending sweep continues.
+    next_rq: [Option<ReqId>; 2],
+    /// Requests dispatched in the current batch.
+    batching: u32,
+    /// Read batches started while writes were waiting.
+    starved: u32,
+    seq: u64,
+}
+
+impl Deadline {
+    fn new(t: DeadlineTunables) -> Self {
+        Deadline {
+            t,
+            sort: [BTreeSet::new(), BTreeSet::new()],
+            fifo: [BTreeMap::new(), BTreeMap::new()],
+            meta: BTreeMap::new(),
+            next_rq: [None, None],
+            batching: 0,
+            starved: 0,
+            seq: 0,
+        }
+    }
+
+    fn expire(&self, dir: Dir) -> Nanos {
+        match dir {
+            Dir::Read => self.t.read_expire,
+            Dir::Write => self.t.write_expire,
+        }
+    }
+
+    fn add(&mut self, id: ReqId, dir: Dir, sector: u64, now: Nanos) {
+        let key = (now + self.expire(dir), self.seq);
+        self.seq += 1;
+        self.sort[dir.index()].insert((sector, id));
+        self.fifo[dir.index()].insert(key, id);
+        self.meta.insert(
+            id,
+            DlMeta {
+                dir,
+                sector,
+                fifo: key,
+            },
+        );
+    }
+
+    /// `deadline_latter_request`: the next request in ascending LBA order.
+    fn latter(&self, id: ReqId) -> Option<ReqId> {
+        let m = self.meta[&id];
+        self.sort[m.dir.index()]
+            .range((m.sector, id)..)
+            .nth(1)
+            .map(|&(_, i)| i)
+    }
+
+    fn resort(&mut self, id: ReqId, new_sector: u64) {
+        let m = self
+            .meta
+            .get_mut(&id)
+            .expect("front-merged request is queued");
+        self.sort[m.dir.index()].remove(&(m.sector, id));
+        m.sector = new_sector;
+        self.sort[m.dir.index()].insert((new_sector, id));
+    }
+
+    /// `deadline_remove_request`: take `id` out of both lists, moving `next_rq` on.
+    fn remove(&mut self, id: ReqId) -> DlMeta {
+        let d = self.meta[&id].dir.index();
+        if self.next_rq[d] == Some(id) {
+            self.next_rq[d] = self.latter(id);
+        }
+        let m = self.meta.remove(&id).expect("removed request is queued");
+        self.sort[d].remove(&(m.sector, id));
+        self.fifo[d].remove(&m.fifo);
+        m
+    }
+
+    /// `deadline_merged_requests`: `keep` inherits the earlier FIFO position of the two.
+    fn merged_requests(&mut self, keep: ReqId, gone: ReqId) {
+        let g = self.remove(gone);
+        let k = self.meta[&keep];
+        if g.fifo.0 < k.fifo.0 {
+            let d = k.dir.index();
+            self.fifo[d].remove(&k.fifo);
+            self.fifo[d].insert(g.fifo, keep);
+            self.meta.get_mut(&keep).expect("kept").fifo = g.fifo;
+        }
+    }
+
+    fn fifo_expired(&self, dir: Dir, now: Nanos) -> bool {
+        self.fifo[dir.index()]
+            .keys()
+            .next()
+            .is_some_and(|&(expiry, _)| now >= expiry)
+    }
+
+    /// `deadline_dispatch_requests`.
+    fn dispatch(&mut self, now: Nanos) -> Option<ReqId> {
+        let reads = !self.fifo[0].is_empty();
+        let writes = !self.fifo[1].is_empty();
+        let current = self.next_rq[1].or(self.next_rq[0]);
+        let id = match current {
+            Some(id) if self.batching < self.t.fifo_batch => id,
+            _ => {
+                let dir = if reads {
+                    let starved = self.starved;
+                    if writes {
+                        self.starved += 1;
+                    }
+                    if writes && starved >= self.t.writes_starved {
+                        self.starved = 0;
+                        Dir::Write
+                    } else {
+                        Dir::Read
+                    }
+                } else if writes {
+                    self.starved = 0;
+                    Dir::Write
+                } else {
+                    return None;
+                };
+                self.batching = 0;
+                match self.next_rq[dir.index()] {
+                    Some(next) if !self.fifo_expired(dir, now) => next,
+                    _ => *self.fifo[dir.index()]
+                        .values()
+                        .next()
+                        .expect("direction has requests"),
+                }
+            }
+        };
+        self.batching += 1;
+        // deadline_move_request: the sweep continues after this request, in its direction.
+        let dir = self.meta[&id].dir;
+        let latter = self.latter(id);
+        self.next_rq = [None, None];
+        self.next_rq[dir.index()] = latter;
+        self.remove(id);
+        Some(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deadline(fifo_batch: u32) -> Elevator {
+        Elevator::new(ElevatorKind::Deadline(DeadlineTunables {
+            fifo_batch,
+            ..DeadlineTunables::default()
+        }))
+    }
+
+    fn drain(e: &mut Elevator, now: Nanos) -> Vec<ReqId> {
+        std::iter::from_fn(|| e.dispatch(now)).collect()
+    }
+
+    #[test]
+    fn deadline_batch_starts_at_fifo_head_then_sweeps_up_in_lba_order() {
+        let mut e = deadline(16);
+        // ids double as LBAs / 100 for readability.
+        for (id, lba) in [(1, 100), (5, 500), (3, 300), (0, 50), (9, 900)] {
+            e.add(id, Dir::Write, lba, 0);
+        }
+        // Oldest first (100), then ascending 300, 500, 900; the sweep ends and the next
+        // batch begins at the FIFO head (50).
+        assert_eq!(drain(&mut e, 0), vec![1, 3, 5, 9, 0]);
+    }
+
+    #[test]
+    fn deadline_expired_fifo_head_is_served_before_the_sweep_continues() {
+        let run = |dispatch_at: Nanos| {
+            let mut e = deadline(2);
+            e.add(1000, Dir::Write, 1000, 0);
+            e.add(2000, Dir::Write, 2000, 0);
+            assert_eq!(e.dispatch(0), Some(1000));
+            e.add(10, Dir::Write, 10, MSEC);
+            e.add(3000, Dir::Write, 3000, 2 * MSEC);
+            e.add(4000, Dir::Write, 4000, 2 * MSEC);
+            assert_eq!(e.dispatch(2 * MSEC), Some(2000)); // batch of 2 used up
+            e.dispatch(dispatch_at)
+        };
+        // Not expired: the ascending sweep goes on.
+        assert_eq!(run(3 * MSEC), Some(3000));
+        // The request at LBA 10 expired at 5.001 s: the new batch starts with it.
+        assert_eq!(run(6 * SEC), Some(10));
+    }
+
+    #[test]
+    fn deadline_prefers_reads_but_gives_writes_a_batch_after_writes_starved_read_batches() {
+        let mut e = deadline(1);
+        for i in 0..10 {
+            e.add(i, Dir::Read, i * 8, 0);
+            e.add(100 + i, Dir::Write, 1_000_000 + i * 8, 0);
+        }
+        let dirs: Vec<char> = (0..9)
+            .map(|_| {
+                if e.dispatch(0).unwrap() < 100 {
+                    'R'
+                } else {
+                    'W'
+                }
+            })
+            .collect();
+        assert_eq!(dirs.iter().collect::<String>(), "RRWRRWRRW");
+    }
+
+    #[test]
+    fn deadline_merged_request_inherits_the_earlier_fifo_position() {
+        let mut e = deadline(16);
+        e.add(1, Dir::Write, 100, 0); // oldest
+        e.add(2, Dir::Write, 5000, MSEC);
+        e.add(3, Dir::Write, 200, 2 * MSEC);
+        // 1 is merged into 3 (3 absorbs the older request): 3 becomes the FIFO head.
+        e.merged_requests(3, 1);
+        assert_eq!(e.dispatch(0), Some(3));
+    }
+
+    #[test]
+    fn noop_dispatches_in_arrival_order() {
+        let mut e = Elevator::new(ElevatorKind::Noop);
+        for (id, lba) in [(1, 900), (2, 100), (3, 500)] {
+            e.add(id, Dir::Write, lba, 0);
+        }
+        e.merged_requests(1, 3);
+        assert_eq!(drain(&mut e, 0), vec![1, 2]);
+    }
+}
