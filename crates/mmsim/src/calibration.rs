@@ -47,6 +47,10 @@ pub const SLAB_OBJECT_SCAN_NS: Nanos = 100;
 /// when a pass finds nothing to scan.
 pub const BALANCE_PASS_NS: Nanos = 2 * USEC;
 
+/// CPU time to copy one 4 KiB page from user space into the page cache in `write(2)`,
+/// with the page-cache lookup and accounting. Estimate (~5 GB/s memcpy plus overhead).
+pub const COPY_PAGE_NS: Nanos = 1_200;
+
 /// User-mode CPU time a workload spends writing one already-resident page (a 4 KiB memset).
 /// Estimate, ~13 GB/s.
 pub const TOUCH_PAGE_NS: Nanos = 300;

@@ -5,6 +5,8 @@
 
 use crate::calibration::PAGE_SIZE;
 use crate::engine::{self, Executor, Nanos, Sched, SEC};
+use crate::fs::fs_writeback;
+use crate::mm::backing_dev::{self, FsKind};
 use crate::mm::memory::Mm;
 use crate::mm::mmzone::Pgdat;
 use crate::mm::mmzone::MAX_NR_ZONES;
@@ -18,7 +20,7 @@ use crate::mm::{invariants, vmscan, Gfp, Kernel, Queues, World};
 use crate::presets::KernelConfig;
 use crate::report::timeseries::{self, TimeSeries};
 use crate::report::{RunResult, ThreadTimes};
-use crate::scenario::{Scenario, WorkloadKind};
+use crate::scenario::{BlockDevice, DeviceKind, Filesystem, Scenario, Scheduler, WorkloadKind};
 use crate::workload::{self, secs, WorkloadStats};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
@@ -93,6 +95,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         congestion_async: sched.new_queue(),
         kswapd_wait: sched.new_queue(),
         pfmemalloc_wait: sched.new_queue(),
+        timer: sched.new_queue(),
         page_wait: (0..64).map(|_| sched.new_queue()).collect(),
     };
     let swapdev = m
@@ -121,6 +124,10 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         },
         mms: Vec::new(),
         inodes: Vec::new(),
+        bdis: Vec::new(),
+        bdi_props: crate::mm::page_writeback::BdiProportions::new(0),
+        global_dirty_limit: Default::default(),
+        cpu_dirty: Default::default(),
         wq,
         nr_bdi_congested_async: 0,
         oom_kills: Vec::new(),
@@ -158,10 +165,102 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
             .sched
             .spawn("swapdev", page_io::swap_device_task(w2));
     }
+    for dev in &m.devices {
+        add_block_device(&w, dev)?;
+    }
+    if !m.devices.is_empty() {
+        let w2 = w.clone();
+        w.borrow_mut()
+            .sched
+            .spawn("iostat", backing_dev::iostat_task(w2));
+    }
     for wl in &scenario.workloads {
         spawn_workload(&w, wl);
     }
     Ok(w)
+}
+
+/// Build a `[[device]]`: its device model and request queue, its bdi, one driver task per
+/// request the device can hold, and its flusher.
+pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError> {
+    use crate::block::{self, ElevatorKind};
+    let config_err = |e: block::DeviceError| SimError::Config(format!("device {}: {e}", dev.name));
+    let device: Box<dyn block::Device> = match dev.kind {
+        DeviceKind::Hdd => {
+            let mut p = block::device::HddParams::desktop_7200();
+            p.sectors = dev.size / block::SECTOR_SIZE;
+            Box::new(block::Hdd::new(&dev.name, p).map_err(config_err)?)
+        }
+        DeviceKind::Ssd => Box::new(block::Ssd::sata_2012(&dev.name).map_err(config_err)?),
+        DeviceKind::Usb => Box::new(block::UsbStick::usb2_2009(&dev.name).map_err(config_err)?),
+        DeviceKind::Raid0 { members } => {
+            Box::new(block::Raid0::of_hdds(&dev.name, members as usize).map_err(config_err)?)
+        }
+    };
+    let mut cfg = device.queue_config();
+    cfg.nr_requests = cfg.nr_requests.max(dev.nr_requests);
+    cfg.elevator = match dev.scheduler {
+        Scheduler::Deadline => ElevatorKind::deadline(),
+        Scheduler::Noop => ElevatorKind::Noop,
+    };
+    let depth = cfg.depth.max(1);
+    let id = {
+        let mut k = w.borrow_mut();
+        let now = k.sched.now();
+        let (flusher_wq, request_wq, device_wq) = (
+            k.sched.new_queue(),
+            k.sched.new_queue(),
+            k.sched.new_queue(),
+        );
+        k.bdis.push(backing_dev::Bdi {
+            name: dev.name.clone(),
+            queue: block::RequestQueue::new(&dev.name, cfg),
+            device,
+            fs: match dev.filesystem {
+                Filesystem::Ext4 => FsKind::Ext4,
+                Filesystem::Raw => FsKind::Raw,
+            },
+            reclaimable: 0,
+            writeback: 0,
+            dirtied: 0,
+            written: 0,
+            bw: crate::mm::page_writeback::BdiBandwidth::new(now),
+            b_dirty: Default::default(),
+            b_io: Default::default(),
+            b_more_io: Default::default(),
+            work: Default::default(),
+            writeback_running: false,
+            last_old_flush: now,
+            flusher_wq,
+            request_wq,
+            device_wq,
+            congested: false,
+            next_free_sector: 0,
+            iostat: block::IostatSampler::mmtests(),
+            flusher: None,
+        });
+        let n = k.bdis.len();
+        k.bdi_props = crate::mm::page_writeback::BdiProportions::new(n);
+        n - 1
+    };
+    for i in 0..depth {
+        let w2 = w.clone();
+        let name = if depth == 1 {
+            dev.name.clone()
+        } else {
+            format!("{}/{i}", dev.name)
+        };
+        w.borrow_mut()
+            .sched
+            .spawn(&name, backing_dev::device_task(w2, id));
+    }
+    let w2 = w.clone();
+    let t = w.borrow_mut().sched.spawn(
+        &format!("flush-{}", dev.name),
+        fs_writeback::flusher(w2, id),
+    );
+    w.borrow_mut().bdis[id].flusher = Some(t);
+    Ok(id)
 }
 
 fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
@@ -187,6 +286,19 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
             let t = w.borrow_mut().sched.spawn(&wl.name, async move {
                 delay_start(&w2, idx, start).await;
                 workload::mem_eater::run(w2, idx, mm, size, chunk, pause, then).await;
+            });
+            w.borrow_mut().mms[mm].task = Some(t);
+        }
+        WorkloadKind::Dd(dd) => {
+            let bdi = w
+                .borrow()
+                .bdis
+                .iter()
+                .position(|b| b.name == dd.device)
+                .expect("the scenario checked that dd's device exists");
+            let t = w.borrow_mut().sched.spawn(&wl.name, async move {
+                delay_start(&w2, idx, start).await;
+                workload::dd::run(w2, idx, mm, bdi, dd.size, dd.fdatasync).await;
             });
             w.borrow_mut().mms[mm].task = Some(t);
         }
@@ -365,6 +477,17 @@ pub fn summarise(
                     (st.ops as f64 / secs(ran) * 100.0).round() / 100.0,
                 ));
             }
+            WorkloadKind::Dd(ref dd) => {
+                let secs_taken = st.io_done_at.map(|t| secs(t - st.started_at));
+                m.push(("io_seconds".into(), secs_taken.unwrap_or(f64::NAN)));
+                m.push((
+                    "mb_per_sec".into(),
+                    secs_taken
+                        .map(|s| dd.size as f64 / (1 << 20) as f64 / s)
+                        .unwrap_or(f64::NAN),
+                ));
+                m.push(("pages_written".into(), st.pages_touched as f64));
+            }
             WorkloadKind::MemEater { .. } => {
                 m.push(("pages_touched".into(), st.pages_touched as f64));
                 m.push((
@@ -420,6 +543,7 @@ pub(crate) fn boot_for_test(ram_mib: u64, swap_mib: u64, preset: &str) -> World 
         machine: Machine {
             ram: ram_mib * MIB,
             cpus: 2,
+            devices: Vec::new(),
             swap: (swap_mib > 0).then(|| SwapDevice {
                 size: swap_mib * MIB,
                 read_latency: 5 * MSEC,

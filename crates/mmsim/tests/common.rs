@@ -16,6 +16,7 @@ pub fn anon_pressure(ram_mib: u64, seconds: u64) -> Scenario {
         machine: Machine {
             ram,
             cpus: 4,
+            devices: Vec::new(),
             swap: Some(SwapDevice {
                 size: ram * 2,
                 read_latency: 5 * MSEC,
@@ -79,4 +80,31 @@ pub fn check_golden(name: &str, actual: &str) {
             path.display()
         );
     }
+}
+
+/// An otherwise idle machine with one 7200 rpm disk running ext4, and a dd of `dd_mib`
+/// with `conv=fdatasync`.
+pub fn single_dd(ram_mib: u64, dd_mib: u64, seconds: u64) -> Scenario {
+    let mut s = anon_pressure(ram_mib, seconds);
+    s.name = "single-dd".into();
+    s.machine.swap = None;
+    s.machine.devices = vec![BlockDevice {
+        name: "sda".into(),
+        kind: DeviceKind::Hdd,
+        size: 2 << 40,
+        filesystem: Filesystem::Ext4,
+        nr_requests: 128,
+        scheduler: Scheduler::Deadline,
+    }];
+    s.workloads = vec![Workload {
+        name: "dd".into(),
+        start: 0,
+        kind: WorkloadKind::Dd(DdParams {
+            device: "sda".into(),
+            size: dd_mib * MIB,
+            bs: MIB,
+            fdatasync: true,
+        }),
+    }];
+    s
 }

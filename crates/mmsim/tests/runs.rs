@@ -173,3 +173,63 @@ fn sampling_a_time_series_does_not_change_the_run() {
     };
     assert_eq!(last[col("pswpout")] as u64, sampled.vmstat("pswpout"));
 }
+
+/// Issue 3: a single dd on an idle machine settles at the device's bandwidth with the dirty
+/// pages held near the setpoint, and after fdatasync every page it wrote is on disk.
+#[test]
+fn a_single_dd_runs_at_disk_speed_with_dirty_pages_near_the_setpoint_and_loses_nothing() {
+    let s = common::single_dd(2048, 1536, 40);
+    let k = presets::resolve("3.9", &[]).unwrap();
+    let outputs = sim::RunOutputs {
+        trace: None,
+        sample_interval: Some(mmsim::engine::SEC),
+    };
+    let (r, series) = sim::run_with(
+        &s,
+        &k,
+        1,
+        RunOptions {
+            check_every_batch: false,
+        },
+        outputs,
+    )
+    .unwrap();
+    // The 7200 rpm model's outer-track rate is 138 MB/s; the file sits at the start of the disk.
+    let mbps = r.metric("dd", "mb_per_sec").unwrap();
+    assert!((110.0..=140.0).contains(&mbps), "dd ran at {mbps} MB/s");
+    // Dirty + writeback pages mid-run, against the setpoint of the dirty limits: between the
+    // background threshold and the hard limit, near (freerun + limit) / 2.
+    let series = series.unwrap();
+    let col = |name: &str| {
+        mmsim::report::timeseries::COLUMNS
+            .iter()
+            .position(|c| *c == name)
+            .unwrap()
+    };
+    let dirtyable: f64 = 2048.0 * 256.0 * 0.9;
+    let (bg, thresh) = (0.10 * dirtyable, 0.20 * dirtyable);
+    let setpoint = ((bg + thresh) / 2.0 + thresh) / 2.0;
+    let mid: Vec<f64> = series
+        .rows
+        .iter()
+        .filter(|row| row[0] >= 4.0 && row[0] <= 8.0)
+        .map(|row| row[col("nr_dirty")] + row[col("nr_writeback")])
+        .collect();
+    assert!(!mid.is_empty());
+    for d in &mid {
+        assert!(
+            *d > bg && *d < thresh * 1.05,
+            "dirty {d} outside ({bg}, {thresh}); setpoint ~{setpoint}"
+        );
+        assert!(
+            (d - setpoint).abs() < 0.15 * setpoint,
+            "dirty {d} far from the setpoint {setpoint}"
+        );
+    }
+    // After fdatasync: nothing dirty or under writeback, every page written once.
+    let pages = 1536 * 256;
+    assert_eq!(r.vmstat("nr_dirty"), 0);
+    assert_eq!(r.vmstat("nr_writeback"), 0);
+    assert_eq!(r.vmstat("nr_dirtied"), pages);
+    assert_eq!(r.vmstat("nr_written"), pages);
+}

@@ -30,6 +30,8 @@ pub struct Inode {
     pub writeback_index: u64,
     /// Unlinked and waiting for its last page to go.
     pub unlinked: bool,
+    /// Allocated blocks: (first page index, first sector, pages), by first index.
+    extents: Vec<(u64, u64, u64)>,
 }
 
 impl Inode {
@@ -79,6 +81,31 @@ impl Inode {
         );
         *slot = 0;
         self.nrpages -= 1;
+    }
+
+    /// The sector of page `index`, if its blocks are allocated.
+    pub fn sector_of(&self, index: u64) -> Option<u64> {
+        // Extents are few and appended in order: search from the newest.
+        self.extents
+            .iter()
+            .rev()
+            .find(|&&(first, _, len)| index >= first && index < first + len)
+            .map(|&(first, sector, _)| sector + (index - first) * 8)
+    }
+
+    /// Record an allocated extent of `len` pages from page `first` at `sector`.
+    pub fn add_extent(&mut self, first: u64, sector: u64, len: u64) {
+        self.extents.push((first, sector, len));
+    }
+
+    /// Cached (index, pfn) from page `from` on, in index order.
+    pub fn cached_from(&self, from: u64) -> impl Iterator<Item = (u64, Pfn)> + '_ {
+        let from = (from as usize).min(self.pages.len());
+        self.pages[from..]
+            .iter()
+            .enumerate()
+            .filter(|(_, &p)| p != 0)
+            .map(move |(i, &p)| ((from + i) as u64, p - 1))
     }
 
     /// Every cached (index, pfn), in index order (for checks and truncation).

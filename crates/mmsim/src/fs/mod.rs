@@ -1,4 +1,5 @@
 //! Filesystems: inodes and their page-cache index (`fs/inode.c`, `include/linux/fs.h`).
 //! Writeback lists, filesystem personalities and the flusher join here with issue 3.
 
+pub mod fs_writeback;
 pub mod inode;

@@ -2,8 +2,12 @@
 //! use-once detection of `mark_page_accessed` (`kernel-reclaim.md` §3.8).
 
 use super::page::{Lru, Pfn, PG_ACTIVE, PG_LRU, PG_REFERENCED, PG_UNEVICTABLE, PG_UPTODATE};
+use super::page_alloc::{alloc_pages, AllocError};
+use super::page_writeback::{set_page_dirty, DirtyTask};
 use super::vmstat::{VmEvent, ZoneStat};
-use super::{swap, Kernel};
+use super::{swap, Gfp, Kernel, World};
+use crate::calibration::COPY_PAGE_NS;
+use crate::engine::Nanos;
 
 /// `find_get_page`.
 #[inline]
@@ -54,4 +58,37 @@ pub fn mark_page_accessed(k: &mut Kernel, pfn: Pfn) {
     } else if f & PG_REFERENCED == 0 {
         k.pages.set(pfn, PG_REFERENCED);
     }
+}
+
+/// One page of `generic_perform_write`: find or allocate the page-cache page at `index`
+/// (`grab_cache_page_write_begin`), copy a whole page into it, dirty and account it
+/// (`write_end` → `set_page_dirty`), `mark_page_accessed`. Returns the CPU time used; the
+/// caller then calls `balance_dirty_pages_ratelimited`.
+pub async fn write_page(
+    w: &World,
+    ino: usize,
+    index: u64,
+    task: &mut DirtyTask,
+) -> Result<Nanos, AllocError> {
+    let pfn = loop {
+        if let Some(p) = find_get_page(&w.borrow(), ino, index) {
+            break p;
+        }
+        // __GFP_WRITE's zone-fair placement is not modelled (one dirty limit per machine).
+        let p = alloc_pages(w, Gfp::HIGHUSER_MOVABLE, 0).await?;
+        let mut k = w.borrow_mut();
+        if find_get_page(&k, ino, index).is_some() {
+            super::page_alloc::free_page(&mut k, p);
+            continue;
+        }
+        k.pages.flags[p as usize] = PG_UPTODATE;
+        add_to_page_cache_lru(&mut k, p, ino, index);
+        break p;
+    };
+    let mut k = w.borrow_mut();
+    set_page_dirty(&mut k, pfn, task);
+    mark_page_accessed(&mut k, pfn);
+    let inode = &mut k.inodes[ino];
+    inode.size_pages = inode.size_pages.max(index + 1);
+    Ok(COPY_PAGE_NS)
 }

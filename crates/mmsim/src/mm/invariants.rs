@@ -234,6 +234,55 @@ pub fn check(k: &Kernel) -> Result<(), String> {
             k.swap.cache_len()
         ));
     }
+    // Dirty and writeback accounting matches the page flags, per zone and per device.
+    let mut dirty = [0u64; 3];
+    let mut writeback = [0u64; 3];
+    let mut bdi_dirty = vec![0u64; k.bdis.len()];
+    let mut bdi_writeback = vec![0u64; k.bdis.len()];
+    for inode in &k.inodes {
+        for (_, pfn) in inode.cached() {
+            let zi = k.page_zone(pfn);
+            if k.pages.test(pfn, PG_DIRTY) {
+                dirty[zi] += 1;
+                if let Some(b) = bdi_dirty.get_mut(inode.bdi) {
+                    *b += 1;
+                }
+            }
+            if k.pages.test(pfn, PG_WRITEBACK) {
+                writeback[zi] += 1;
+                if let Some(b) = bdi_writeback.get_mut(inode.bdi) {
+                    *b += 1;
+                }
+            }
+        }
+    }
+    for pfn in 0..n as Pfn {
+        if k.pages.test(pfn, PG_SWAPCACHE) && k.pages.test(pfn, PG_WRITEBACK) {
+            writeback[k.page_zone(pfn)] += 1;
+        }
+    }
+    for z in &k.zones {
+        if z.stat(ZoneStat::nr_dirty) != dirty[z.idx]
+            || z.stat(ZoneStat::nr_writeback) != writeback[z.idx]
+        {
+            return Err(format!(
+                "invariant 'counters' violated: zone {} counts {} dirty and {} writeback pages, its pages say {} and {}",
+                z.name(),
+                z.stat(ZoneStat::nr_dirty),
+                z.stat(ZoneStat::nr_writeback),
+                dirty[z.idx],
+                writeback[z.idx]
+            ));
+        }
+    }
+    for (i, b) in k.bdis.iter().enumerate() {
+        if b.reclaimable != bdi_dirty[i] || b.writeback != bdi_writeback[i] {
+            return Err(format!(
+                "invariant 'counters' violated: device {} counts {} reclaimable and {} writeback pages, its files hold {} and {}",
+                b.name, b.reclaimable, b.writeback, bdi_dirty[i], bdi_writeback[i]
+            ));
+        }
+    }
     let anon: i64 = k
         .zones
         .iter()

@@ -11,6 +11,7 @@
 //! | `memory` | `mm/memory.c` | page tables, faults |
 //! | `page_writeback` | `mm/page-writeback.c`, `lib/flex_proportions.c` | dirty limits, bdi bandwidth, IO-less dirty throttling maths |
 //! | `swapfile`, `swap_state`, `page_io` | `mm/swapfile.c`, `mm/swap_state.c`, `mm/page_io.c` | swap slots, swap cache, swap IO |
+//! | `backing_dev` | `mm/backing-dev.c` | backing devices: queue, device, writeback statistics, congestion |
 //! | `vmscan` | `mm/vmscan.c` | reclaim: kswapd, direct reclaim, LRU scanning, slab shrinking |
 //! | `slab` | `fs/dcache.c`, `fs/inode.c` | the reclaimable dentry/inode cache |
 //! | `oom_kill` | `mm/oom_kill.c` | the OOM killer |
@@ -18,6 +19,7 @@
 //! | `trace` | `include/trace/events/vmscan.h` | tracepoints in ftrace's text layout |
 //! | `invariants` | — | page-state invariant checks |
 
+pub mod backing_dev;
 pub mod filemap;
 pub mod invariants;
 pub mod memory;
@@ -100,6 +102,8 @@ pub struct Queues {
     pub kswapd_wait: WaitQueueId,
     /// `pgdat->pfmemalloc_wait`.
     pub pfmemalloc_wait: WaitQueueId,
+    /// A queue nobody wakes: killable timed sleeps (throttle pauses) wait here.
+    pub timer: WaitQueueId,
     /// Hashed page wait queues (`page_waitqueue`): lock and writeback waiters.
     pub page_wait: Vec<WaitQueueId>,
 }
@@ -143,6 +147,14 @@ pub struct Kernel {
     pub mms: Vec<Mm>,
     /// Files; a file page's `mapping` is its index here.
     pub inodes: Vec<crate::fs::inode::Inode>,
+    /// Backing devices with a filesystem or raw block IO.
+    pub bdis: Vec<backing_dev::Bdi>,
+    /// The per-bdi shares of writeback completions (`writeout_completions`).
+    pub bdi_props: page_writeback::BdiProportions,
+    /// The smoothed global dirty limit (`global_dirty_limit`, 3.1+).
+    pub global_dirty_limit: page_writeback::GlobalDirtyLimit,
+    /// Per-CPU dirtying counters (one CPU's worth: mmsim does not place tasks on CPUs).
+    pub cpu_dirty: page_writeback::CpuDirtyCounters,
     /// Wait queues.
     pub wq: Queues,
     /// `nr_bdi_congested[BLK_RW_ASYNC]`: BDIs currently write-congested.

@@ -107,17 +107,28 @@ pub fn swap_writepage(k: &mut Kernel, pfn: Pfn) {
 /// `end_page_writeback`: rotate a PG_reclaim page to the LRU tail, clear PG_writeback, wake
 /// waiters.
 pub fn end_page_writeback(k: &mut Kernel, pfn: Pfn) {
-    if k.pages.test_and_clear(pfn, PG_RECLAIM) {
+    let reclaim = k.pages.test_and_clear(pfn, PG_RECLAIM);
+    if k.pages.is_file_cache(pfn) {
+        super::page_writeback::test_clear_page_writeback(k, pfn);
+    } else {
+        k.pages.clear(pfn, PG_WRITEBACK);
+        let zi = k.page_zone(pfn);
+        k.zones[zi].mod_stat(ZoneStat::nr_writeback, -1);
+    }
+    if reclaim {
         // rotate_reclaimable_page runs before PG_writeback clears in the kernel, but its
         // checks exclude only pages that are locked, dirty, active or unevictable.
-        k.pages.clear(pfn, PG_WRITEBACK);
         swap::rotate_reclaimable_page(k, pfn);
     }
-    k.pages.clear(pfn, PG_WRITEBACK);
-    let zi = k.page_zone(pfn);
-    k.zones[zi].mod_stat(ZoneStat::nr_writeback, -1);
     let q = k.wq.page(pfn);
     k.sched.wake_all(q);
+}
+
+/// A read completed: the page is uptodate and unlocked (`end_buffer_async_read` /
+/// `end_swap_bio_read`).
+pub fn end_page_read(k: &mut Kernel, pfn: Pfn) {
+    k.pages.set(pfn, PG_UPTODATE);
+    unlock_page(k, pfn);
 }
 
 /// `unlock_page`.

@@ -1014,7 +1014,7 @@ pub struct CpuDirtyCounters {
 }
 
 /// `account_page_dirtied()`'s share (3.3+): a page became dirty for `task` on `cpu`.
-pub fn account_page_dirtied(task: &mut DirtyTask, cpu: &mut CpuDirtyCounters) {
+pub fn task_dirtied(task: &mut DirtyTask, cpu: &mut CpuDirtyCounters) {
     task.nr_dirtied += 1;
     cpu.bdp_ratelimits += 1;
 }
@@ -1027,7 +1027,7 @@ pub fn dirty_throttle_exit(task: &DirtyTask, cpu: &mut CpuDirtyCounters) {
 /// `balance_dirty_pages_ratelimited()` (§5.1) after a page was dirtied on a bdi that
 /// accounts dirty pages: `Some(pages_dirtied)` when the task must now run
 /// [`BalanceDirtyPages`].
-pub fn balance_dirty_pages_ratelimited(
+pub fn ratelimit_exceeded(
     task: &mut DirtyTask,
     cpu: &mut CpuDirtyCounters,
     bdi_dirty_exceeded: bool,
@@ -1350,6 +1350,194 @@ pub fn over_bground_thresh(
     bdi_bg_thresh: u64,
 ) -> bool {
     nr_reclaimable > bg_thresh || bdi_reclaimable > bdi_bg_thresh
+}
+
+// ---------------------------------------------------------------------------------------
+// The same functions acting on the machine's state: page and inode accounting, and the
+// `balance_dirty_pages` loop a writer runs.
+
+/// The bdi a file page belongs to.
+#[inline]
+pub fn page_bdi(k: &super::Kernel, pfn: super::page::Pfn) -> usize {
+    k.inodes[k.pages.mapping[pfn as usize] as usize].bdi
+}
+
+/// `global_dirty_limits` from the machine's counters: (background, dirty) thresholds.
+pub fn dirty_limits(k: &super::Kernel) -> (u64, u64) {
+    use super::vmstat::ZoneStat as S;
+    let g = |s| k.global_stat(s);
+    let reserve: Vec<ZoneReserve> = k
+        .zones
+        .iter()
+        .map(|z| ZoneReserve {
+            managed_pages: z.managed_pages,
+            high_wmark: z.high_wmark(),
+            max_lowmem_reserve: z.lowmem_reserve.iter().copied().max().unwrap_or(0),
+        })
+        .collect();
+    let d = Dirtyable {
+        free_pages: g(S::nr_free_pages),
+        file_lru: g(S::nr_active_file) + g(S::nr_inactive_file),
+        anon_lru: g(S::nr_active_anon) + g(S::nr_inactive_anon),
+        nr_swap_pages: k.swap.nr_free(),
+        dirty_balance_reserve: dirty_balance_reserve(&reserve),
+        highmem_dirtyable: 0,
+    };
+    global_dirty_limits(global_dirtyable_memory(&d), &k.vm.dirty, false)
+}
+
+/// `account_page_dirtied`: a clean file page became dirty.
+pub fn account_page_dirtied(k: &mut super::Kernel, pfn: super::page::Pfn, task: &mut DirtyTask) {
+    use super::vmstat::ZoneStat as S;
+    let zi = k.page_zone(pfn);
+    k.zones[zi].mod_stat(S::nr_dirty, 1);
+    k.zones[zi].mod_stat(S::nr_dirtied, 1);
+    let bdi = page_bdi(k, pfn);
+    k.bdis[bdi].reclaimable += 1;
+    k.bdis[bdi].dirtied += 1;
+    task_dirtied(task, &mut k.cpu_dirty);
+}
+
+/// `set_page_dirty` of a file page (`__set_page_dirty_nobuffers`): dirty it, account it and
+/// mark its inode dirty. Returns whether it was clean before.
+pub fn set_page_dirty(k: &mut super::Kernel, pfn: super::page::Pfn, task: &mut DirtyTask) -> bool {
+    if k.pages.test(pfn, super::page::PG_DIRTY) {
+        return false;
+    }
+    k.pages.set(pfn, super::page::PG_DIRTY);
+    account_page_dirtied(k, pfn, task);
+    let ino = k.pages.mapping[pfn as usize] as usize;
+    crate::fs::fs_writeback::mark_inode_dirty(k, ino);
+    true
+}
+
+/// `clear_page_dirty_for_io`: writeback takes a dirty page. Returns whether it was dirty.
+pub fn clear_page_dirty_for_io(k: &mut super::Kernel, pfn: super::page::Pfn) -> bool {
+    use super::vmstat::ZoneStat as S;
+    if !k.pages.test_and_clear(pfn, super::page::PG_DIRTY) {
+        return false;
+    }
+    k.pages.clear(pfn, super::page::PG_RECLAIM);
+    let zi = k.page_zone(pfn);
+    k.zones[zi].mod_stat(S::nr_dirty, -1);
+    let bdi = page_bdi(k, pfn);
+    k.bdis[bdi].reclaimable -= 1;
+    true
+}
+
+/// `redirty_page_for_writepage`: a filesystem declined to write a page it was given.
+pub fn redirty_page_for_writepage(k: &mut super::Kernel, pfn: super::page::Pfn) {
+    use super::vmstat::ZoneStat as S;
+    k.pages.set(pfn, super::page::PG_DIRTY);
+    let zi = k.page_zone(pfn);
+    k.zones[zi].mod_stat(S::nr_dirty, 1);
+    let bdi = page_bdi(k, pfn);
+    k.bdis[bdi].reclaimable += 1;
+}
+
+/// `test_set_page_writeback` of a file page.
+pub fn test_set_page_writeback(k: &mut super::Kernel, pfn: super::page::Pfn) {
+    use super::vmstat::ZoneStat as S;
+    debug_assert!(!k.pages.test(pfn, super::page::PG_WRITEBACK));
+    k.pages.set(pfn, super::page::PG_WRITEBACK);
+    let zi = k.page_zone(pfn);
+    k.zones[zi].mod_stat(S::nr_writeback, 1);
+    let bdi = page_bdi(k, pfn);
+    k.bdis[bdi].writeback += 1;
+}
+
+/// `test_clear_page_writeback` of a file page: counts the completion for the bdi's share.
+pub fn test_clear_page_writeback(k: &mut super::Kernel, pfn: super::page::Pfn) {
+    use super::vmstat::ZoneStat as S;
+    k.pages.clear(pfn, super::page::PG_WRITEBACK);
+    let zi = k.page_zone(pfn);
+    k.zones[zi].mod_stat(S::nr_writeback, -1);
+    k.zones[zi].mod_stat(S::nr_written, 1);
+    let bdi = page_bdi(k, pfn);
+    k.bdis[bdi].writeback -= 1;
+    k.bdis[bdi].written += 1;
+    let now = k.sched.now();
+    k.bdi_props.writeout_inc(bdi, now);
+}
+
+/// The inputs of one `balance_dirty_pages` pass for `bdi`.
+fn bdp_input(k: &mut super::Kernel, bdi: usize) -> BdpInput {
+    use super::vmstat::ZoneStat as S;
+    let now = k.sched.now();
+    let (bg_thresh, thresh) = dirty_limits(k);
+    let (num, den) = k.bdi_props.fraction(bdi, now);
+    let b = &k.bdis[bdi];
+    BdpInput {
+        now,
+        nr_reclaimable: k.global_stat(S::nr_dirty) + k.global_stat(S::nr_unstable),
+        nr_writeback: k.global_stat(S::nr_writeback),
+        bg_thresh,
+        thresh,
+        bdi_thresh: bdi_dirty_limit(thresh, num, den, 0, 100, 0),
+        bdi_reclaimable: b.reclaimable,
+        bdi_writeback: b.writeback,
+        bdi_dirtied: b.dirtied,
+        bdi_written: b.written,
+        bdi_stat_error: bdi_stat_error(k.sched.cpus() as u64),
+        writeback_in_progress: b.writeback_running,
+    }
+}
+
+/// `balance_dirty_pages_ratelimited`: after dirtying a page of `bdi`, throttle the writer if
+/// it has dirtied its allowance.
+pub async fn balance_dirty_pages_ratelimited(w: &super::World, bdi: usize, task: &mut DirtyTask) {
+    let pages = {
+        let mut k = w.borrow_mut();
+        let (_, thresh) = dirty_limits(&k);
+        let ratelimit = ratelimit_pages(thresh, k.sched.cpus() as u64);
+        let exceeded = k.bdis[bdi].bw.dirty_exceeded;
+        let k = &mut *k;
+        ratelimit_exceeded(task, &mut k.cpu_dirty, exceeded, ratelimit)
+    };
+    if let Some(pages) = pages {
+        balance_dirty_pages(w, bdi, task, pages).await;
+    }
+}
+
+/// `balance_dirty_pages` (IO-less, 3.2+): pause the writer so dirty pages settle near the
+/// setpoint, kicking the flusher as the kernel does (§5.2, §5.9).
+pub async fn balance_dirty_pages(
+    w: &super::World,
+    bdi: usize,
+    task: &mut DirtyTask,
+    pages_dirtied: u64,
+) {
+    let now = w.borrow().sched.now();
+    let mut bdp = BalanceDirtyPages::new(now, pages_dirtied);
+    loop {
+        let decision = {
+            let mut k = w.borrow_mut();
+            let input = bdp_input(&mut k, bdi);
+            let k = &mut *k;
+            let d = bdp.iterate(task, &mut k.bdis[bdi].bw, &mut k.global_dirty_limit, &input);
+            if d.kick_flusher() {
+                crate::fs::fs_writeback::bdi_start_background_writeback(k, bdi);
+            }
+            d
+        };
+        match decision {
+            BdpDecision::Sleep { pause, again, .. } => {
+                let q = w.borrow().wq.timer;
+                let killed = crate::engine::sleep_killable(w, q, pause).await;
+                if !again || killed {
+                    break;
+                }
+            }
+            _ => break,
+        }
+    }
+    let mut k = w.borrow_mut();
+    let k = &mut *k;
+    let running = k.bdis[bdi].writeback_running;
+    let laptop = k.vm.laptop_mode;
+    if bdp.finish(&mut k.bdis[bdi].bw, running, laptop) {
+        crate::fs::fs_writeback::bdi_start_background_writeback(k, bdi);
+    }
 }
 
 #[cfg(test)]
@@ -2368,17 +2556,17 @@ mod tests {
         let mut task = DirtyTask::default();
         let mut cpu = CpuDirtyCounters::default();
         for k in 1..=32 {
-            account_page_dirtied(&mut task, &mut cpu);
-            let r = balance_dirty_pages_ratelimited(&mut task, &mut cpu, false, 1_000);
+            task_dirtied(&mut task, &mut cpu);
+            let r = ratelimit_exceeded(&mut task, &mut cpu, false, 1_000);
             assert_eq!(r, (k == 32).then_some(32));
         }
         assert_eq!(cpu.bdp_ratelimits, 0, "reset when the task calls in");
         let mut task = DirtyTask::default();
         for _ in 0..8 {
-            account_page_dirtied(&mut task, &mut cpu);
+            task_dirtied(&mut task, &mut cpu);
         }
         assert_eq!(
-            balance_dirty_pages_ratelimited(&mut task, &mut cpu, true, 1_000),
+            ratelimit_exceeded(&mut task, &mut cpu, true, 1_000),
             Some(8)
         );
     }
@@ -2393,10 +2581,7 @@ mod tests {
             nr_dirtied: 1,
             ..Default::default()
         };
-        assert_eq!(
-            balance_dirty_pages_ratelimited(&mut task, &mut cpu, false, 16),
-            Some(1)
-        );
+        assert_eq!(ratelimit_exceeded(&mut task, &mut cpu, false, 16), Some(1));
         assert_eq!(cpu.bdp_ratelimits, 0);
         // an exited task left 100 pages; the next writer picks up what fits its allowance
         dirty_throttle_exit(
@@ -2411,7 +2596,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            balance_dirty_pages_ratelimited(&mut task, &mut cpu, false, 1_000),
+            ratelimit_exceeded(&mut task, &mut cpu, false, 1_000),
             Some(32)
         );
         assert_eq!(cpu.dirty_throttle_leaks, 100 - 31);

@@ -12,7 +12,9 @@ use super::mmzone::{zone_flags::*, MAX_NR_ZONES, ZONE_NORMAL};
 use super::page::*;
 use super::page_alloc::{zone_watermark_ok, zonelist};
 use super::vmstat::{VmEvent, ZoneStat};
-use super::{invariants, memory, page_io, rmap, slab, swap, swapfile, trace, Gfp, Kernel, World};
+use super::{
+    backing_dev, invariants, memory, page_io, rmap, slab, swap, swapfile, trace, Gfp, Kernel, World,
+};
 use crate::calibration::*;
 use crate::engine::{self, CpuMode, Nanos, HZ_10};
 use crate::presets::Switch;
@@ -473,27 +475,72 @@ pub enum Pageout {
     Clean,
 }
 
-/// `pageout` of a page reclaim has unmapped (`kernel-reclaim.md` §4.4). Only swap-cache
-/// pages reach it until the page cache is modelled; the swap BDI is never congested.
-fn pageout(k: &mut Kernel, pfn: Pfn) -> Pageout {
+/// `pageout` of a page reclaim has unmapped (`kernel-reclaim.md` §4.4): swap-cache pages
+/// go to the swap device; file pages to their filesystem's `writepage` for reclaim. The swap
+/// BDI is never congested; a file page's BDI is, when its queue is.
+fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Pageout {
     if k.pages.mapped(pfn) {
         return Pageout::Keep;
     }
-    if !k.pages.test(pfn, PG_SWAPCACHE) {
-        return Pageout::Activate;
+    let swap = k.pages.test(pfn, PG_SWAPCACHE);
+    if !swap {
+        // may_write_to_queue: kswapd (PF_SWAPWRITE) may write to a congested queue.
+        let bdi = super::page_writeback::page_bdi(k, pfn);
+        if !kswapd && backing_dev::bdi_write_congested(k, bdi) {
+            return Pageout::Keep;
+        }
+        if !super::page_writeback::clear_page_dirty_for_io(k, pfn) {
+            return Pageout::Clean;
+        }
+        k.pages.set(pfn, PG_RECLAIM);
+        fs_writepage_for_reclaim(k, pfn, bdi);
+    } else {
+        if !k.pages.test_and_clear(pfn, PG_DIRTY) {
+            return Pageout::Clean;
+        }
+        k.pages.set(pfn, PG_RECLAIM);
+        page_io::swap_writepage(k, pfn);
     }
-    if !k.pages.test_and_clear(pfn, PG_DIRTY) {
-        return Pageout::Clean;
-    }
-    k.pages.set(pfn, PG_RECLAIM);
-    page_io::swap_writepage(k, pfn);
-    trace::mm_vmscan_writepage(k, pfn, false);
+    trace::mm_vmscan_writepage(k, pfn, !swap);
     if !k.pages.test(pfn, PG_WRITEBACK) {
         k.pages.clear(pfn, PG_RECLAIM);
     }
+    // Counted whether or not the filesystem wrote the page, as the kernel does.
     let zi = k.page_zone(pfn);
     k.zones[zi].mod_stat(ZoneStat::nr_vmscan_write, 1);
     Pageout::Success
+}
+
+/// A filesystem's `->writepage` called from reclaim for a page whose dirty bit reclaim has
+/// just cleared. ext4 (3.9) will not allocate blocks from reclaim: a page still under
+/// delayed allocation is redirtied (`redirty_page_for_writepage`) and no IO starts; a page
+/// with blocks is written. A full request pool also redirties it (the kernel would sleep
+/// for a request; reclaim here does not).
+fn fs_writepage_for_reclaim(k: &mut Kernel, pfn: Pfn, bdi: usize) {
+    let ino = k.pages.mapping[pfn as usize] as usize;
+    let index = k.pages.index[pfn as usize] as u64;
+    let sector = match k.bdis[bdi].fs {
+        backing_dev::FsKind::Raw => Some(index * backing_dev::PAGE_SECTORS as u64),
+        backing_dev::FsKind::Ext4 => k.inodes[ino].sector_of(index),
+    };
+    let Some(sector) = sector else {
+        super::page_writeback::redirty_page_for_writepage(k, pfn);
+        return;
+    };
+    if !backing_dev::queue_has_room(k, bdi) {
+        super::page_writeback::redirty_page_for_writepage(k, pfn);
+        return;
+    }
+    super::page_writeback::test_set_page_writeback(k, pfn);
+    let bio = crate::block::Bio {
+        dir: crate::block::Dir::Write,
+        sync: false,
+        sector,
+        nr_sectors: backing_dev::PAGE_SECTORS,
+        tag: pfn as u64,
+    };
+    let queued = backing_dev::try_submit_bio(k, bdi, bio);
+    debug_assert!(queued, "a queue with room accepts a bio");
 }
 
 /// What happens to one page of the list.
@@ -564,7 +611,8 @@ fn shrink_one_page(
             st.nr_unqueued_dirty += 1;
         }
         // The page's BDI is never congested until the block layer exists (swap never is).
-        let bdi_congested = false;
+        let bdi_congested =
+            file && backing_dev::bdi_write_congested(k, super::page_writeback::page_bdi(k, pfn));
         if bdi_congested
             || (sw.on(Switch::ImmediateReclaimIsCongestion)
                 && writeback
@@ -643,7 +691,7 @@ fn shrink_one_page(
         if references == PageReferences::ReclaimClean || !may_enter_fs || !sc.may_writepage {
             return Verdict::Keep;
         }
-        match pageout(k, pfn) {
+        match pageout(k, pfn, sc.kswapd) {
             Pageout::Keep => {
                 if !sw.on(Switch::StallOnDirtyEncountered) {
                     st.nr_congested += 1;

@@ -52,6 +52,56 @@ pub struct Machine {
     pub cpus: u32,
     /// The swap device, if any.
     pub swap: Option<SwapDevice>,
+    /// Block devices with a filesystem (`[[device]]`), in file order.
+    pub devices: Vec<BlockDevice>,
+}
+
+/// One `[[device]]`: a block device, its queue and the filesystem on it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlockDevice {
+    /// Name, e.g. "sda"; iostat rows and dd's `device` key use it.
+    pub name: String,
+    /// The device model.
+    pub kind: DeviceKind,
+    /// Capacity in bytes.
+    pub size: u64,
+    /// The filesystem on it.
+    pub filesystem: Filesystem,
+    /// `queue/nr_requests`.
+    pub nr_requests: u32,
+    /// `queue/scheduler`.
+    pub scheduler: Scheduler,
+}
+
+/// Device models (`block::device`), with their 2012-2013 defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceKind {
+    /// 7200 rpm SATA disk.
+    Hdd,
+    /// SATA SSD.
+    Ssd,
+    /// USB 2.0 flash stick.
+    Usb,
+    /// md RAID0 of `members` 7200 rpm disks.
+    Raid0 { members: u32 },
+}
+
+/// Filesystems.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Filesystem {
+    /// ext4 with delayed allocation.
+    Ext4,
+    /// No filesystem: raw block IO.
+    Raw,
+}
+
+/// Elevators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheduler {
+    /// deadline.
+    Deadline,
+    /// noop.
+    Noop,
 }
 
 /// `[swap]`: a swap device with a simple service-time model (issue 2; the block layer replaces it).
@@ -170,6 +220,22 @@ pub enum WorkloadKind {
         set_percent: u32,
         threads: u32,
     },
+    /// `type = "dd"`: buffered writes of a new file (see [`DdParams`]).
+    Dd(DdParams),
+}
+
+/// `type = "dd"`: write `size` bytes in `bs` blocks to a new file on `device`, then
+/// `fdatasync` if `conv = "fdatasync"`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DdParams {
+    /// The `[[device]]` it writes to.
+    pub device: String,
+    /// Bytes to write.
+    pub size: u64,
+    /// Block size of each `write(2)`.
+    pub bs: u64,
+    /// `conv=fdatasync`.
+    pub fdatasync: bool,
 }
 
 /// What a mem_eater does once it has touched all its memory.

@@ -78,8 +78,9 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 
 use super::units::{parse_decimal, parse_duration, parse_size};
 use super::{
-    KernelSelection, Machine, MemEaterThen, RunParams, Scenario, ScenarioError, SlabParams,
-    SwapDevice, VmSysctls, Workload, WorkloadKind,
+    BlockDevice, DdParams, DeviceKind, Filesystem, KernelSelection, Machine, MemEaterThen,
+    RunParams, Scenario, ScenarioError, Scheduler, SlabParams, SwapDevice, VmSysctls, Workload,
+    WorkloadKind,
 };
 
 /// Load and validate a scenario file.
@@ -139,7 +140,22 @@ const MAX_SWAP: u64 = 64 * TIB;
 const MAX_CPUS: i64 = 4096;
 const MAX_THREADS: i64 = 4096;
 
-const TOP_KEYS: &[&str] = &["machine", "swap", "vm", "run", "kernel", "slab", "workload"];
+const TOP_KEYS: &[&str] = &[
+    "machine", "swap", "device", "vm", "run", "kernel", "slab", "workload",
+];
+const DEVICE_KEYS: &[&str] = &[
+    "name",
+    "type",
+    "size",
+    "filesystem",
+    "members",
+    "nr_requests",
+    "scheduler",
+];
+const DEVICE_TYPES: &[&str] = &["hdd", "ssd", "usb", "raid0"];
+const FILESYSTEMS: &[&str] = &["ext4", "raw"];
+const SCHEDULERS: &[&str] = &["deadline", "noop"];
+const DD_KEYS: &[&str] = &["device", "size", "bs", "conv"];
 const MACHINE_KEYS: &[&str] = &["ram", "cpus"];
 const SWAP_KEYS: &[&str] = &["size", "read_latency", "write_latency", "bandwidth"];
 const VM_KEYS: &[&str] = &[
@@ -159,7 +175,7 @@ const VM_KEYS: &[&str] = &[
 const RUN_KEYS: &[&str] = &["duration", "seed"];
 const KERNEL_KEYS: &[&str] = &["preset", "switches"];
 const SLAB_KEYS: &[&str] = &["objects", "object_size"];
-const WORKLOAD_TYPES: &[&str] = &["memcachetest", "mem_eater"];
+const WORKLOAD_TYPES: &[&str] = &["memcachetest", "mem_eater", "dd"];
 const COMMON_WORKLOAD_KEYS: &[&str] = &["type", "name", "start"];
 const MEMCACHETEST_KEYS: &[&str] = &["pool", "value_size", "set_percent", "threads"];
 const MEM_EATER_KEYS: &[&str] = &["size", "chunk", "pause", "then", "retouch_interval"];
@@ -837,15 +853,25 @@ fn resolve(cx: &Cx<'_>, entries: &[Entry], name: &str) -> Res<Scenario> {
         None => SlabParams::default(),
     };
 
+    let devices = match opt(&root, "device") {
+        Some(item) => devices(cx, &item)?,
+        None => Vec::new(),
+    };
+
     let swap_size = swap.as_ref().map_or(0, |s| s.size);
     let workloads = match opt(&root, "workload") {
-        Some(item) => workloads(cx, &item, ram, swap_size)?,
+        Some(item) => workloads(cx, &item, ram, swap_size, &devices)?,
         None => Vec::new(),
     };
 
     Ok(Scenario {
         name: name.to_owned(),
-        machine: Machine { ram, cpus, swap },
+        machine: Machine {
+            ram,
+            cpus,
+            swap,
+            devices,
+        },
         vm,
         run,
         kernel,
@@ -1130,7 +1156,13 @@ fn slab(cx: &Cx<'_>, t: &Table<'_>) -> Res<SlabParams> {
 // ---------------------------------------------------------------------------------------
 // Workloads.
 
-fn workloads(cx: &Cx<'_>, item: &Item<'_>, ram: u64, swap: u64) -> Res<Vec<Workload>> {
+fn workloads(
+    cx: &Cx<'_>,
+    item: &Item<'_>,
+    ram: u64,
+    swap: u64,
+    devices: &[BlockDevice],
+) -> Res<Vec<Workload>> {
     let Val::Array(items) = &item.node.val else {
         return Err(item.expected(cx, "an array of tables, written [[workload]]"));
     };
@@ -1151,7 +1183,7 @@ fn workloads(cx: &Cx<'_>, item: &Item<'_>, ram: u64, swap: u64) -> Res<Vec<Workl
             span: n.span.as_ref().or(item.key_span),
             ..t
         };
-        let (w, mem_item, mem, name) = workload(cx, &t, ram)?;
+        let (w, mem_item, mem, name) = workload(cx, &t, ram, devices)?;
         total += u128::from(mem);
         if total > limit {
             let (span, key) = match mem_item {
@@ -1200,6 +1232,7 @@ fn assign_names(out: &mut [Workload], explicit: &[Option<String>]) {
         let ty = match w.kind {
             WorkloadKind::MemEater { .. } => "mem_eater",
             WorkloadKind::Memcachetest { .. } => "memcachetest",
+            WorkloadKind::Dd(_) => "dd",
         };
         let idx = match next.iter().position(|(t, _)| *t == ty) {
             Some(i) => i,
@@ -1236,38 +1269,45 @@ fn workload<'a>(
     cx: &Cx<'_>,
     t: &Table<'a>,
     ram: u64,
+    devices: &[BlockDevice],
 ) -> Res<(Workload, MemSource<'a>, u64, NameSource<'a>)> {
     let ty_item = opt(t, "type").ok_or_else(|| {
         t.missing(
             cx,
             "type",
-            "the workload type, \"memcachetest\" or \"mem_eater\"",
+            "the workload type, \"memcachetest\", \"mem_eater\" or \"dd\"",
         )
     })?;
     let ty = string(
         cx,
         &ty_item,
-        "the workload type as a string, \"memcachetest\" or \"mem_eater\"",
+        "the workload type as a string, \"memcachetest\", \"mem_eater\" or \"dd\"",
     )?;
-    let (own, other, other_name): (&[&str], &[&str], &str) = match ty {
-        "memcachetest" => (MEMCACHETEST_KEYS, MEM_EATER_KEYS, "mem_eater"),
-        "mem_eater" => (MEM_EATER_KEYS, MEMCACHETEST_KEYS, "memcachetest"),
-        _ => {
-            let e = ty_item.fail(
-                cx,
-                format!(
-                    "unknown workload type \"{ty}\": expected \"memcachetest\" or \"mem_eater\""
-                ),
-            );
-            return Err(with_suggestion(e, nearest(ty, WORKLOAD_TYPES)));
-        }
+    const TYPES: [(&str, &[&str]); 3] = [
+        ("memcachetest", MEMCACHETEST_KEYS),
+        ("mem_eater", MEM_EATER_KEYS),
+        ("dd", DD_KEYS),
+    ];
+    let Some(&(_, own)) = TYPES.iter().find(|(name, _)| *name == ty) else {
+        let e = ty_item.fail(
+            cx,
+            format!("unknown workload type \"{ty}\": expected \"memcachetest\", \"mem_eater\" or \"dd\""),
+        );
+        return Err(with_suggestion(e, nearest(ty, WORKLOAD_TYPES)));
+    };
+    // A key of another type (that this type does not share) gets a message naming its type.
+    let other_type = |key: &str| -> Option<&str> {
+        TYPES
+            .iter()
+            .find(|(name, keys)| *name != ty && keys.contains(&key) && !own.contains(&key))
+            .map(|(name, _)| *name)
     };
     let allowed: Vec<&str> = COMMON_WORKLOAD_KEYS.iter().chain(own).copied().collect();
     for e in t.entries {
         if allowed.contains(&e.key.as_str()) {
             continue;
         }
-        if other.contains(&e.key.as_str()) {
+        if let Some(other_name) = other_type(&e.key) {
             return Err(cx.fail(
                 e.key_span.as_ref().or(e.node.span.as_ref()),
                 &t.key_path(&e.key),
@@ -1302,10 +1342,10 @@ fn workload<'a>(
         None => 0,
     };
 
-    let (kind, mem_src, mem) = if ty == "memcachetest" {
-        memcachetest(cx, t, ram)?
-    } else {
-        mem_eater(cx, t, ram)?
+    let (kind, mem_src, mem) = match ty {
+        "memcachetest" => memcachetest(cx, t, ram)?,
+        "mem_eater" => mem_eater(cx, t, ram)?,
+        _ => (dd(cx, t, devices)?, None, 0),
     };
     let w = Workload {
         name: name.as_ref().map_or_else(String::new, |(n, _)| n.clone()),
@@ -1454,3 +1494,188 @@ fn mem_eater<'a>(cx: &Cx<'_>, t: &Table<'a>, ram: u64) -> Res<(WorkloadKind, Mem
 #[cfg(test)]
 #[path = "tests.rs"]
 mod tests;
+
+/// One of `choices`, as a string; a misspelt value gets a suggestion.
+fn choice<'a>(cx: &Cx<'_>, item: &Item<'a>, choices: &[&str]) -> Res<&'a str> {
+    let quoted: Vec<String> = choices.iter().map(|c| format!("\"{c}\"")).collect();
+    let what = format!("one of {}", quoted.join(", "));
+    let s = string(cx, item, &what)?;
+    if choices.contains(&s) {
+        return Ok(s);
+    }
+    let e = item.fail(cx, format!("expected {what}, found \"{s}\""));
+    Err(with_suggestion(e, nearest(s, choices)))
+}
+
+/// The `[[device]]` tables.
+fn devices(cx: &Cx<'_>, item: &Item<'_>) -> Res<Vec<BlockDevice>> {
+    let Val::Array(items) = &item.node.val else {
+        return Err(item.expected(cx, "an array of tables, written [[device]]"));
+    };
+    let mut out: Vec<BlockDevice> = Vec::new();
+    for (i, n) in items.iter().enumerate() {
+        let it = Item {
+            path: format!("device[{i}]"),
+            node: n,
+            key_span: item.key_span,
+        };
+        let t = sub_table(cx, &it, "a table, written [[device]]")?;
+        let t = Table {
+            span: n.span.as_ref().or(item.key_span),
+            ..t
+        };
+        t.check_keys(cx, DEVICE_KEYS, "a [[device]]")?;
+        let name_item = opt(&t, "name")
+            .ok_or_else(|| t.missing(cx, "name", "the device name, e.g. \"sda\""))?;
+        let name = string(cx, &name_item, "a device name as a string, e.g. \"sda\"")?;
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(name_item.fail(
+                cx,
+                format!("expected a device name of letters, digits, '-' or '_', found \"{name}\""),
+            ));
+        }
+        if out.iter().any(|d| d.name == name) {
+            return Err(name_item.fail(cx, format!("duplicate device name \"{name}\"")));
+        }
+        let ty_item = opt(&t, "type").ok_or_else(|| {
+            t.missing(
+                cx,
+                "type",
+                "the device type: \"hdd\", \"ssd\", \"usb\" or \"raid0\"",
+            )
+        })?;
+        let kind = match choice(cx, &ty_item, DEVICE_TYPES)? {
+            "hdd" => DeviceKind::Hdd,
+            "ssd" => DeviceKind::Ssd,
+            "usb" => DeviceKind::Usb,
+            _ => {
+                let members = match opt(&t, "members") {
+                    Some(m) => u32_in(cx, &m, 2, 64, "members, an integer from 2 to 64")?,
+                    None => 4,
+                };
+                DeviceKind::Raid0 { members }
+            }
+        };
+        if !matches!(kind, DeviceKind::Raid0 { .. }) {
+            if let Some(m) = opt(&t, "members") {
+                return Err(m.fail(cx, "key 'members' is only for type = \"raid0\""));
+            }
+        }
+        let default_size: u64 = match kind {
+            DeviceKind::Hdd => 2 << 40,
+            DeviceKind::Ssd => 256 << 30,
+            DeviceKind::Usb => 32 << 30,
+            DeviceKind::Raid0 { members } => u64::from(members) * (2 << 40),
+        };
+        let size_b = match opt(&t, "size") {
+            Some(s) => {
+                let b = size(cx, &s, SizeKind::Size, None)?;
+                if b < 64 * MIB || b % 4096 != 0 {
+                    return Err(s.fail(cx, format!("expected a device size of at least 64M in whole 4 KiB pages, found {b} bytes")));
+                }
+                b
+            }
+            None => default_size,
+        };
+        let filesystem = match opt(&t, "filesystem") {
+            Some(f) => match choice(cx, &f, FILESYSTEMS)? {
+                "ext4" => Filesystem::Ext4,
+                _ => Filesystem::Raw,
+            },
+            None => Filesystem::Ext4,
+        };
+        let nr_requests = match opt(&t, "nr_requests") {
+            Some(r) => u32_in(cx, &r, 4, 65536, "nr_requests, an integer from 4 to 65536")?,
+            None => 128,
+        };
+        let scheduler = match opt(&t, "scheduler") {
+            Some(s) => match choice(cx, &s, SCHEDULERS)? {
+                "noop" => Scheduler::Noop,
+                _ => Scheduler::Deadline,
+            },
+            None => Scheduler::Deadline,
+        };
+        out.push(BlockDevice {
+            name: name.to_owned(),
+            kind,
+            size: size_b,
+            filesystem,
+            nr_requests,
+            scheduler,
+        });
+    }
+    Ok(out)
+}
+
+/// A dd workload's keys.
+fn dd(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<WorkloadKind> {
+    let dev_item = opt(t, "device")
+        .ok_or_else(|| t.missing(cx, "device", "the name of the [[device]] dd writes to"))?;
+    let dev_name = string(cx, &dev_item, "a device name as a string")?;
+    let Some(dev) = devices.iter().find(|d| d.name == dev_name) else {
+        let names: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
+        let e = dev_item.fail(
+            cx,
+            if names.is_empty() {
+                format!("no [[device]] named \"{dev_name}\": the file declares no devices")
+            } else {
+                format!(
+                    "no [[device]] named \"{dev_name}\"; expected one of: {}",
+                    names.join(", ")
+                )
+            },
+        );
+        return Err(with_suggestion(e, nearest(dev_name, &names)));
+    };
+    if dev.filesystem != Filesystem::Ext4 {
+        return Err(dev_item.fail(
+            cx,
+            format!("device \"{dev_name}\" has no filesystem; dd writes a file"),
+        ));
+    }
+    let size_item =
+        opt(t, "size").ok_or_else(|| t.missing(cx, "size", "how much dd writes, e.g. \"4G\""))?;
+    let size_b = size(cx, &size_item, SizeKind::Size, None)?;
+    if size_b == 0 || size_b % 4096 != 0 {
+        return Err(size_item.fail(
+            cx,
+            format!("expected a dd size of whole 4 KiB pages greater than 0, found {size_b} bytes"),
+        ));
+    }
+    if size_b > dev.size {
+        return Err(size_item.fail(
+            cx,
+            format!(
+                "a dd of {size_b} bytes is larger than the filesystem on \"{dev_name}\" ({} bytes)",
+                dev.size
+            ),
+        ));
+    }
+    let bs = match opt(t, "bs") {
+        Some(b) => {
+            let v = size(cx, &b, SizeKind::Size, None)?;
+            if v == 0 || v % 4096 != 0 {
+                return Err(b.fail(
+                    cx,
+                    format!("expected a block size of whole 4 KiB pages, found {v} bytes"),
+                ));
+            }
+            v
+        }
+        None => MIB,
+    };
+    let fdatasync = match opt(t, "conv") {
+        Some(c) => choice(cx, &c, &["fdatasync", "none"])? == "fdatasync",
+        None => false,
+    };
+    Ok(WorkloadKind::Dd(DdParams {
+        device: dev_name.to_owned(),
+        size: size_b,
+        bs,
+        fdatasync,
+    }))
+}

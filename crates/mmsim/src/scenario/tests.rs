@@ -58,6 +58,7 @@ fn minimal_file_gets_every_default() {
         Machine {
             ram: 4 * G,
             cpus: 4,
+            devices: Vec::new(),
             swap: None
         }
     );
@@ -358,6 +359,7 @@ fn full_example_round_trips_every_value() {
         machine: Machine {
             ram: 4 * G,
             cpus: 8,
+            devices: Vec::new(),
             swap: Some(SwapDevice {
                 size: 8 * G,
                 read_latency: 7 * MS,

@@ -2,6 +2,7 @@
 //! own address space; it touches memory through the MMU model (`mm::memory::touch`) and
 //! takes faults through the kernel.
 
+pub mod dd;
 pub mod mem_eater;
 pub mod memcachetest;
 
@@ -26,6 +27,8 @@ pub struct WorkloadStats {
     pub passes: u64,
     /// Killed by the OOM killer.
     pub killed: bool,
+    /// When its IO finished, `fdatasync` included (dd).
+    pub io_done_at: Option<Nanos>,
 }
 
 /// CPU time a workload has used and not yet been charged for.
@@ -39,6 +42,11 @@ impl CpuDebt {
     /// Add user time.
     pub fn user(&mut self, ns: Nanos) {
         self.user += ns;
+    }
+
+    /// Add system time.
+    pub fn system(&mut self, ns: Nanos) {
+        self.system += ns;
     }
 
     /// Charge everything owed now.

@@ -1,0 +1,387 @@
+//! The flusher (`fs/fs-writeback.c`, 3.2-3.12; `kernel-writeback.md` §6): one thread per
+//! backing device, background writeback above the background threshold, periodic (kupdate)
+//! writeback of expired inodes, the b_dirty / b_io / b_more_io round robin with per-inode
+//! chunks of half a second of bandwidth, and the page walk of `write_cache_pages` that
+//! turns contiguous dirty pages into contiguous bios.
+//!
+//! mmsim deviations: work items from `sync(2)` and `wakeup_flusher_threads` are not queued
+//! yet (direct reclaim's wake-up only wakes the thread); `fdatasync` writes in the caller's
+//! context as the kernel does, through [`filemap_write_and_wait`].
+
+use super::inode::{I_DIRTY_PAGES, I_SYNC};
+use crate::block::{Bio, Dir};
+use crate::engine::{self, Nanos, SEC};
+use crate::mm::backing_dev::{submit_bio, FsKind, PAGE_SECTORS};
+use crate::mm::page::{Pfn, PG_DIRTY, PG_WRITEBACK};
+use crate::mm::page_writeback::{
+    bdi_dirty_limit, clear_page_dirty_for_io, dirty_limits, over_bground_thresh,
+    test_set_page_writeback,
+};
+use crate::mm::vmstat::ZoneStat;
+use crate::mm::{Kernel, World};
+
+/// `MIN_WRITEBACK_PAGES`: 4 MiB.
+pub const MIN_WRITEBACK_PAGES: u64 = 1024;
+/// ext4 block allocation granularity for a streaming file (mballoc preallocation), pages.
+pub const EXT4_EXTENT_PAGES: u64 = 8192;
+
+/// `__mark_inode_dirty(I_DIRTY_PAGES)`: the first dirtying puts the inode at the head of
+/// b_dirty with `dirtied_when = now` and wakes the flusher if the device had nothing dirty.
+pub fn mark_inode_dirty(k: &mut Kernel, ino: usize) {
+    let inode = &mut k.inodes[ino];
+    if inode.state & I_DIRTY_PAGES != 0 {
+        return;
+    }
+    inode.state |= I_DIRTY_PAGES;
+    inode.dirtied_when = k.sched.now();
+    if inode.state & I_SYNC != 0 {
+        // Being written: writeback re-files it.
+        return;
+    }
+    let bdi = inode.bdi;
+    let b = &mut k.bdis[bdi];
+    let was_clean = b.b_dirty.is_empty() && b.b_io.is_empty() && b.b_more_io.is_empty();
+    b.b_dirty.push_front(ino);
+    if was_clean {
+        let q = b.flusher_wq;
+        k.sched.wake_all(q);
+    }
+}
+
+/// `bdi_start_background_writeback`: wake the flusher.
+pub fn bdi_start_background_writeback(k: &mut Kernel, bdi: usize) {
+    let q = k.bdis[bdi].flusher_wq;
+    k.sched.wake_all(q);
+}
+
+/// `over_bground_thresh` for `bdi` (3.2+: global or the bdi's share of the background limit).
+fn bdi_over_bground_thresh(k: &mut Kernel, bdi: usize) -> bool {
+    let (bg, _) = dirty_limits(k);
+    let now = k.sched.now();
+    let (num, den) = k.bdi_props.fraction(bdi, now);
+    let nr = k.global_stat(ZoneStat::nr_dirty) + k.global_stat(ZoneStat::nr_unstable);
+    over_bground_thresh(
+        nr,
+        bg,
+        k.bdis[bdi].reclaimable,
+        bdi_dirty_limit(bg, num, den, 0, 100, 0),
+    )
+}
+
+/// `writeback_chunk_size` (3.1+, §6.5): half a second of bandwidth, at most an eighth of
+/// the dirty limit, rounded to 4 MiB units.
+pub fn writeback_chunk_size(avg_write_bw: u64, global_dirty_limit: u64, nr_pages: u64) -> u64 {
+    let chunk = (avg_write_bw / 2).min(global_dirty_limit / 8).min(nr_pages);
+    (chunk + MIN_WRITEBACK_PAGES) / MIN_WRITEBACK_PAGES * MIN_WRITEBACK_PAGES
+}
+
+/// `queue_io`: b_more_io to the head of b_io, then inodes dirtied before `older_than` from
+/// the tail of b_dirty, oldest first.
+fn queue_io(k: &mut Kernel, bdi: usize, older_than: Nanos) {
+    let Kernel { bdis, inodes, .. } = k;
+    let b = &mut bdis[bdi];
+    while let Some(ino) = b.b_more_io.pop_back() {
+        b.b_io.push_front(ino);
+    }
+    while let Some(&ino) = b.b_dirty.back() {
+        if inodes[ino].dirtied_when > older_than {
+            break;
+        }
+        b.b_dirty.pop_back();
+        b.b_io.push_front(ino);
+    }
+}
+
+/// Whether an inode still has dirty pages.
+fn inode_has_dirty_pages(k: &Kernel, ino: usize) -> bool {
+    k.inodes[ino].state & I_DIRTY_PAGES != 0
+}
+
+/// `redirty_tail`: back to the head of b_dirty, refreshing `dirtied_when` if it would
+/// otherwise break the list's age order.
+fn redirty_tail(k: &mut Kernel, bdi: usize, ino: usize) {
+    let now = k.sched.now();
+    if let Some(&newest) = k.bdis[bdi].b_dirty.front() {
+        if k.inodes[ino].dirtied_when < k.inodes[newest].dirtied_when {
+            k.inodes[ino].dirtied_when = now;
+        }
+    }
+    k.bdis[bdi].b_dirty.push_front(ino);
+}
+
+/// The next dirty page of `ino` at or after `from` (the DIRTY tag lookup).
+fn next_dirty_page(k: &Kernel, ino: usize, from: u64) -> Option<(u64, Pfn)> {
+    k.inodes[ino]
+        .cached_from(from)
+        .find(|&(_, pfn)| k.pages.test(pfn, PG_DIRTY))
+}
+
+/// ext4's block mapping at writeback (delayed allocation): the sector of page `index`,
+/// allocating an extent if the page has none. Raw devices map pages one to one.
+fn map_block(k: &mut Kernel, ino: usize, index: u64) -> u64 {
+    let bdi = k.inodes[ino].bdi;
+    if k.bdis[bdi].fs == FsKind::Raw {
+        return index * PAGE_SECTORS as u64;
+    }
+    if let Some(s) = k.inodes[ino].sector_of(index) {
+        return s;
+    }
+    let first = index / EXT4_EXTENT_PAGES * EXT4_EXTENT_PAGES;
+    let sector = k.bdis[bdi].next_free_sector;
+    k.bdis[bdi].next_free_sector += EXT4_EXTENT_PAGES * PAGE_SECTORS as u64;
+    k.inodes[ino].add_extent(first, sector, EXT4_EXTENT_PAGES);
+    sector + (index - first) * PAGE_SECTORS as u64
+}
+
+/// Start writeback of one dirty, unlocked file page: the filesystem maps it and a bio goes
+/// to the queue (`writepage` / `mpage_submit`). The caller has cleared its dirty bit.
+async fn writepage(w: &World, ino: usize, index: u64, pfn: Pfn, sync: bool) {
+    let (bdi, sector) = {
+        let mut k = w.borrow_mut();
+        let sector = map_block(&mut k, ino, index);
+        test_set_page_writeback(&mut k, pfn);
+        (k.inodes[ino].bdi, sector)
+    };
+    let bio = Bio {
+        dir: Dir::Write,
+        sync,
+        sector,
+        nr_sectors: PAGE_SECTORS,
+        tag: pfn as u64,
+    };
+    submit_bio(w, bdi, bio).await;
+}
+
+/// `write_cache_pages` (range_cyclic for `WB_SYNC_NONE`, whole file for `WB_SYNC_ALL`):
+/// write up to `nr_to_write` dirty pages from `writeback_index`, wrapping once. Returns
+/// pages written.
+pub async fn write_cache_pages(w: &World, ino: usize, nr_to_write: u64, sync_all: bool) -> u64 {
+    let start = if sync_all {
+        0
+    } else {
+        w.borrow().inodes[ino].writeback_index
+    };
+    let mut index = start;
+    let mut wrapped = start == 0;
+    let mut written = 0;
+    while written < nr_to_write {
+        let next = next_dirty_page(&w.borrow(), ino, index);
+        let Some((i, pfn)) = next else {
+            if wrapped {
+                index = 0;
+                break;
+            }
+            wrapped = true;
+            index = 0;
+            continue;
+        };
+        if wrapped && start > 0 && i >= start {
+            break;
+        }
+        index = i + 1;
+        let take = {
+            let mut k = w.borrow_mut();
+            if k.pages.test(pfn, PG_WRITEBACK) {
+                // WB_SYNC_NONE skips it; WB_SYNC_ALL waits below and retries.
+                false
+            } else {
+                clear_page_dirty_for_io(&mut k, pfn)
+            }
+        };
+        if !take {
+            if sync_all && w.borrow().pages.test(pfn, PG_WRITEBACK) {
+                wait_on_page_writeback(w, pfn).await;
+                index = i;
+            }
+            continue;
+        }
+        writepage(w, ino, i, pfn, sync_all).await;
+        written += 1;
+    }
+    let mut k = w.borrow_mut();
+    k.inodes[ino].writeback_index = index;
+    if next_dirty_page(&k, ino, 0).is_none() {
+        k.inodes[ino].state &= !I_DIRTY_PAGES;
+    }
+    written
+}
+
+/// `wait_on_page_writeback`.
+pub async fn wait_on_page_writeback(w: &World, pfn: Pfn) {
+    loop {
+        let (busy, q) = {
+            let k = w.borrow();
+            (k.pages.test(pfn, PG_WRITEBACK), k.wq.page(pfn))
+        };
+        if !busy {
+            return;
+        }
+        engine::wait_event(w, q, None, false).await;
+    }
+}
+
+/// `filemap_write_and_wait` (the data part of `fsync`/`fdatasync`): write every dirty page
+/// of the file in the caller's context and wait for all its writeback to end.
+pub async fn filemap_write_and_wait(w: &World, ino: usize) {
+    write_cache_pages(w, ino, u64::MAX, true).await;
+    let pages: Vec<Pfn> = w.borrow().inodes[ino].cached().map(|(_, p)| p).collect();
+    for pfn in pages {
+        wait_on_page_writeback(w, pfn).await;
+    }
+}
+
+/// `writeback_sb_inodes` over b_io for one work pass; returns pages written.
+async fn writeback_inodes(w: &World, bdi: usize, nr_pages: &mut i64) -> u64 {
+    let start = w.borrow().sched.now();
+    let mut wrote = 0;
+    loop {
+        let ino = {
+            let mut k = w.borrow_mut();
+            match k.bdis[bdi].b_io.pop_back() {
+                Some(ino) => ino,
+                None => break,
+            }
+        };
+        let chunk = {
+            let mut k = w.borrow_mut();
+            let (_, thresh) = dirty_limits(&k);
+            let gdl = k.global_dirty_limit.hard_dirty_limit(thresh);
+            k.inodes[ino].state |= I_SYNC;
+            writeback_chunk_size(
+                k.bdis[bdi].bw.avg_write_bandwidth,
+                gdl,
+                (*nr_pages).max(0) as u64,
+            )
+        };
+        let n = write_cache_pages(w, ino, chunk, false).await;
+        *nr_pages -= n as i64;
+        wrote += n;
+        {
+            // requeue_inode
+            let mut k = w.borrow_mut();
+            k.inodes[ino].state &= !I_SYNC;
+            if inode_has_dirty_pages(&k, ino) {
+                if n >= chunk {
+                    k.bdis[bdi].b_more_io.push_front(ino);
+                } else {
+                    redirty_tail(&mut k, bdi, ino);
+                }
+            }
+        }
+        let now = w.borrow().sched.now();
+        if wrote > 0 && (now - start > 100 * engine::MSEC || *nr_pages <= 0) {
+            break;
+        }
+    }
+    wrote
+}
+
+/// `wb_writeback` of a background or kupdate pass (§6.3).
+async fn wb_writeback(w: &World, bdi: usize, for_kupdate: bool, mut nr_pages: i64) -> u64 {
+    let work_start = w.borrow().sched.now();
+    let mut total = 0;
+    loop {
+        if nr_pages <= 0 {
+            break;
+        }
+        let older_than = {
+            let mut k = w.borrow_mut();
+            if !for_kupdate && !bdi_over_bground_thresh(&mut k, bdi) {
+                break;
+            }
+            let now = k.sched.now();
+            let older_than = if for_kupdate {
+                now.saturating_sub(k.vm.dirty.dirty_expire())
+            } else {
+                now
+            };
+            if k.bdis[bdi].b_io.is_empty() {
+                queue_io(&mut k, bdi, older_than);
+            }
+            older_than
+        };
+        let _ = older_than;
+        let progress = writeback_inodes(w, bdi, &mut nr_pages).await;
+        total += progress;
+        {
+            let mut k = w.borrow_mut();
+            let now = k.sched.now();
+            let (written, dirtied) = (k.bdis[bdi].written, k.bdis[bdi].dirtied);
+            k.bdis[bdi]
+                .bw
+                .wb_update_bandwidth(now, written, dirtied, work_start);
+        }
+        if progress > 0 {
+            continue;
+        }
+        if w.borrow().bdis[bdi].b_more_io.is_empty() {
+            break;
+        }
+        // Wait for the inode that has IO in flight to make progress.
+        let q = w.borrow().wq.congestion_async;
+        engine::wait_event(w, q, Some(100 * engine::MSEC), false).await;
+    }
+    total
+}
+
+/// The flusher thread of `bdi` (`bdi_writeback_thread` + `wb_do_writeback`).
+pub async fn flusher(w: World, bdi: usize) {
+    loop {
+        w.borrow_mut().bdis[bdi].writeback_running = true;
+        // wb_check_old_data_flush: periodic writeback of expired inodes.
+        let kupdate = {
+            let k = w.borrow();
+            let interval = k.vm.dirty.dirty_writeback_interval();
+            let now = k.sched.now();
+            interval
+                .map(|i| now >= k.bdis[bdi].last_old_flush + i)
+                .unwrap_or(false)
+        };
+        if kupdate {
+            let nr = {
+                let mut k = w.borrow_mut();
+                let now = k.sched.now();
+                k.bdis[bdi].last_old_flush = now;
+                (k.global_stat(ZoneStat::nr_dirty) + k.global_stat(ZoneStat::nr_unstable)) as i64
+            };
+            if nr > 0 {
+                wb_writeback(&w, bdi, true, nr).await;
+            }
+        }
+        // wb_check_background_flush.
+        let background = bdi_over_bground_thresh(&mut w.borrow_mut(), bdi);
+        if background {
+            wb_writeback(&w, bdi, false, i64::MAX).await;
+        }
+        let (q, timeout) = {
+            let mut k = w.borrow_mut();
+            k.bdis[bdi].writeback_running = false;
+            let b = &k.bdis[bdi];
+            let dirty = !(b.b_dirty.is_empty() && b.b_io.is_empty() && b.b_more_io.is_empty());
+            let interval = k.vm.dirty.dirty_writeback_interval();
+            (b.flusher_wq, if dirty { interval } else { None })
+        };
+        engine::wait_event(
+            &w,
+            q,
+            timeout.or(if background { Some(SEC / 10) } else { None }),
+            false,
+        )
+        .await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunk_is_half_a_second_of_bandwidth_in_4_mib_units() {
+        // kernel-writeback.md §6.5: thresh 183 500 pages; 100 MB/s → 13 312 pages.
+        assert_eq!(writeback_chunk_size(25_600, 183_500, u64::MAX), 13_312);
+        // 400 MB/s SSD: capped by limit/8 → 23 552 pages.
+        assert_eq!(writeback_chunk_size(102_400, 183_500, u64::MAX), 23_552);
+        // 5 MB/s USB stick: 1024 pages.
+        assert_eq!(writeback_chunk_size(1_280, 183_500, u64::MAX), 1_024);
+    }
+}

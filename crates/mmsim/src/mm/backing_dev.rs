@@ -1,0 +1,243 @@
+//! Backing devices (`mm/backing-dev.c`, `include/linux/backing-dev.h`): one per block
+//! device, holding its request queue and device model, the writeback statistics the dirty
+//! throttle reads, the flusher's inode lists and work queue, and congestion state
+//! (`kernel-writeback.md` §1, §7.1; `kernel-reclaim.md` §4.8).
+//!
+//! The device task here is the driver: it takes requests from the queue as the device can
+//! accept them, holds each for its service time, and completes its pages.
+
+use super::page::Pfn;
+use super::page_writeback::BdiBandwidth;
+use super::vmstat::VmEvent;
+use super::{page_io, Kernel, World};
+use crate::block::{Bio, Device, Dir, IostatSampler, Release, RequestQueue, Submit};
+use crate::engine::{self, Nanos, TaskId, WaitQueueId};
+use std::collections::VecDeque;
+
+/// Sectors per page.
+pub const PAGE_SECTORS: u32 = 8;
+
+/// The filesystem on a device: what reclaim's `writepage` and block placement depend on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FsKind {
+    /// ext4 with delayed allocation: blocks are allocated at writeback; reclaim's
+    /// `writepage` redirties pages whose blocks are not allocated yet.
+    Ext4,
+    /// No filesystem (a raw block device or a swap partition).
+    Raw,
+}
+
+/// A flusher work item (`struct wb_writeback_work`, `kernel-writeback.md` §6.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WbWork {
+    /// Pages still to write.
+    pub nr_pages: i64,
+    /// `WB_SYNC_ALL`: write everything and wait (sync).
+    pub sync_all: bool,
+    /// Started by direct reclaim or `sync` via `wakeup_flusher_threads`.
+    pub reason_reclaim: bool,
+}
+
+/// One backing device.
+#[derive(Debug)]
+pub struct Bdi {
+    /// Device name, e.g. `sda`.
+    pub name: String,
+    /// The request queue.
+    pub queue: RequestQueue,
+    /// The device's service-time model.
+    pub device: Box<dyn Device>,
+    /// The filesystem on it.
+    pub fs: FsKind,
+    /// `BDI_RECLAIMABLE`: dirty (+ unstable) pages of this device.
+    pub reclaimable: u64,
+    /// `BDI_WRITEBACK`: pages under writeback.
+    pub writeback: u64,
+    /// `BDI_DIRTIED`: pages dirtied, cumulative.
+    pub dirtied: u64,
+    /// `BDI_WRITTEN`: pages written, cumulative.
+    pub written: u64,
+    /// Bandwidth estimate and dirty rate limit.
+    pub bw: BdiBandwidth,
+    /// Dirty inodes, newest at the front (`b_dirty`; the kernel's list head).
+    pub b_dirty: VecDeque<usize>,
+    /// Inodes queued for this writeback round; taken from the back (`b_io`).
+    pub b_io: VecDeque<usize>,
+    /// Inodes that used their whole slice (`b_more_io`).
+    pub b_more_io: VecDeque<usize>,
+    /// Queued work items.
+    pub work: VecDeque<WbWork>,
+    /// The flusher is in a writeback pass (`writeback_in_progress`).
+    pub writeback_running: bool,
+    /// When periodic (kupdate) writeback last ran.
+    pub last_old_flush: Nanos,
+    /// The flusher sleeps here.
+    pub flusher_wq: WaitQueueId,
+    /// Submitters waiting for a free request sleep here.
+    pub request_wq: WaitQueueId,
+    /// The device task waits here for requests.
+    pub device_wq: WaitQueueId,
+    /// Whether the queue counted as write-congested last time we looked.
+    pub congested: bool,
+    /// Next free sector for block allocation.
+    pub next_free_sector: u64,
+    /// iostat -x samples every 10 s (MMTests' monitor interval).
+    pub iostat: IostatSampler,
+    /// The flusher task.
+    pub flusher: Option<TaskId>,
+}
+
+/// `submit_bio`'s accounting: pgpgin/pgpgout, in KiB as /proc/vmstat shows them.
+fn count_bio(k: &mut Kernel, bio: &Bio) {
+    let kib = bio.nr_sectors as u64 / 2;
+    match bio.dir {
+        Dir::Write => k.count(VmEvent::pgpgout, kib),
+        Dir::Read => k.count(VmEvent::pgpgin, kib),
+    }
+}
+
+/// Queue a bio, sleeping while the request pool is full (`get_request` → `io_schedule`).
+pub async fn submit_bio(w: &World, bdi: usize, bio: Bio) {
+    count_bio(&mut w.borrow_mut(), &bio);
+    loop {
+        let q = {
+            let mut k = w.borrow_mut();
+            let now = k.sched.now();
+            let r = k.bdis[bdi].queue.submit_bio(bio, now);
+            match r {
+                Submit::Full => k.bdis[bdi].request_wq,
+                Submit::Merged { freed } => {
+                    if let Some(rel) = freed {
+                        release(&mut k, bdi, &rel);
+                    }
+                    update_congestion(&mut k, bdi);
+                    return;
+                }
+                Submit::Queued => {
+                    update_congestion(&mut k, bdi);
+                    let dq = k.bdis[bdi].device_wq;
+                    k.sched.wake_all(dq);
+                    return;
+                }
+            }
+        };
+        engine::wait_event(w, q, None, false).await;
+    }
+}
+
+/// Queue a bio from a context that may not sleep (reclaim's `pageout`). Returns false if the
+/// pool is full: the caller keeps the page.
+pub fn try_submit_bio(k: &mut Kernel, bdi: usize, bio: Bio) -> bool {
+    let now = k.sched.now();
+    match k.bdis[bdi].queue.submit_bio(bio, now) {
+        Submit::Full => false,
+        Submit::Merged { freed } => {
+            count_bio(k, &bio);
+            if let Some(rel) = freed {
+                release(k, bdi, &rel);
+            }
+            update_congestion(k, bdi);
+            true
+        }
+        Submit::Queued => {
+            count_bio(k, &bio);
+            update_congestion(k, bdi);
+            let dq = k.bdis[bdi].device_wq;
+            k.sched.wake_all(dq);
+            true
+        }
+    }
+}
+
+/// Keep `nr_bdi_congested` in step with the queue's write congestion.
+fn update_congestion(k: &mut Kernel, bdi: usize) {
+    let now = k.bdis[bdi].queue.write_congested();
+    if now != k.bdis[bdi].congested {
+        k.bdis[bdi].congested = now;
+        if now {
+            k.nr_bdi_congested_async += 1;
+        } else {
+            k.nr_bdi_congested_async -= 1;
+        }
+    }
+}
+
+/// A request was freed: wake congestion waiters and one pool waiter as the kernel does.
+fn release(k: &mut Kernel, bdi: usize, rel: &Release) {
+    update_congestion(k, bdi);
+    if rel.congestion_wake {
+        let q = k.wq.congestion_async;
+        k.sched.wake_all(q);
+    }
+    if rel.slots_freed {
+        let q = k.bdis[bdi].request_wq;
+        k.sched.wake_all(q);
+    }
+}
+
+/// Whether a bio can get a request without sleeping.
+pub fn queue_has_room(k: &Kernel, bdi: usize) -> bool {
+    let q = &k.bdis[bdi].queue;
+    q.count(crate::block::Class::Async) + 1 < q.config().nr_requests
+}
+
+/// `bdi_write_congested`.
+#[inline]
+pub fn bdi_write_congested(k: &Kernel, bdi: usize) -> bool {
+    k.bdis[bdi].queue.write_congested()
+}
+
+/// The device: dispatch, serve, complete, one request at a time.
+pub async fn device_task(w: World, bdi: usize) {
+    loop {
+        let (rq, q) = {
+            let mut k = w.borrow_mut();
+            let now = k.sched.now();
+            let b = &mut k.bdis[bdi];
+            (b.queue.dispatch(now), b.device_wq)
+        };
+        let Some(rq) = rq else {
+            engine::wait_event(&w, q, None, false).await;
+            continue;
+        };
+        let t = {
+            let mut k = w.borrow_mut();
+            let now = k.sched.now();
+            k.bdis[bdi].device.service_time(&rq.io(), now)
+        };
+        engine::sleep(&w, t).await;
+        let mut k = w.borrow_mut();
+        let now = k.sched.now();
+        let c = k.bdis[bdi].queue.complete(rq, now);
+        for &tag in &c.tags {
+            let pfn = tag as Pfn;
+            match c.dir {
+                Dir::Write => page_io::end_page_writeback(&mut k, pfn),
+                Dir::Read => page_io::end_page_read(&mut k, pfn),
+            }
+        }
+        release(&mut k, bdi, &c.release);
+        k.bdis[bdi].queue.recycle_tags(c.tags);
+    }
+}
+
+/// The iostat monitor of every device: a sample every 10 s.
+pub async fn iostat_task(w: World) {
+    loop {
+        let next = {
+            let mut k = w.borrow_mut();
+            let now = k.sched.now();
+            let mut next = u64::MAX;
+            for b in k.bdis.iter_mut() {
+                let stats = b.queue.stats_at(now);
+                b.iostat.sample(now, &stats);
+                next = next.min(b.iostat.next_due());
+            }
+            next
+        };
+        if next == u64::MAX {
+            return;
+        }
+        engine::sleep_until(&w, next).await;
+    }
+}

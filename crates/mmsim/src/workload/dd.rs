@@ -1,0 +1,40 @@
+//! `dd if=/dev/zero of=FILE bs=BS count=N [conv=fdatasync]`: buffered writes of a new file
+//! on a filesystem, then optionally `fdatasync`. Its io-duration (MMTests' parallelio row)
+//! runs from the first write to the end of `fdatasync`.
+
+use super::{exit, killed, CpuDebt};
+use crate::calibration::PAGE_SIZE;
+use crate::fs::fs_writeback::filemap_write_and_wait;
+use crate::fs::inode::Inode;
+use crate::mm::page_writeback::{balance_dirty_pages_ratelimited, DirtyTask};
+use crate::mm::{filemap, World};
+
+/// The dd task: write `size` bytes to a new file on device `bdi`.
+pub async fn run(w: World, idx: usize, mm: usize, bdi: usize, size: u64, fdatasync: bool) {
+    let ino = {
+        let mut k = w.borrow_mut();
+        let name = format!("{}-largefile", k.mms[mm].name);
+        k.inodes.push(Inode::new(&name, bdi));
+        k.inodes.len() - 1
+    };
+    let mut task = DirtyTask::default();
+    let mut debt = CpuDebt::default();
+    for index in 0..size / PAGE_SIZE {
+        if killed(&w) {
+            return exit(&w, mm, idx);
+        }
+        match filemap::write_page(&w, ino, index, &mut task).await {
+            Ok(cpu) => debt.system(cpu),
+            Err(_) => return exit(&w, mm, idx),
+        }
+        w.borrow_mut().workloads[idx].pages_touched += 1;
+        debt.maybe_flush(&w).await;
+        balance_dirty_pages_ratelimited(&w, bdi, &mut task).await;
+    }
+    debt.flush(&w).await;
+    if fdatasync {
+        filemap_write_and_wait(&w, ino).await;
+    }
+    let now = w.borrow().sched.now();
+    w.borrow_mut().workloads[idx].io_done_at = Some(now);
+}
