@@ -58,6 +58,21 @@ enum Command {
         #[arg(long, value_name = "TIME", default_value = "1s")]
         sample_interval: String,
     },
+    /// Re-run a published experiment and print its tables, published beside simulated, with
+    /// the authors' claims judged on the simulated figures. Experiments: parallelio (seed 000).
+    Reproduce {
+        /// The experiment.
+        experiment: String,
+        /// A short procedure for tests: a smaller machine, 60 s runs, 2 iterations.
+        #[arg(long)]
+        fast: bool,
+        /// Runs at once (default: the number of CPUs). Results do not depend on it.
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Write the tables and verdicts as JSON to FILE.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
     /// List kernel presets and behaviour switches, with what each models.
     Kernels,
     /// Benchmark: simulated page events per second and resident bytes per simulated page,
@@ -139,6 +154,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Bench => bench(),
+        Command::Reproduce {
+            experiment,
+            fast,
+            jobs,
+            json: json_path,
+        } => reproduce(&experiment, fast, jobs, json_path),
         Command::Kernels => {
             print!("{}", kernels_text());
             Ok(())
@@ -283,6 +304,75 @@ fn run_all(
         }
     }
     Ok(runs)
+}
+
+/// `mmsim reproduce`: every (kernel, step, iteration) is an independent run; runs go to
+/// worker threads and come back into fixed slots, so the output does not depend on `jobs`.
+fn reproduce(
+    experiment: &str,
+    fast: bool,
+    jobs: Option<usize>,
+    json_path: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    use mmsim::reproduce::{parallelio, SEED000_KERNELS};
+    use std::sync::atomic::AtomicUsize as Next;
+    use std::sync::Mutex;
+    if experiment != "parallelio" {
+        return Err(BadInput(format!(
+            "unknown experiment '{experiment}': expected parallelio"
+        ))
+        .into());
+    }
+    let p = if fast {
+        parallelio::Procedure::fast()
+    } else {
+        parallelio::Procedure::published()
+    };
+    let order = p.runs();
+    let jobs_list: Vec<(usize, usize, u32)> = (0..3)
+        .flat_map(|k| order.iter().map(move |&(s, i)| (k, s, i)))
+        .collect();
+    let threads = jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let bar = indicatif::ProgressBar::new(jobs_list.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs {elapsed_precise}")
+            .expect("a valid template"),
+    );
+    let slots: Mutex<Vec<Option<Result<mmsim::report::RunResult, sim::SimError>>>> =
+        Mutex::new((0..jobs_list.len()).map(|_| None).collect());
+    let next = Next::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..threads.min(jobs_list.len()) {
+            scope.spawn(|| loop {
+                let j = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&(k, step, iteration)) = jobs_list.get(j) else {
+                    break;
+                };
+                let r = parallelio::run_one(&p, SEED000_KERNELS[k], step, iteration);
+                slots.lock().expect("no worker panicked")[j] = Some(r);
+                bar.inc(1);
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let mut per_kernel: [Vec<mmsim::report::RunResult>; 3] = Default::default();
+    for ((k, _, _), r) in jobs_list
+        .iter()
+        .zip(slots.into_inner().expect("no worker panicked"))
+    {
+        per_kernel[*k].push(r.expect("every run finished")?);
+    }
+    let simulated = parallelio::tables(&p, &per_kernel);
+    let published = parallelio::Tables::published();
+    print!("{}", parallelio::report(&published, &simulated));
+    if let Some(path) = json_path {
+        let text =
+            serde_json::to_string_pretty(&parallelio::to_json(&published, &simulated))? + "\n";
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// Counts live and peak heap bytes, for the benchmark's bytes-per-page figure.

@@ -175,3 +175,43 @@ fn trace_writes_ftrace_lines_of_the_vmscan_tracepoints() {
     assert_eq!(code, 0, "{err}");
     assert!(dir.join("t.3.9.txt").exists() && dir.join("t.lessdisrupt-v7r10.txt").exists());
 }
+
+#[test]
+fn reproduce_parallelio_fast_is_the_same_at_any_thread_count_and_judges_every_claim() {
+    let dir = std::env::temp_dir().join(format!("mmsim-cli-repro-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("r.json");
+    let (code, one, err) = mmsim(&[
+        "reproduce",
+        "parallelio",
+        "--fast",
+        "--jobs",
+        "1",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, two, err) = mmsim(&["reproduce", "parallelio", "--fast", "--jobs", "2"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(one, two, "output depends on the number of threads");
+    for row in [
+        "Ops memcachetest-0M",
+        "Kswapd efficiency",
+        "Max  sda-w_await",
+    ] {
+        assert!(one.contains(row), "no '{row}' row");
+    }
+    assert_eq!(
+        one.lines()
+            .filter(|l| l.starts_with('P') && (l.contains(" holds ") || l.contains(" FAILS ")))
+            .count(),
+        12
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["claims"].as_array().unwrap().len(), 12);
+    assert_eq!(v["published"]["3.9"]["Ops memcachetest-2385M"], 4208.0);
+    assert!(v["simulated"]["lessdisrupt-v7r10"]["Kswapd efficiency"].is_number());
+    let (code, _, err) = mmsim(&["reproduce", "parallelo"]);
+    assert_eq!(code, 2, "{err}");
+}

@@ -298,6 +298,11 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
                 .expect("the scenario checked that dd's device exists");
             let t = w.borrow_mut().sched.spawn(&wl.name, async move {
                 delay_start(&w2, idx, start).await;
+                if let Some(used) = dd.start_when_used {
+                    workload::dd::wait_for_used_memory(&w2, used).await;
+                }
+                let now = w2.borrow().sched.now();
+                w2.borrow_mut().workloads[idx].started_at = now;
                 workload::dd::run(w2, idx, mm, bdi, dd.size, dd.fdatasync).await;
             });
             w.borrow_mut().mms[mm].task = Some(t);
@@ -524,6 +529,14 @@ pub fn summarise(
         workloads,
         threads,
         oom_kills: k.oom_kills.clone(),
+        devices: k
+            .bdis
+            .iter()
+            .map(|b| crate::report::DeviceReport {
+                name: b.name.clone(),
+                iostat: b.iostat.samples().iter().map(|(_, s)| *s).collect(),
+            })
+            .collect(),
     }
 }
 

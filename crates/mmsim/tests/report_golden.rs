@@ -416,6 +416,7 @@ fn small_run(kernel: &str, scale: u64, seed: u64) -> RunResult {
                 system_seconds: 1.75,
             },
         ],
+        devices: Vec::new(),
         oom_kills: if scale == 2 {
             vec![OomKill {
                 at_seconds: 97.25,

@@ -180,6 +180,7 @@ mod tests {
                 user_seconds: 0.0,
                 system_seconds: f64::INFINITY,
             }],
+            devices: Vec::new(),
             oom_kills: vec![OomKill {
                 at_seconds: 1.5,
                 victim: "w".into(),

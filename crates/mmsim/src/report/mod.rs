@@ -32,6 +32,17 @@ pub struct RunResult {
     pub threads: Vec<ThreadTimes>,
     /// OOM kills, in order.
     pub oom_kills: Vec<OomKill>,
+    /// Block devices and their iostat -x samples (every 10 simulated seconds).
+    pub devices: Vec<DeviceReport>,
+}
+
+/// A block device's iostat samples.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceReport {
+    /// Device name, e.g. `sda`.
+    pub name: String,
+    /// The samples, in time order.
+    pub iostat: Vec<crate::block::IostatSample>,
 }
 
 impl RunResult {

@@ -6,6 +6,15 @@
 //! such as "2384M" where the published one gave "2385M".
 
 use super::{seed000, Verdict, SEED000_KERNELS};
+use crate::calibration::PAGE_SIZE;
+use crate::engine::{Nanos, SEC, USEC};
+use crate::presets;
+use crate::report::RunResult;
+use crate::scenario::{
+    BlockDevice, DdParams, DeviceKind, Filesystem, Machine, RunParams, Scenario, Scheduler,
+    SwapDevice, Workload, WorkloadKind,
+};
+use crate::sim::{self, RunOptions, SimError};
 
 /// The parallelio metrics, in the order MMTests prints their rows.
 pub const METRICS: [&str; 6] = [
@@ -259,6 +268,300 @@ fn per_kernel(row: &str, v: [f64; 3]) -> Vec<(String, f64)> {
     (0..3)
         .map(|k| (format!("{} {row}", kname(k)), v[k]))
         .collect()
+}
+
+/// The experiment's procedure (`mmtests.md` §6.1) and the machine it runs on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Procedure {
+    /// RAM of the machine. Seed 000's step labels (715M, 2385M, 4055M) put its MemTotal near
+    /// 7157 MiB; this RAM gives a MemTotal within a few MiB of that.
+    pub ram: u64,
+    /// CPUs (the cover letter does not say; 4 is an assumption).
+    pub cpus: u32,
+    /// Swap, on its own disk.
+    pub swap: u64,
+    /// memcachetest's run per iteration (`MEMCACHETEST_DURATION`, 200 s).
+    pub duration: Nanos,
+    /// Iterations per IO step (`PARALLELIO_ITERATIONS`, 5).
+    pub iterations: u32,
+    /// Base seed; iteration `i` of step `s` runs with `seed * 1000 + s * 10 + i`, the same
+    /// for every kernel so that kernels are compared on the same random keys.
+    pub seed: u64,
+}
+
+impl Procedure {
+    /// The published procedure.
+    pub fn published() -> Procedure {
+        Procedure {
+            ram: 7336 << 20,
+            cpus: 4,
+            swap: 8 << 30,
+            duration: 200 * SEC,
+            iterations: 5,
+            seed: 1,
+        }
+    }
+
+    /// A short version for tests (`--fast`): a quarter of the memory, 60 s, 2 iterations.
+    pub fn fast() -> Procedure {
+        Procedure {
+            ram: 1834 << 20,
+            duration: 60 * SEC,
+            iterations: 2,
+            swap: 2 << 30,
+            ..Procedure::published()
+        }
+    }
+
+    /// MemTotal: the managed pages of the machine, in bytes.
+    pub fn mem_total(&self) -> u64 {
+        let zones = crate::mm::page_alloc::build_zones(self.ram / PAGE_SIZE);
+        zones.iter().map(|z| z.managed_pages).sum::<u64>() * PAGE_SIZE
+    }
+
+    /// The dd size of each IO step: 0, then MIN + (k-1)·⌊(MAX-MIN)/3⌋ with MIN = MemTotal/10
+    /// and MAX = 0.8·MemTotal, in whole MiB as `dd bs=1M count=N` writes it.
+    pub fn step_sizes(&self) -> [u64; 4] {
+        let total = self.mem_total();
+        let pool = total / 5 * 4;
+        let min = (total - pool) / 2;
+        let max = (total - pool) * 4;
+        let inc = (max - min) / 3;
+        let mib = |b: u64| b >> 20 << 20;
+        [0, mib(min), mib(min + inc), mib(min + 2 * inc)]
+    }
+
+    /// Step labels as MMTests prints them: bytes / 2^20, truncated, with "M".
+    pub fn step_labels(&self) -> [String; 4] {
+        self.step_sizes().map(|b| format!("{}M", b >> 20))
+    }
+
+    /// The scenario of one iteration of one step (`step` 0 is memcachetest alone).
+    pub fn scenario(&self, step: usize) -> Scenario {
+        let total = self.mem_total();
+        let pool = total / 5 * 4;
+        let mut workloads = vec![Workload {
+            name: "memcachetest".into(),
+            start: 0,
+            kind: WorkloadKind::Memcachetest {
+                pool: pool / PAGE_SIZE * PAGE_SIZE,
+                value_size: 16384,
+                set_percent: 33,
+                threads: 1,
+            },
+        }];
+        let size = self.step_sizes()[step];
+        if size > 0 {
+            workloads.push(Workload {
+                name: "dd".into(),
+                start: 0,
+                kind: WorkloadKind::Dd(DdParams {
+                    device: "sda".into(),
+                    size,
+                    bs: 1 << 20,
+                    fdatasync: true,
+                    start_when_used: Some(pool / 5 * 4),
+                }),
+            });
+        }
+        Scenario {
+            name: "parallelio".into(),
+            machine: Machine {
+                ram: self.ram,
+                cpus: self.cpus,
+                swap: Some(SwapDevice {
+                    size: self.swap,
+                    read_latency: 8_500 * USEC,
+                    write_latency: 8_500 * USEC,
+                    bandwidth: 100 << 20,
+                }),
+                devices: vec![BlockDevice {
+                    name: "sda".into(),
+                    kind: DeviceKind::Hdd,
+                    size: 2 << 40,
+                    filesystem: Filesystem::Ext4,
+                    nr_requests: 128,
+                    scheduler: Scheduler::Deadline,
+                }],
+            },
+            vm: Default::default(),
+            run: RunParams {
+                duration: self.duration,
+                seed: self.seed,
+            },
+            kernel: Default::default(),
+            slab: Default::default(),
+            workloads,
+        }
+    }
+
+    /// The seed of iteration `iteration` of step `step`.
+    pub fn seed_of(&self, step: usize, iteration: u32) -> u64 {
+        self.seed * 1000 + step as u64 * 10 + iteration as u64
+    }
+
+    /// Every run of one kernel, in order: a warm-up memcachetest run (whose counters go into
+    /// the vmstat table, as MMTests' whole-test snapshots include it), then each step's
+    /// iterations. (step, iteration); the warm-up is (0, u32::MAX).
+    pub fn runs(&self) -> Vec<(usize, u32)> {
+        let mut v = vec![(0, u32::MAX)];
+        for step in 0..4 {
+            for i in 0..self.iterations {
+                v.push((step, i));
+            }
+        }
+        v
+    }
+}
+
+/// Run one (kernel, step, iteration) of the experiment.
+pub fn run_one(
+    p: &Procedure,
+    kernel: &str,
+    step: usize,
+    iteration: u32,
+) -> Result<RunResult, SimError> {
+    let k = presets::resolve(kernel, &[]).expect("seed 000's presets exist");
+    let s = p.scenario(step);
+    let seed = if iteration == u32::MAX {
+        p.seed * 1000 + 999
+    } else {
+        p.seed_of(step, iteration)
+    };
+    sim::run(&s, &k, seed, RunOptions::default())
+}
+
+/// The tables of the experiment from its runs: `runs[k]` holds kernel k's runs in
+/// [`Procedure::runs`] order.
+// `step` selects both the runs and the table cells, so a range loop reads best here.
+#[allow(clippy::needless_range_loop)]
+pub fn tables(p: &Procedure, runs: &[Vec<RunResult>; 3]) -> Tables {
+    let order = p.runs();
+    let mut parallelio = [[[0.0; 3]; 4]; 6];
+    let mut vm_sum: Vec<Vec<(String, u64)>> = Vec::new();
+    let mut iostat = Vec::new();
+    for (k, kruns) in runs.iter().enumerate() {
+        for step in 0..4 {
+            // The worst iteration by memcachetest ops/sec gives every row of the step.
+            let worst = order
+                .iter()
+                .zip(kruns)
+                .filter(|((s, i), _)| *s == step && *i != u32::MAX)
+                .map(|(_, r)| r)
+                .min_by(|a, b| {
+                    let x = a.metric("memcachetest", "ops_per_sec").unwrap_or(0.0);
+                    let y = b.metric("memcachetest", "ops_per_sec").unwrap_or(0.0);
+                    x.total_cmp(&y)
+                })
+                .expect("every step has iterations");
+            let v = |n: &str| worst.vmstat(n) as f64;
+            let row = [
+                worst.metric("memcachetest", "ops_per_sec").unwrap_or(0.0),
+                worst
+                    .metric("dd", "io_seconds")
+                    .map(f64::trunc)
+                    .unwrap_or(0.0),
+                v("pswpin") + v("pswpout"),
+                v("pswpin"),
+                v("pgfault") - v("pgmajfault"),
+                v("pgmajfault"),
+            ];
+            for (m, x) in row.into_iter().enumerate() {
+                parallelio[m][step][k] = x;
+            }
+        }
+        // The whole test: counters summed over every run, velocity over all its time.
+        let mut sum: Vec<(String, u64)> = kruns[0].vmstat.clone();
+        for r in &kruns[1..] {
+            for ((_, total), (_, x)) in sum.iter_mut().zip(&r.vmstat) {
+                *total += x;
+            }
+        }
+        vm_sum.push(sum);
+        let elapsed: f64 = kruns.iter().map(|r| r.simulated_seconds).sum();
+        let lookup = |name: &str| {
+            vm_sum[k]
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or(0, |(_, v)| *v)
+        };
+        let rows = crate::report::mmtests::vmstat_summary(&lookup, elapsed, true);
+        iostat.push((rows, {
+            let samples: Vec<_> = kruns
+                .iter()
+                .flat_map(|r| {
+                    r.devices
+                        .iter()
+                        .filter(|d| d.name == "sda")
+                        .flat_map(|d| d.iostat.iter().cloned())
+                })
+                .collect();
+            crate::block::IostatSummary::from_samples(&samples)
+        }));
+    }
+    let mut vmstat: Vec<(String, [f64; 3])> = Vec::new();
+    for (i, (label, _)) in iostat[0].0.iter().enumerate() {
+        let vals = [0, 1, 2].map(|k| crate::report::mmtests::json_value(&iostat[k].0[i].1));
+        vmstat.push((label.to_string(), vals));
+    }
+    let io_row = |f: fn(&crate::block::IostatSummary) -> f64| {
+        [0, 1, 2].map(|k| iostat[k].1.as_ref().map_or(0.0, f))
+    };
+    let iostat_rows = vec![
+        ("Mean sda-avgqz".to_string(), io_row(|s| s.mean_avgqz)),
+        ("Mean sda-await".to_string(), io_row(|s| s.mean_await)),
+        ("Mean sda-r_await".to_string(), io_row(|s| s.mean_r_await)),
+        ("Mean sda-w_await".to_string(), io_row(|s| s.mean_w_await)),
+        ("Max sda-avgqz".to_string(), io_row(|s| s.max_avgqz)),
+        ("Max sda-await".to_string(), io_row(|s| s.max_await)),
+        ("Max sda-r_await".to_string(), io_row(|s| s.max_r_await)),
+        ("Max sda-w_await".to_string(), io_row(|s| s.max_w_await)),
+    ];
+    Tables {
+        steps: p.step_labels(),
+        parallelio,
+        vmstat,
+        iostat: iostat_rows,
+    }
+}
+
+/// The `--json` object of the experiment: both tables per kernel, rows by their MMTests
+/// labels, and every claim with its verdict.
+pub fn to_json(published: &Tables, simulated: &Tables) -> serde_json::Value {
+    use serde_json::{json, Map, Value};
+    let table = |t: &Tables| -> Value {
+        let mut kernels = Map::new();
+        for (k, name) in SEED000_KERNELS.iter().enumerate() {
+            let mut rows = Map::new();
+            for (m, metric) in METRICS.iter().enumerate() {
+                for step in 0..4 {
+                    rows.insert(
+                        format!("Ops {metric}-{}", t.steps[step]),
+                        json!(t.parallelio[m][step][k]),
+                    );
+                }
+            }
+            for (label, v) in t.vmstat.iter().chain(&t.iostat) {
+                rows.insert(label.clone(), json!(v[k]));
+            }
+            kernels.insert(name.to_string(), Value::Object(rows));
+        }
+        Value::Object(kernels)
+    };
+    let claims: Vec<Value> = claims(simulated)
+        .into_iter()
+        .map(|v| {
+            let values: Map<String, Value> =
+                v.values.into_iter().map(|(n, x)| (n, json!(x))).collect();
+            json!({"id": v.id, "claim": v.claim, "holds": v.holds, "values": values})
+        })
+        .collect();
+    json!({
+        "experiment": "parallelio",
+        "published": table(published),
+        "simulated": table(simulated),
+        "claims": claims,
+    })
 }
 
 /// The report `mmsim reproduce parallelio` prints: the three tables in MMTests'

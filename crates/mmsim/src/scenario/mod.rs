@@ -236,6 +236,9 @@ pub struct DdParams {
     pub bs: u64,
     /// `conv=fdatasync`.
     pub fdatasync: bool,
+    /// MMTests parallelio's start condition: wait (polling every 2 s) until "used" memory
+    /// (MemTotal - MemFree - page cache) reaches this many bytes, then 5 s more.
+    pub start_when_used: Option<u64>,
 }
 
 /// What a mem_eater does once it has touched all its memory.

@@ -1677,5 +1677,6 @@ fn dd(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<WorkloadKind> 
         size: size_b,
         bs,
         fdatasync,
+        start_when_used: None,
     }))
 }

@@ -38,3 +38,25 @@ pub async fn run(w: World, idx: usize, mm: usize, bdi: usize, size: u64, fdatasy
     let now = w.borrow().sched.now();
     w.borrow_mut().workloads[idx].io_done_at = Some(now);
 }
+
+/// MMTests parallelio's wait before the IO (`mmtests.md` §6.1 step 4): poll every 2 s until
+/// "used" memory as `free` reports it (MemTotal - MemFree - page cache) reaches `bytes`,
+/// then sleep 5 s.
+pub async fn wait_for_used_memory(w: &World, bytes: u64) {
+    use crate::engine::{sleep, SEC};
+    use crate::mm::vmstat::ZoneStat;
+    loop {
+        let used = {
+            let k = w.borrow();
+            let total: u64 = k.zones.iter().map(|z| z.managed_pages).sum();
+            let free = k.global_stat(ZoneStat::nr_free_pages);
+            let cache = k.global_stat(ZoneStat::nr_file_pages);
+            total.saturating_sub(free + cache) * PAGE_SIZE
+        };
+        if used >= bytes {
+            break;
+        }
+        sleep(w, 2 * SEC).await;
+    }
+    sleep(w, 5 * SEC).await;
+}
