@@ -145,6 +145,7 @@ fn trace_writes_ftrace_lines_of_the_vmscan_tracepoints() {
         "mm_vmscan_writepage: page=0xffffea",
         "mm_vmscan_direct_reclaim_begin: order=0 may_writepage=1 gfp_flags=GFP_HIGHUSER_MOVABLE",
         "mm_vmscan_direct_reclaim_end: nr_reclaimed=",
+        "writeback_wait_iff_congested: usec_timeout=",
     ] {
         assert!(text.contains(event), "no '{event}' in the trace");
     }

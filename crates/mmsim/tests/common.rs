@@ -88,14 +88,7 @@ pub fn single_dd(ram_mib: u64, dd_mib: u64, seconds: u64) -> Scenario {
     let mut s = anon_pressure(ram_mib, seconds);
     s.name = "single-dd".into();
     s.machine.swap = None;
-    s.machine.devices = vec![BlockDevice {
-        name: "sda".into(),
-        kind: DeviceKind::Hdd,
-        size: 2 << 40,
-        filesystem: Filesystem::Ext4,
-        nr_requests: 128,
-        scheduler: Scheduler::Deadline,
-    }];
+    s.machine.devices = vec![BlockDevice::ext4_hdd("sda")];
     s.workloads = vec![Workload {
         name: "dd".into(),
         start: 0,

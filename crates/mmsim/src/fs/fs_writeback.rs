@@ -254,6 +254,7 @@ async fn writeback_inodes(w: &World, bdi: usize, nr_pages: &mut i64) -> u64 {
             )
         };
         let n = write_cache_pages(w, ino, chunk, false).await;
+        crate::mm::trace::writeback_single_inode(&mut w.borrow_mut(), ino, chunk, n);
         *nr_pages -= n as i64;
         wrote += n;
         {

@@ -1515,6 +1515,33 @@ pub async fn balance_dirty_pages(
             let input = bdp_input(&mut k, bdi);
             let k = &mut *k;
             let d = bdp.iterate(task, &mut k.bdis[bdi].bw, &mut k.global_dirty_limit, &input);
+            if super::trace::enabled(k) {
+                let traced = match d {
+                    BdpDecision::Sleep { t, pause, .. } => Some((t, pause as i64)),
+                    BdpDecision::NoSleep(t) => Some((t, t.raw_pause)),
+                    BdpDecision::FreeRun { .. } => None,
+                };
+                if let Some((t, pause)) = traced {
+                    let now = input.now;
+                    let limit = k.global_dirty_limit.hard_dirty_limit(input.thresh);
+                    let think = if task.dirty_paused_when == 0 {
+                        0
+                    } else {
+                        now as i64 - task.dirty_paused_when as i64
+                    };
+                    let paused = now.saturating_sub(bdp.start_time);
+                    super::trace::balance_dirty_pages(
+                        k,
+                        bdi,
+                        limit,
+                        &t,
+                        bdp.pages_dirtied,
+                        paused,
+                        pause,
+                        think,
+                    );
+                }
+            }
             if d.kick_flusher() {
                 crate::fs::fs_writeback::bdi_start_background_writeback(k, bdi);
             }

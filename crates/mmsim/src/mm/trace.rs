@@ -171,3 +171,81 @@ pub fn mm_vmscan_lru_shrink_inactive(
         ),
     );
 }
+
+/// `writeback_congestion_wait` / `writeback_wait_iff_congested`: the timeout and how long
+/// the task actually slept, in µs.
+pub fn writeback_congest_waited(
+    k: &mut Kernel,
+    event: &str,
+    timeout: crate::engine::Nanos,
+    delayed: crate::engine::Nanos,
+) {
+    emit(
+        k,
+        event,
+        format_args!(
+            "usec_timeout={} usec_delayed={}",
+            timeout / 1000,
+            delayed / 1000
+        ),
+    );
+}
+
+/// `balance_dirty_pages` (3.3+ fields; rates in KB/s, times in ms). mmsim deviation: the
+/// `bdi` field shows the device name where the kernel shows its major:minor.
+#[allow(clippy::too_many_arguments)]
+pub fn balance_dirty_pages(
+    k: &mut Kernel,
+    bdi: usize,
+    limit: u64,
+    t: &super::page_writeback::Throttle,
+    dirtied: u64,
+    paused: crate::engine::Nanos,
+    pause: i64,
+    think: i64,
+) {
+    let name = k.bdis[bdi].name.clone();
+    let ms = crate::engine::MSEC as i64;
+    emit(
+        k,
+        "balance_dirty_pages",
+        format_args!(
+            "bdi {name}: limit={limit} setpoint={} dirty={} bdi_setpoint={} bdi_dirty={} dirty_ratelimit={} task_ratelimit={} dirtied={dirtied} dirtied_pause={} paused={} pause={} period={} think={}",
+            t.setpoint,
+            t.nr_dirty,
+            t.bdi_setpoint,
+            t.bdi_dirty,
+            t.dirty_ratelimit * 4,
+            t.task_ratelimit * 4,
+            t.nr_dirtied_pause,
+            paused / crate::engine::MSEC,
+            pause / ms,
+            t.period / crate::engine::MSEC,
+            think / ms,
+        ),
+    );
+}
+
+/// `writeback_single_inode`: one inode's turn in a writeback pass (jiffies at HZ=250).
+pub fn writeback_single_inode(k: &mut Kernel, ino: usize, to_write: u64, wrote: u64) {
+    let inode = &k.inodes[ino];
+    let name = k.bdis[inode.bdi].name.clone();
+    let state = match inode.state & (crate::fs::inode::I_DIRTY_PAGES | crate::fs::inode::I_SYNC) {
+        0 => "0",
+        crate::fs::inode::I_DIRTY_PAGES => "I_DIRTY_PAGES",
+        crate::fs::inode::I_SYNC => "I_SYNC",
+        _ => "I_DIRTY_PAGES|I_SYNC",
+    };
+    let jiffy = crate::engine::JIFFY;
+    let (dirtied_when, index) = (inode.dirtied_when / jiffy, inode.writeback_index);
+    let age = (k.sched.now() - inode.dirtied_when.min(k.sched.now())) / SEC;
+    let to_write = to_write.min(i64::MAX as u64);
+    emit(
+        k,
+        "writeback_single_inode",
+        format_args!(
+            "bdi {name}: ino={} state={state} dirtied_when={dirtied_when} age={age} index={index} to_write={to_write} wrote={wrote}",
+            ino + 12
+        ),
+    );
+}

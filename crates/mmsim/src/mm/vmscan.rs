@@ -133,8 +133,14 @@ async fn maybe_charge(w: &World, sc: &mut ScanControl) {
 /// `congestion_wait(BLK_RW_ASYNC, timeout)`: sleep until a write completes on a queue that
 /// is not congested, or `timeout`.
 pub async fn congestion_wait(w: &World, timeout: Nanos) {
-    let q = w.borrow().wq.congestion_async;
+    let (q, start) = {
+        let k = w.borrow();
+        (k.wq.congestion_async, k.sched.now())
+    };
     engine::wait_event(w, q, Some(timeout), true).await;
+    let mut k = w.borrow_mut();
+    let slept = k.sched.now() - start;
+    trace::writeback_congest_waited(&mut k, "writeback_congestion_wait", timeout, slept);
 }
 
 /// `wait_iff_congested(zone, BLK_RW_ASYNC, timeout)`: sleep like `congestion_wait` only if
@@ -144,9 +150,14 @@ pub async fn wait_iff_congested(w: &World, zone: usize, timeout: Nanos) {
         let k = w.borrow();
         k.nr_bdi_congested_async > 0 && k.zones[zone].test_flag(ZONE_CONGESTED)
     };
+    let start = w.borrow().sched.now();
     if sleep {
-        congestion_wait(w, timeout).await;
+        let q = w.borrow().wq.congestion_async;
+        engine::wait_event(w, q, Some(timeout), true).await;
     }
+    let mut k = w.borrow_mut();
+    let slept = k.sched.now() - start;
+    trace::writeback_congest_waited(&mut k, "writeback_wait_iff_congested", timeout, slept);
 }
 
 // ---------------------------------------------------------------------------------------

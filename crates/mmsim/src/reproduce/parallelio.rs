@@ -11,8 +11,7 @@ use crate::engine::{Nanos, SEC, USEC};
 use crate::presets;
 use crate::report::RunResult;
 use crate::scenario::{
-    BlockDevice, DdParams, DeviceKind, Filesystem, Machine, RunParams, Scenario, Scheduler,
-    SwapDevice, Workload, WorkloadKind,
+    BlockDevice, DdParams, Machine, RunParams, Scenario, SwapDevice, Workload, WorkloadKind,
 };
 use crate::sim::{self, RunOptions, SimError};
 
@@ -375,14 +374,7 @@ impl Procedure {
                     write_latency: 8_500 * USEC,
                     bandwidth: 100 << 20,
                 }),
-                devices: vec![BlockDevice {
-                    name: "sda".into(),
-                    kind: DeviceKind::Hdd,
-                    size: 2 << 40,
-                    filesystem: Filesystem::Ext4,
-                    nr_requests: 128,
-                    scheduler: Scheduler::Deadline,
-                }],
+                devices: vec![BlockDevice::ext4_hdd("sda")],
             },
             vm: Default::default(),
             run: RunParams {

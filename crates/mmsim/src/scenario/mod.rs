@@ -73,6 +73,20 @@ pub struct BlockDevice {
     pub scheduler: Scheduler,
 }
 
+impl BlockDevice {
+    /// A 2 TB 7200 rpm disk with ext4 and the default queue (128 requests, deadline).
+    pub fn ext4_hdd(name: &str) -> BlockDevice {
+        BlockDevice {
+            name: name.to_string(),
+            kind: DeviceKind::Hdd,
+            size: 2 << 40,
+            filesystem: Filesystem::Ext4,
+            nr_requests: 128,
+            scheduler: Scheduler::Deadline,
+        }
+    }
+}
+
 /// Device models (`block::device`), with their 2012-2013 defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeviceKind {
