@@ -216,3 +216,30 @@ fn reproduce_parallelio_fast_is_the_same_at_any_thread_count_and_judges_every_cl
     let (code, _, err) = mmsim(&["reproduce", "parallelo"]);
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn a_dd_larger_than_its_filesystem_or_on_an_unknown_device_exits_2() {
+    let base = "[machine]\nram = \"1G\"\n[[device]]\nname = \"sda\"\ntype = \"usb\"\nsize = \"1G\"\n[[workload]]\ntype = \"dd\"\n";
+    let f = bad_scenario(
+        "dd-big.toml",
+        &format!("{base}device = \"sda\"\nsize = \"2G\"\n"),
+    );
+    let (code, _, err) = mmsim(&["validate", &f]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("dd-big.toml:10")
+            && err.contains("workload[0].size")
+            && err.contains("larger than the filesystem"),
+        "{err}"
+    );
+    let f = bad_scenario(
+        "dd-dev.toml",
+        &format!("{base}device = \"sdb\"\nsize = \"1M\"\n"),
+    );
+    let (code, _, err) = mmsim(&["validate", &f]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("workload[0].device") && err.contains("sda"),
+        "{err}"
+    );
+}
