@@ -101,6 +101,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
     let swapdev = m
         .swap
         .as_ref()
+        .filter(|s| s.device.is_none())
         .map(|s| SwapDev::new(s.clone(), sched.new_queue()));
     let mut k = Kernel {
         sched,
@@ -117,6 +118,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         events: VmEvents::default(),
         swap: SwapInfo::new(swap_pages as u32),
         swapdev,
+        swap_bdi: None,
         slab: Slab {
             objects: scenario.slab.objects,
             object_size: scenario.slab.object_size,
@@ -166,7 +168,10 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
             .spawn("swapdev", page_io::swap_device_task(w2));
     }
     for dev in &m.devices {
-        add_block_device(&w, dev)?;
+        let id = add_block_device(&w, dev)?;
+        if m.swap.as_ref().and_then(|s| s.device.as_deref()) == Some(dev.name.as_str()) {
+            w.borrow_mut().swap_bdi = Some(id);
+        }
     }
     if !m.devices.is_empty() {
         let w2 = w.clone();
@@ -562,6 +567,7 @@ pub(crate) fn boot_for_test(ram_mib: u64, swap_mib: u64, preset: &str) -> World 
                 read_latency: 5 * MSEC,
                 write_latency: 5 * MSEC,
                 bandwidth: 100 * MIB,
+                device: None,
             }),
         },
         vm: VmSysctls::default(),

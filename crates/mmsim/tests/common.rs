@@ -22,6 +22,7 @@ pub fn anon_pressure(ram_mib: u64, seconds: u64) -> Scenario {
                 read_latency: 5 * MSEC,
                 write_latency: 5 * MSEC,
                 bandwidth: 100 * MIB,
+                device: None,
             }),
         },
         vm: VmSysctls::default(),

@@ -139,8 +139,10 @@ pub struct Kernel {
     pub events: VmEvents,
     /// Swap slots and the swap cache.
     pub swap: SwapInfo,
-    /// The swap device, if any.
+    /// The swap device, if any (the simple model).
     pub swapdev: Option<SwapDev>,
+    /// The raw `[[device]]` holding the swap area, when swap is on a block device.
+    pub swap_bdi: Option<usize>,
     /// The dentry/inode cache.
     pub slab: Slab,
     /// Address spaces.

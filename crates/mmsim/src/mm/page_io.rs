@@ -101,7 +101,37 @@ pub fn swap_writepage(k: &mut Kernel, pfn: Pfn) {
     let zi = k.page_zone(pfn);
     k.zones[zi].mod_stat(ZoneStat::nr_writeback, 1);
     let slot = k.pages.private[pfn as usize];
-    submit_bio(k, true, slot);
+    match k.swap_bdi {
+        Some(bdi) => {
+            // The caller (pageout) checked that the queue has a free request.
+            k.count(VmEvent::pswpout, 1);
+            let queued = super::backing_dev::try_submit_bio(k, bdi, swap_bio(true, slot, pfn));
+            debug_assert!(queued, "pageout checks the swap queue has room");
+        }
+        None => submit_bio(k, true, slot),
+    }
+}
+
+/// A one-page bio for swap slot `slot` of a swap partition (the swap area starts at sector 0).
+fn swap_bio(write: bool, slot: u32, pfn: Pfn) -> crate::block::Bio {
+    crate::block::Bio {
+        dir: if write {
+            crate::block::Dir::Write
+        } else {
+            crate::block::Dir::Read
+        },
+        // Swap-in reads are synchronous IO; reclaim's writes are async.
+        sync: !write,
+        sector: slot as u64 * super::backing_dev::PAGE_SECTORS as u64,
+        nr_sectors: super::backing_dev::PAGE_SECTORS,
+        tag: pfn as u64,
+    }
+}
+
+/// Whether swap IO can start without waiting for a request (`pageout` may not sleep here).
+pub fn swap_queue_has_room(k: &Kernel) -> bool {
+    k.swap_bdi
+        .is_none_or(|bdi| super::backing_dev::queue_has_room(k, bdi))
 }
 
 /// `end_page_writeback`: rotate a PG_reclaim page to the LRU tail, clear PG_writeback, wake
@@ -195,21 +225,35 @@ async fn read_swap_cache_async(w: &World, slot: u32) -> Result<Option<Pfn>, Allo
             }
         }
         let pfn = alloc_pages(w, Gfp::HIGHUSER_MOVABLE, 0).await?;
-        let mut k = w.borrow_mut();
-        if !swapfile::swapcache_prepare(&mut k, slot) {
-            // Freed, or another reader won the race while we allocated.
-            super::page_alloc::free_page(&mut k, pfn);
-            if k.swap.lookup_swap_cache(slot).is_none()
-                && k.swap.swap_map[slot as usize] & swapfile::SWAP_COUNT_MASK == 0
-            {
-                return Ok(None);
+        let to_partition = {
+            let mut k = w.borrow_mut();
+            if !swapfile::swapcache_prepare(&mut k, slot) {
+                // Freed, or another reader won the race while we allocated.
+                super::page_alloc::free_page(&mut k, pfn);
+                if k.swap.lookup_swap_cache(slot).is_none()
+                    && k.swap.swap_map[slot as usize] & swapfile::SWAP_COUNT_MASK == 0
+                {
+                    return Ok(None);
+                }
+                continue;
             }
-            continue;
+            k.pages.flags[pfn as usize] = PG_SWAPBACKED | PG_LOCKED;
+            swapfile::add_to_swap_cache(&mut k, pfn, slot);
+            swap::lru_cache_add_lru(&mut k, pfn, Lru::InactiveAnon);
+            match k.swap_bdi {
+                Some(bdi) => {
+                    k.count(VmEvent::pswpin, 1);
+                    Some(bdi)
+                }
+                None => {
+                    submit_bio(&mut k, false, slot);
+                    None
+                }
+            }
+        };
+        if let Some(bdi) = to_partition {
+            super::backing_dev::submit_bio(w, bdi, swap_bio(false, slot, pfn)).await;
         }
-        k.pages.flags[pfn as usize] = PG_SWAPBACKED | PG_LOCKED;
-        swapfile::add_to_swap_cache(&mut k, pfn, slot);
-        swap::lru_cache_add_lru(&mut k, pfn, Lru::InactiveAnon);
-        submit_bio(&mut k, false, slot);
         return Ok(Some(pfn));
     }
 }
@@ -244,6 +288,7 @@ mod tests {
                 read_latency: 5 * MSEC,
                 write_latency: 2 * MSEC,
                 bandwidth: 100 << 20,
+                device: None,
             },
             wq,
         );

@@ -506,9 +506,14 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Pageout {
         k.pages.set(pfn, PG_RECLAIM);
         fs_writepage_for_reclaim(k, pfn, bdi);
     } else {
-        if !k.pages.test_and_clear(pfn, PG_DIRTY) {
+        if !k.pages.test(pfn, PG_DIRTY) {
             return Pageout::Clean;
         }
+        if !page_io::swap_queue_has_room(k) {
+            // The kernel would sleep for a request; reclaim here keeps the page for later.
+            return Pageout::Keep;
+        }
+        k.pages.clear(pfn, PG_DIRTY);
         k.pages.set(pfn, PG_RECLAIM);
         page_io::swap_writepage(k, pfn);
     }

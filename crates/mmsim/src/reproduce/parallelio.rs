@@ -7,11 +7,12 @@
 
 use super::{seed000, Verdict, SEED000_KERNELS};
 use crate::calibration::PAGE_SIZE;
-use crate::engine::{Nanos, SEC, USEC};
+use crate::engine::{Nanos, SEC};
 use crate::presets;
 use crate::report::RunResult;
 use crate::scenario::{
-    BlockDevice, DdParams, Machine, RunParams, Scenario, SwapDevice, Workload, WorkloadKind,
+    BlockDevice, DdParams, Filesystem, Machine, RunParams, Scenario, SwapDevice, Workload,
+    WorkloadKind,
 };
 use crate::sim::{self, RunOptions, SimError};
 
@@ -277,7 +278,7 @@ pub struct Procedure {
     pub ram: u64,
     /// CPUs (the cover letter does not say; 4 is an assumption).
     pub cpus: u32,
-    /// Swap, on its own disk.
+    /// Swap size, on its own disk (`sdb`).
     pub swap: u64,
     /// memcachetest's run per iteration (`MEMCACHETEST_DURATION`, 200 s).
     pub duration: Nanos,
@@ -363,6 +364,9 @@ impl Procedure {
                 }),
             });
         }
+        // Swap on its own 7200 rpm disk, as on the seed's test machine.
+        let mut swap_disk = BlockDevice::ext4_hdd("sdb");
+        swap_disk.filesystem = Filesystem::Raw;
         Scenario {
             name: "parallelio".into(),
             machine: Machine {
@@ -370,11 +374,12 @@ impl Procedure {
                 cpus: self.cpus,
                 swap: Some(SwapDevice {
                     size: self.swap,
-                    read_latency: 8_500 * USEC,
-                    write_latency: 8_500 * USEC,
-                    bandwidth: 100 << 20,
+                    read_latency: 0,
+                    write_latency: 0,
+                    bandwidth: 1,
+                    device: Some("sdb".into()),
                 }),
-                devices: vec![BlockDevice::ext4_hdd("sda")],
+                devices: vec![BlockDevice::ext4_hdd("sda"), swap_disk],
             },
             vm: Default::default(),
             run: RunParams {

@@ -129,6 +129,9 @@ pub struct SwapDevice {
     pub write_latency: Nanos,
     /// Sequential transfer rate in bytes per second.
     pub bandwidth: u64,
+    /// A raw `[[device]]` holding the swap area: swap IO then goes through its request queue
+    /// and disk model, and the three fields above are unused.
+    pub device: Option<String>,
 }
 
 /// `[vm]`: the sysctls of `/proc/sys/vm` that the model reads.

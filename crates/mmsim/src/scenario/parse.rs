@@ -157,7 +157,13 @@ const FILESYSTEMS: &[&str] = &["ext4", "raw"];
 const SCHEDULERS: &[&str] = &["deadline", "noop"];
 const DD_KEYS: &[&str] = &["device", "size", "bs", "conv"];
 const MACHINE_KEYS: &[&str] = &["ram", "cpus"];
-const SWAP_KEYS: &[&str] = &["size", "read_latency", "write_latency", "bandwidth"];
+const SWAP_KEYS: &[&str] = &[
+    "size",
+    "read_latency",
+    "write_latency",
+    "bandwidth",
+    "device",
+];
 const VM_KEYS: &[&str] = &[
     "min_free_kbytes",
     "swappiness",
@@ -825,8 +831,17 @@ fn resolve(cx: &Cx<'_>, entries: &[Entry], name: &str) -> Res<Scenario> {
     let machine_t = sub_table(cx, &machine_item, "a table [machine]")?;
     let (ram, cpus) = machine(cx, &machine_t)?;
 
+    let devices = match opt(&root, "device") {
+        Some(item) => devices(cx, &item)?,
+        None => Vec::new(),
+    };
+
     let swap = match opt(&root, "swap") {
-        Some(item) => Some(swap(cx, &sub_table(cx, &item, "a table [swap]")?)?),
+        Some(item) => Some(swap(
+            cx,
+            &sub_table(cx, &item, "a table [swap]")?,
+            &devices,
+        )?),
         None => None,
     };
 
@@ -851,11 +866,6 @@ fn resolve(cx: &Cx<'_>, entries: &[Entry], name: &str) -> Res<Scenario> {
     let slab = match opt(&root, "slab") {
         Some(item) => slab(cx, &sub_table(cx, &item, "a table [slab]")?)?,
         None => SlabParams::default(),
-    };
-
-    let devices = match opt(&root, "device") {
-        Some(item) => devices(cx, &item)?,
-        None => Vec::new(),
     };
 
     let swap_size = swap.as_ref().map_or(0, |s| s.size);
@@ -915,7 +925,7 @@ fn machine(cx: &Cx<'_>, t: &Table<'_>) -> Res<(u64, u32)> {
     Ok((ram, cpus))
 }
 
-fn swap(cx: &Cx<'_>, t: &Table<'_>) -> Res<SwapDevice> {
+fn swap(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<SwapDevice> {
     t.check_keys(cx, SWAP_KEYS, "[swap]")?;
     let item = opt(t, "size").ok_or_else(|| {
         t.missing(
@@ -961,11 +971,42 @@ fn swap(cx: &Cx<'_>, t: &Table<'_>) -> Res<SwapDevice> {
         }
         None => 100 * MIB,
     };
+    let device = match opt(t, "device") {
+        Some(item) => {
+            let name = string(
+                cx,
+                &item,
+                "the name of a [[device]] with filesystem = \"raw\"",
+            )?;
+            let Some(dev) = devices.iter().find(|d| d.name == name) else {
+                let names: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
+                let e = item.fail(
+                    cx,
+                    format!("no [[device]] named \"{name}\" to hold the swap area"),
+                );
+                return Err(with_suggestion(e, nearest(name, &names)));
+            };
+            if dev.filesystem != Filesystem::Raw {
+                return Err(item.fail(cx, format!("device \"{name}\" has a filesystem; a swap partition needs filesystem = \"raw\"")));
+            }
+            if size_b > dev.size {
+                return Err(item.fail(cx, format!("the swap area ({size_b} bytes) is larger than device \"{name}\" ({} bytes)", dev.size)));
+            }
+            for key in ["read_latency", "write_latency", "bandwidth"] {
+                if let Some(other) = opt(t, key) {
+                    return Err(other.fail(cx, format!("key '{key}' describes the simple swap model; with device = \"{name}\" the device's model applies")));
+                }
+            }
+            Some(name.to_owned())
+        }
+        None => None,
+    };
     Ok(SwapDevice {
         size: size_b,
         read_latency,
         write_latency,
         bandwidth,
+        device,
     })
 }
 

@@ -96,6 +96,7 @@ fn swap_defaults_latency_and_bandwidth() {
             read_latency: 5 * MS,
             write_latency: 5 * MS,
             bandwidth: 100 * M,
+            device: None,
         })
     );
 }
@@ -365,6 +366,7 @@ fn full_example_round_trips_every_value() {
                 read_latency: 7 * MS,
                 write_latency: 250_000,
                 bandwidth: 200 * M,
+                device: None,
             }),
         },
         vm: VmSysctls {
@@ -1065,4 +1067,25 @@ fn a_dirty_ratio_above_100_or_dirty_bytes_below_two_pages_is_an_error() {
     assert_err(&e, "vm.dirty_bytes", 4, "8192");
     let e = err("[machine]\nram = \"1G\"\n[vm]\ndirty_ration = 10\n");
     assert_eq!(e.suggestion.as_deref(), Some("dirty_ratio"), "{e}");
+}
+
+#[test]
+fn swap_on_a_raw_device_is_accepted_and_misuse_is_reported() {
+    let dev = "[[device]]\nname = \"sdb\"\ntype = \"hdd\"\nfilesystem = \"raw\"\nsize = \"8G\"\n";
+    let s = ok(&format!(
+        "[machine]\nram = \"1G\"\n{dev}[swap]\nsize = \"2G\"\ndevice = \"sdb\"\n"
+    ));
+    assert_eq!(s.machine.swap.unwrap().device.as_deref(), Some("sdb"));
+    let e = err(&format!(
+        "[machine]\nram = \"1G\"\n{dev}[swap]\nsize = \"2G\"\ndevice = \"sdc\"\n"
+    ));
+    assert_err(&e, "swap.device", 10, "no [[device]] named \"sdc\"");
+    assert_eq!(e.suggestion.as_deref(), Some("sdb"));
+    let e = err(&format!("[machine]\nram = \"1G\"\n{dev}[swap]\nsize = \"2G\"\ndevice = \"sdb\"\nbandwidth = \"10M\"\n"));
+    assert_err(&e, "swap.bandwidth", 11, "simple swap model");
+    let ext4 = dev.replace("raw", "ext4");
+    let e = err(&format!(
+        "[machine]\nram = \"1G\"\n{ext4}[swap]\nsize = \"2G\"\ndevice = \"sdb\"\n"
+    ));
+    assert_err(&e, "swap.device", 10, "needs filesystem = \"raw\"");
 }
