@@ -28,6 +28,7 @@ fn validate_accepts_the_examples() {
     for ex in [
         "examples/anon-pressure.toml",
         "examples/kswapd-balance.toml",
+        "examples/parallelio-step.toml",
     ] {
         let (code, out, err) = mmsim(&["validate", ex]);
         assert_eq!(code, 0, "{ex}: {err}");
