@@ -312,6 +312,20 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
             });
             w.borrow_mut().mms[mm].task = Some(t);
         }
+        WorkloadKind::Cat { device, size } => {
+            let bdi = w
+                .borrow()
+                .bdis
+                .iter()
+                .position(|b| b.name == device)
+                .expect("the scenario checked that cat's device exists");
+            let ino = workload::cat::create_file(w, &format!("{}-file", wl.name), bdi, size);
+            let t = w.borrow_mut().sched.spawn(&wl.name, async move {
+                delay_start(&w2, idx, start).await;
+                workload::cat::run(w2, idx, mm, ino).await;
+            });
+            w.borrow_mut().mms[mm].task = Some(t);
+        }
         WorkloadKind::Memcachetest {
             pool,
             value_size,
@@ -497,6 +511,17 @@ pub fn summarise(
                         .unwrap_or(f64::NAN),
                 ));
                 m.push(("pages_written".into(), st.pages_touched as f64));
+            }
+            WorkloadKind::Cat { size, .. } => {
+                let secs_taken = st.io_done_at.map(|t| secs(t - st.started_at));
+                m.push(("io_seconds".into(), secs_taken.unwrap_or(f64::NAN)));
+                m.push((
+                    "mb_per_sec".into(),
+                    secs_taken
+                        .map(|s| size as f64 / (1 << 20) as f64 / s)
+                        .unwrap_or(f64::NAN),
+                ));
+                m.push(("pages_read".into(), st.pages_touched as f64));
             }
             WorkloadKind::MemEater { .. } => {
                 m.push(("pages_touched".into(), st.pages_touched as f64));

@@ -256,3 +256,52 @@ fn swap_on_a_raw_disk_goes_through_its_request_queue() {
         "iostat saw the swap writes"
     );
 }
+
+/// Use-once protection: reading a file twice the size of RAM recycles its page-cache pages
+/// (they never leave the inactive list) and leaves a mem_eater's idle memory alone.
+#[test]
+fn streaming_a_file_larger_than_ram_does_not_swap_out_anonymous_memory() {
+    use mmsim::scenario::{MemEaterThen, Workload, WorkloadKind};
+    let mut s = common::single_dd(512, 1024, 40);
+    s.machine.swap = common::anon_pressure(512, 40).machine.swap;
+    s.workloads = vec![
+        Workload {
+            name: "idle".into(),
+            start: 0,
+            kind: WorkloadKind::MemEater {
+                size: 128 << 20,
+                chunk: 32 << 20,
+                pause: 0,
+                then: MemEaterThen::Hold,
+            },
+        },
+        Workload {
+            name: "cat".into(),
+            start: mmsim::engine::SEC,
+            kind: WorkloadKind::Cat {
+                device: "sda".into(),
+                size: 1 << 30,
+            },
+        },
+    ];
+    let r = run(&s, "3.9", 1, true);
+    assert_eq!(r.metric("cat", "pages_read"), Some(262_144.0));
+    let mbps = r.metric("cat", "mb_per_sec").unwrap();
+    assert!((100.0..=140.0).contains(&mbps), "cat read at {mbps} MB/s");
+    assert_eq!(
+        r.vmstat("pgpgin"),
+        1 << 20,
+        "each page read exactly once (KiB)"
+    );
+    assert_eq!(r.vmstat("pswpout"), 0, "idle anonymous memory was swapped");
+    let sum = |stem: &str| -> u64 {
+        ["dma", "dma32", "normal"]
+            .iter()
+            .map(|z| r.vmstat(&format!("{stem}_{z}")))
+            .sum()
+    };
+    assert!(
+        sum("pgsteal_kswapd") + sum("pgsteal_direct") > 100_000,
+        "the file's pages were reclaimed"
+    );
+}

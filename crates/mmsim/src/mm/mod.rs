@@ -6,6 +6,7 @@
 //! | `mmzone` | `include/linux/mmzone.h` | zones, lruvecs, the node |
 //! | `page_alloc` | `mm/page_alloc.c` | buddy allocator, watermarks, allocation slow path |
 //! | `filemap` | `mm/filemap.c` | the page cache: find, add, delete, `mark_page_accessed` |
+//! | `readahead` | `mm/readahead.c` | on-demand readahead and the buffered read path |
 //! | `swap` | `mm/swap.c` | LRU insertion, activation, rotation |
 //! | `rmap` | `mm/rmap.c` | `page_referenced`, `try_to_unmap` |
 //! | `memory` | `mm/memory.c` | page tables, faults |
@@ -29,6 +30,7 @@ pub mod page;
 pub mod page_alloc;
 pub mod page_io;
 pub mod page_writeback;
+pub mod readahead;
 pub mod rmap;
 pub mod slab;
 pub mod swap;

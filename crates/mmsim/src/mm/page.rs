@@ -34,6 +34,8 @@ pub const PG_ISOLATED: u32 = 1 << 17;
 pub const PG_UPTODATE: u32 = 1 << 18;
 /// Buffers or other private data attached (`PagePrivate`).
 pub const PG_PRIVATE: u32 = 1 << 19;
+/// The page that triggers the next asynchronous readahead (`PG_readahead`).
+pub const PG_READAHEAD: u32 = 1 << 20;
 /// Bits 24..31: `page_mapcount` (number of PTEs mapping the page).
 pub const MAPCOUNT_SHIFT: u32 = 24;
 

@@ -239,6 +239,9 @@ pub enum WorkloadKind {
     },
     /// `type = "dd"`: buffered writes of a new file (see [`DdParams`]).
     Dd(DdParams),
+    /// `type = "cat"`: read a file of `size` bytes that is on `device` at boot, sequentially
+    /// in 128 KiB reads, through the page cache with readahead.
+    Cat { device: String, size: u64 },
 }
 
 /// `type = "dd"`: write `size` bytes in `bs` blocks to a new file on `device`, then

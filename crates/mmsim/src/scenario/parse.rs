@@ -156,6 +156,7 @@ const DEVICE_TYPES: &[&str] = &["hdd", "ssd", "usb", "raid0"];
 const FILESYSTEMS: &[&str] = &["ext4", "raw"];
 const SCHEDULERS: &[&str] = &["deadline", "noop"];
 const DD_KEYS: &[&str] = &["device", "size", "bs", "conv"];
+const CAT_KEYS: &[&str] = &["device", "size"];
 const MACHINE_KEYS: &[&str] = &["ram", "cpus"];
 const SWAP_KEYS: &[&str] = &[
     "size",
@@ -181,7 +182,7 @@ const VM_KEYS: &[&str] = &[
 const RUN_KEYS: &[&str] = &["duration", "seed"];
 const KERNEL_KEYS: &[&str] = &["preset", "switches"];
 const SLAB_KEYS: &[&str] = &["objects", "object_size"];
-const WORKLOAD_TYPES: &[&str] = &["memcachetest", "mem_eater", "dd"];
+const WORKLOAD_TYPES: &[&str] = &["memcachetest", "mem_eater", "dd", "cat"];
 const COMMON_WORKLOAD_KEYS: &[&str] = &["type", "name", "start"];
 const MEMCACHETEST_KEYS: &[&str] = &["pool", "value_size", "set_percent", "threads"];
 const MEM_EATER_KEYS: &[&str] = &["size", "chunk", "pause", "then", "retouch_interval"];
@@ -1274,6 +1275,7 @@ fn assign_names(out: &mut [Workload], explicit: &[Option<String>]) {
             WorkloadKind::MemEater { .. } => "mem_eater",
             WorkloadKind::Memcachetest { .. } => "memcachetest",
             WorkloadKind::Dd(_) => "dd",
+            WorkloadKind::Cat { .. } => "cat",
         };
         let idx = match next.iter().position(|(t, _)| *t == ty) {
             Some(i) => i,
@@ -1316,23 +1318,24 @@ fn workload<'a>(
         t.missing(
             cx,
             "type",
-            "the workload type, \"memcachetest\", \"mem_eater\" or \"dd\"",
+            "the workload type, \"memcachetest\", \"mem_eater\", \"dd\" or \"cat\"",
         )
     })?;
     let ty = string(
         cx,
         &ty_item,
-        "the workload type as a string, \"memcachetest\", \"mem_eater\" or \"dd\"",
+        "the workload type as a string, \"memcachetest\", \"mem_eater\", \"dd\" or \"cat\"",
     )?;
-    const TYPES: [(&str, &[&str]); 3] = [
+    const TYPES: [(&str, &[&str]); 4] = [
         ("memcachetest", MEMCACHETEST_KEYS),
         ("mem_eater", MEM_EATER_KEYS),
         ("dd", DD_KEYS),
+        ("cat", CAT_KEYS),
     ];
     let Some(&(_, own)) = TYPES.iter().find(|(name, _)| *name == ty) else {
         let e = ty_item.fail(
             cx,
-            format!("unknown workload type \"{ty}\": expected \"memcachetest\", \"mem_eater\" or \"dd\""),
+            format!("unknown workload type \"{ty}\": expected \"memcachetest\", \"mem_eater\", \"dd\" or \"cat\""),
         );
         return Err(with_suggestion(e, nearest(ty, WORKLOAD_TYPES)));
     };
@@ -1386,6 +1389,7 @@ fn workload<'a>(
     let (kind, mem_src, mem) = match ty {
         "memcachetest" => memcachetest(cx, t, ram)?,
         "mem_eater" => mem_eater(cx, t, ram)?,
+        "cat" => (cat(cx, t, devices)?, None, 0),
         _ => (dd(cx, t, devices)?, None, 0),
     };
     let w = Workload {
@@ -1652,10 +1656,16 @@ fn devices(cx: &Cx<'_>, item: &Item<'_>) -> Res<Vec<BlockDevice>> {
     Ok(out)
 }
 
-/// A dd workload's keys.
-fn dd(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<WorkloadKind> {
+/// The `device` and `size` keys of a file workload: a [[device]] with a filesystem and a
+/// file size in whole pages that fits on it.
+fn file_on_device<'d>(
+    cx: &Cx<'_>,
+    t: &Table<'_>,
+    devices: &'d [BlockDevice],
+    what: &str,
+) -> Res<(&'d BlockDevice, u64)> {
     let dev_item = opt(t, "device")
-        .ok_or_else(|| t.missing(cx, "device", "the name of the [[device]] dd writes to"))?;
+        .ok_or_else(|| t.missing(cx, "device", &format!("the name of the [[device]] {what}")))?;
     let dev_name = string(cx, &dev_item, "a device name as a string")?;
     let Some(dev) = devices.iter().find(|d| d.name == dev_name) else {
         let names: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
@@ -1675,27 +1685,39 @@ fn dd(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<WorkloadKind> 
     if dev.filesystem != Filesystem::Ext4 {
         return Err(dev_item.fail(
             cx,
-            format!("device \"{dev_name}\" has no filesystem; dd writes a file"),
+            format!("device \"{dev_name}\" has no filesystem to hold a file"),
         ));
     }
     let size_item =
-        opt(t, "size").ok_or_else(|| t.missing(cx, "size", "how much dd writes, e.g. \"4G\""))?;
+        opt(t, "size").ok_or_else(|| t.missing(cx, "size", "the file size, e.g. \"4G\""))?;
     let size_b = size(cx, &size_item, SizeKind::Size, None)?;
     if size_b == 0 || size_b % 4096 != 0 {
         return Err(size_item.fail(
             cx,
-            format!("expected a dd size of whole 4 KiB pages greater than 0, found {size_b} bytes"),
-        ));
-    }
-    if size_b > dev.size {
-        return Err(size_item.fail(
-            cx,
             format!(
-                "a dd of {size_b} bytes is larger than the filesystem on \"{dev_name}\" ({} bytes)",
-                dev.size
+                "expected a file size of whole 4 KiB pages greater than 0, found {size_b} bytes"
             ),
         ));
     }
+    if size_b > dev.size {
+        return Err(size_item.fail(cx, format!("a file of {size_b} bytes is larger than the filesystem on \"{dev_name}\" ({} bytes)", dev.size)));
+    }
+    Ok((dev, size_b))
+}
+
+/// A cat workload's keys.
+fn cat(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<WorkloadKind> {
+    let (dev, size) = file_on_device(cx, t, devices, "the file is on")?;
+    Ok(WorkloadKind::Cat {
+        device: dev.name.clone(),
+        size,
+    })
+}
+
+/// A dd workload's keys.
+fn dd(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<WorkloadKind> {
+    let (dev, size_b) = file_on_device(cx, t, devices, "dd writes to")?;
+    let dev_name = dev.name.as_str();
     let bs = match opt(t, "bs") {
         Some(b) => {
             let v = size(cx, &b, SizeKind::Size, None)?;

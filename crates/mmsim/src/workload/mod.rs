@@ -2,6 +2,7 @@
 //! own address space; it touches memory through the MMU model (`mm::memory::touch`) and
 //! takes faults through the kernel.
 
+pub mod cat;
 pub mod dd;
 pub mod mem_eater;
 pub mod memcachetest;

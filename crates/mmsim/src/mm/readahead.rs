@@ -1,0 +1,177 @@
+//! On-demand readahead (`mm/readahead.c`, 3.x): a sequential reader gets a window that
+//! starts small and doubles up to `read_ahead_kb` (128 KiB = 32 pages by default); the page
+//! `async_size` pages before the window's end carries PG_readahead, and reaching it starts
+//! the next window without waiting.
+//!
+//! mmsim deviations: only the sequential patterns are modelled (a read that is neither the
+//! start of a file nor a hit on the marker starts a fresh initial window); no thrashing or
+//! interleaved-stream detection.
+
+use super::page::{Pfn, PG_LOCKED, PG_READAHEAD, PG_UPTODATE};
+use super::page_alloc::{alloc_pages, AllocError};
+use super::{filemap, Gfp, World};
+use crate::block::{Bio, Dir};
+use crate::mm::backing_dev::{submit_bio, PAGE_SECTORS};
+
+/// `VM_MAX_READAHEAD`: 128 KiB, in pages.
+pub const MAX_READAHEAD_PAGES: u64 = 32;
+
+/// A file's readahead state (`struct file_ra_state`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RaState {
+    /// First page of the current window.
+    pub start: u64,
+    /// Pages in the window.
+    pub size: u64,
+    /// Pages before the window's end where PG_readahead sits.
+    pub async_size: u64,
+}
+
+/// `get_init_ra_size`: the first window for a read of `req` pages.
+pub fn get_init_ra_size(req: u64, max: u64) -> u64 {
+    let size = req.max(1).next_power_of_two();
+    if size <= max / 32 {
+        size * 4
+    } else if size <= max / 4 {
+        size * 2
+    } else {
+        max
+    }
+}
+
+/// `get_next_ra_size`: each following window.
+pub fn get_next_ra_size(cur: u64, max: u64) -> u64 {
+    if cur < max / 16 { 4 * cur } else { 2 * cur }.min(max)
+}
+
+/// Read the missing pages of `[start, start + nr)` of `ino`: allocate them, put them in the
+/// page cache locked, mark the one at `mark` PG_readahead, and submit the reads
+/// (`__do_page_cache_readahead`). Pages past the end of the file are not read.
+async fn do_page_cache_readahead(
+    w: &World,
+    ino: usize,
+    start: u64,
+    nr: u64,
+    mark: u64,
+) -> Result<(), AllocError> {
+    let end = (start + nr).min(w.borrow().inodes[ino].size_pages);
+    for index in start..end {
+        if filemap::find_get_page(&w.borrow(), ino, index).is_some() {
+            continue;
+        }
+        let pfn = alloc_pages(w, Gfp::HIGHUSER_MOVABLE, 0).await?;
+        let (bdi, sector) = {
+            let mut k = w.borrow_mut();
+            if filemap::find_get_page(&k, ino, index).is_some() {
+                super::page_alloc::free_page(&mut k, pfn);
+                continue;
+            }
+            let sector = k.inodes[ino]
+                .sector_of(index)
+                .unwrap_or(index * PAGE_SECTORS as u64);
+            k.pages.flags[pfn as usize] = PG_LOCKED | if index == mark { PG_READAHEAD } else { 0 };
+            filemap::add_to_page_cache_lru(&mut k, pfn, ino, index);
+            (k.inodes[ino].bdi, sector)
+        };
+        let bio = Bio {
+            dir: Dir::Read,
+            sync: true,
+            sector,
+            nr_sectors: PAGE_SECTORS,
+            tag: pfn as u64,
+        };
+        submit_bio(w, bdi, bio).await;
+    }
+    Ok(())
+}
+
+/// `ondemand_readahead` for a read of `req` pages at `index`; `hit_marker` when the reader
+/// reached a PG_readahead page (asynchronous readahead).
+pub async fn ondemand_readahead(
+    w: &World,
+    ino: usize,
+    ra: &mut RaState,
+    index: u64,
+    req: u64,
+    hit_marker: bool,
+) -> Result<(), AllocError> {
+    let max = MAX_READAHEAD_PAGES;
+    if hit_marker && index == ra.start + ra.size - ra.async_size {
+        // The expected sequential marker: push the window forward.
+        ra.start += ra.size;
+        ra.size = get_next_ra_size(ra.size, max);
+        ra.async_size = ra.size;
+    } else {
+        // Start of file, or a fresh sequential read: an initial window.
+        ra.start = index;
+        ra.size = get_init_ra_size(req, max);
+        ra.async_size = if ra.size > req {
+            ra.size - req
+        } else {
+            ra.size
+        };
+    }
+    let mark = ra.start + ra.size - ra.async_size;
+    do_page_cache_readahead(w, ino, ra.start, ra.size, mark).await
+}
+
+/// One page of `do_generic_file_read`: find or read the page at `index` (with readahead),
+/// wait until it is uptodate, `mark_page_accessed`.
+pub async fn read_page(
+    w: &World,
+    ino: usize,
+    ra: &mut RaState,
+    index: u64,
+    req: u64,
+) -> Result<Pfn, AllocError> {
+    if filemap::find_get_page(&w.borrow(), ino, index).is_none() {
+        // page_cache_sync_readahead
+        ondemand_readahead(w, ino, ra, index, req, false).await?;
+    }
+    let pfn = loop {
+        let found = filemap::find_get_page(&w.borrow(), ino, index);
+        match found {
+            Some(p) => break p,
+            // Reclaimed between readahead and now: read it again.
+            None => ondemand_readahead(w, ino, ra, index, req, false).await?,
+        }
+    };
+    let marker = w.borrow_mut().pages.test_and_clear(pfn, PG_READAHEAD);
+    if marker {
+        // page_cache_async_readahead
+        ondemand_readahead(w, ino, ra, index, req, true).await?;
+    }
+    loop {
+        let (uptodate, q) = {
+            let k = w.borrow();
+            (k.pages.test(pfn, PG_UPTODATE), k.wq.page(pfn))
+        };
+        if uptodate {
+            break;
+        }
+        crate::engine::wait_event(w, q, None, false).await;
+    }
+    let mut k = w.borrow_mut();
+    if k.pages.mapping[pfn as usize] as usize == ino && k.pages.index[pfn as usize] as u64 == index
+    {
+        filemap::mark_page_accessed(&mut k, pfn);
+    }
+    Ok(pfn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_start_at_four_pages_and_double_to_the_maximum() {
+        // mm/readahead.c with read_ahead_kb = 128: a one-page read starts a 4-page window.
+        assert_eq!(get_init_ra_size(1, 32), 4);
+        assert_eq!(get_init_ra_size(4, 32), 8);
+        assert_eq!(get_init_ra_size(16, 32), 32);
+        assert_eq!(get_next_ra_size(4, 32), 8);
+        assert_eq!(get_next_ra_size(8, 32), 16);
+        assert_eq!(get_next_ra_size(16, 32), 32);
+        assert_eq!(get_next_ra_size(32, 32), 32);
+    }
+}
