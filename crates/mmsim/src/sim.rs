@@ -308,7 +308,7 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
                 }
                 let now = w2.borrow().sched.now();
                 w2.borrow_mut().workloads[idx].started_at = now;
-                workload::dd::run(w2, idx, mm, bdi, dd.size, dd.fdatasync).await;
+                workload::dd::run(w2, idx, mm, bdi, dd.size, dd.fdatasync, dd.unlink).await;
             });
             w.borrow_mut().mms[mm].task = Some(t);
         }

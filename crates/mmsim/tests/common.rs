@@ -98,6 +98,7 @@ pub fn single_dd(ram_mib: u64, dd_mib: u64, seconds: u64) -> Scenario {
             size: dd_mib * MIB,
             bs: MIB,
             fdatasync: true,
+            unlink: false,
             start_when_used: None,
         }),
     }];

@@ -305,3 +305,32 @@ fn streaming_a_file_larger_than_ram_does_not_swap_out_anonymous_memory() {
         "the file's pages were reclaimed"
     );
 }
+
+/// Issue 3: unlink frees a file's pages; dirty ones are dropped unwritten, and pages reclaim
+/// held isolated meanwhile are freed by reclaim. Nothing is left behind.
+#[test]
+fn unlinking_a_file_frees_every_page_it_had_in_the_page_cache() {
+    use mmsim::scenario::WorkloadKind;
+    let mut s = common::single_dd(256, 400, 20);
+    if let WorkloadKind::Dd(dd) = &mut s.workloads[0].kind {
+        dd.fdatasync = false;
+        dd.unlink = true;
+    }
+    let r = run(&s, "lessdisrupt-v7r10", 1, true);
+    assert!(r.metric("dd", "io_seconds").unwrap() > 0.0);
+    for counter in [
+        "nr_file_pages",
+        "nr_dirty",
+        "nr_writeback",
+        "nr_inactive_file",
+        "nr_active_file",
+    ] {
+        assert_eq!(r.vmstat(counter), 0, "{counter} after unlink");
+    }
+    let dirtied = r.vmstat("nr_dirtied");
+    assert_eq!(dirtied, 400 * 256);
+    assert!(
+        r.vmstat("nr_written") < dirtied,
+        "some dirty pages were dropped unwritten"
+    );
+}

@@ -92,3 +92,55 @@ pub async fn write_page(
     inode.size_pages = inode.size_pages.max(index + 1);
     Ok(COPY_PAGE_NS)
 }
+
+/// `cancel_dirty_page`: a dirty page leaves its file without being written.
+fn cancel_dirty_page(k: &mut Kernel, pfn: super::page::Pfn) {
+    use super::page::PG_DIRTY;
+    if k.pages.test_and_clear(pfn, PG_DIRTY) {
+        let zi = k.page_zone(pfn);
+        k.zones[zi].mod_stat(ZoneStat::nr_dirty, -1);
+        let bdi = super::page_writeback::page_bdi(k, pfn);
+        k.bdis[bdi].reclaimable -= 1;
+    }
+}
+
+/// `truncate_inode_pages` (to size 0) and the unlink that follows: wait for reads and
+/// writeback in flight, drop every page (dirty ones without writing them), take the inode off
+/// its device's writeback lists. A page a reclaimer holds isolated leaves the page cache now
+/// and is freed by the reclaimer.
+pub async fn truncate_inode_pages(w: &World, ino: usize) {
+    use super::page::{PG_ISOLATED, PG_LOCKED, PG_LRU, PG_TRUNCATED, PG_WRITEBACK};
+    loop {
+        let next = w.borrow().inodes[ino].cached().next();
+        let Some((_, pfn)) = next else { break };
+        let (busy, q) = {
+            let k = w.borrow();
+            (k.pages.test(pfn, PG_LOCKED | PG_WRITEBACK), k.wq.page(pfn))
+        };
+        if busy {
+            crate::engine::wait_event(w, q, None, false).await;
+            continue;
+        }
+        let mut k = w.borrow_mut();
+        cancel_dirty_page(&mut k, pfn);
+        delete_from_page_cache(&mut k, pfn);
+        if k.pages.test(pfn, PG_LRU) {
+            swap::del_page_from_lru_list(&mut k, pfn);
+            k.pages.flags[pfn as usize] = 0;
+            super::page_alloc::free_page(&mut k, pfn);
+        } else {
+            debug_assert!(k.pages.test(pfn, PG_ISOLATED));
+            k.pages.set(pfn, PG_TRUNCATED);
+        }
+    }
+    let mut k = w.borrow_mut();
+    let bdi = k.inodes[ino].bdi;
+    let b = &mut k.bdis[bdi];
+    b.b_dirty.retain(|&i| i != ino);
+    b.b_io.retain(|&i| i != ino);
+    b.b_more_io.retain(|&i| i != ino);
+    let inode = &mut k.inodes[ino];
+    inode.state = 0;
+    inode.size_pages = 0;
+    inode.unlinked = true;
+}

@@ -36,6 +36,9 @@ pub const PG_UPTODATE: u32 = 1 << 18;
 pub const PG_PRIVATE: u32 = 1 << 19;
 /// The page that triggers the next asynchronous readahead (`PG_readahead`).
 pub const PG_READAHEAD: u32 = 1 << 20;
+/// mmsim: truncated from its file while a reclaimer held it isolated; the reclaimer frees
+/// it (the kernel's last `put_page`).
+pub const PG_TRUNCATED: u32 = 1 << 21;
 /// Bits 24..31: `page_mapcount` (number of PTEs mapping the page).
 pub const MAPCOUNT_SHIFT: u32 = 24;
 

@@ -610,8 +610,10 @@ fn shrink_one_page(
             sc.nr_scanned += 1;
         }
     }
-    if page_orphaned(k, pfn) && !k.pages.test(pfn, PG_WRITEBACK) {
-        k.pages.clear(pfn, PG_DIRTY);
+    if (page_orphaned(k, pfn) || k.pages.test(pfn, PG_TRUNCATED))
+        && !k.pages.test(pfn, PG_WRITEBACK)
+    {
+        k.pages.clear(pfn, PG_DIRTY | PG_TRUNCATED);
         return Verdict::Free;
     }
     let file = k.pages.is_file_cache(pfn);
@@ -819,7 +821,10 @@ pub async fn shrink_page_list(
 fn putback_inactive_pages(k: &mut Kernel, zi: usize, list: &PageList) {
     for &pfn in list.as_slice() {
         k.pages.clear(pfn, PG_ISOLATED);
-        if page_orphaned(k, pfn) && k.pages.flags[pfn as usize] & (PG_WRITEBACK | PG_LOCKED) == 0 {
+        let truncated = k.pages.test(pfn, PG_TRUNCATED);
+        if (page_orphaned(k, pfn) || truncated)
+            && k.pages.flags[pfn as usize] & (PG_WRITEBACK | PG_LOCKED) == 0
+        {
             // Its owner exited while we held it: the last reference goes now.
             k.pages.flags[pfn as usize] &= PG_UPTODATE;
             super::page_alloc::free_page(k, pfn);

@@ -360,6 +360,7 @@ impl Procedure {
                     size,
                     bs: 1 << 20,
                     fdatasync: true,
+                    unlink: false,
                     start_when_used: Some(pool / 5 * 4),
                 }),
             });

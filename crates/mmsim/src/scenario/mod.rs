@@ -256,6 +256,8 @@ pub struct DdParams {
     pub bs: u64,
     /// `conv=fdatasync`.
     pub fdatasync: bool,
+    /// Unlink the file when done (`rm`), freeing its pages.
+    pub unlink: bool,
     /// MMTests parallelio's start condition: wait (polling every 2 s) until "used" memory
     /// (MemTotal - MemFree - page cache) reaches this many bytes, then 5 s more.
     pub start_when_used: Option<u64>,

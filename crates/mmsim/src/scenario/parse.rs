@@ -155,7 +155,7 @@ const DEVICE_KEYS: &[&str] = &[
 const DEVICE_TYPES: &[&str] = &["hdd", "ssd", "usb", "raid0"];
 const FILESYSTEMS: &[&str] = &["ext4", "raw"];
 const SCHEDULERS: &[&str] = &["deadline", "noop"];
-const DD_KEYS: &[&str] = &["device", "size", "bs", "conv"];
+const DD_KEYS: &[&str] = &["device", "size", "bs", "conv", "unlink"];
 const CAT_KEYS: &[&str] = &["device", "size"];
 const MACHINE_KEYS: &[&str] = &["ram", "cpus"];
 const SWAP_KEYS: &[&str] = &[
@@ -1740,6 +1740,13 @@ fn dd(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<WorkloadKind> 
         size: size_b,
         bs,
         fdatasync,
+        unlink: match opt(t, "unlink") {
+            Some(item) => match item.node.val {
+                Val::Bool(b) => b,
+                _ => return Err(item.expected(cx, "true or false")),
+            },
+            None => false,
+        },
         start_when_used: None,
     }))
 }

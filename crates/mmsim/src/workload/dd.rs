@@ -1,6 +1,7 @@
 //! `dd if=/dev/zero of=FILE bs=BS count=N [conv=fdatasync]`: buffered writes of a new file
 //! on a filesystem, then optionally `fdatasync`. Its io-duration (MMTests' parallelio row)
-//! runs from the first write to the end of `fdatasync`.
+//! runs from the first write to the end of `fdatasync`. With `unlink = true` the file is
+//! then removed and its pages freed.
 
 use super::{exit, killed, CpuDebt};
 use crate::calibration::PAGE_SIZE;
@@ -10,7 +11,15 @@ use crate::mm::page_writeback::{balance_dirty_pages_ratelimited, DirtyTask};
 use crate::mm::{filemap, World};
 
 /// The dd task: write `size` bytes to a new file on device `bdi`.
-pub async fn run(w: World, idx: usize, mm: usize, bdi: usize, size: u64, fdatasync: bool) {
+pub async fn run(
+    w: World,
+    idx: usize,
+    mm: usize,
+    bdi: usize,
+    size: u64,
+    fdatasync: bool,
+    unlink: bool,
+) {
     let ino = {
         let mut k = w.borrow_mut();
         let name = format!("{}-largefile", k.mms[mm].name);
@@ -37,6 +46,9 @@ pub async fn run(w: World, idx: usize, mm: usize, bdi: usize, size: u64, fdatasy
     }
     let now = w.borrow().sched.now();
     w.borrow_mut().workloads[idx].io_done_at = Some(now);
+    if unlink {
+        filemap::truncate_inode_pages(&w, ino).await;
+    }
 }
 
 /// MMTests parallelio's wait before the IO (`mmtests.md` §6.1 step 4): poll every 2 s until
