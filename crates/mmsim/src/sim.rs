@@ -223,6 +223,9 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             device,
             fs: match dev.filesystem {
                 Filesystem::Ext4 => FsKind::Ext4,
+                Filesystem::Ext3 => FsKind::Ext3,
+                Filesystem::Xfs => FsKind::Xfs,
+                Filesystem::Btrfs => FsKind::Btrfs,
                 Filesystem::Raw => FsKind::Raw,
             },
             reclaimable: 0,

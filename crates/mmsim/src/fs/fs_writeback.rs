@@ -116,9 +116,10 @@ fn next_dirty_page(k: &Kernel, ino: usize, from: u64) -> Option<(u64, Pfn)> {
         .find(|&(_, pfn)| k.pages.test(pfn, PG_DIRTY))
 }
 
-/// ext4's block mapping at writeback (delayed allocation): the sector of page `index`,
-/// allocating an extent if the page has none. Raw devices map pages one to one.
-fn map_block(k: &mut Kernel, ino: usize, index: u64) -> u64 {
+/// The sector of page `index` of a file, allocating an extent if the page has none (at
+/// writeback for delayed-allocation filesystems; for ext3 the allocation happened at
+/// `write()`, which for placement is the same). Raw devices map pages one to one.
+pub fn map_block(k: &mut Kernel, ino: usize, index: u64) -> u64 {
     let bdi = k.inodes[ino].bdi;
     if k.bdis[bdi].fs == FsKind::Raw {
         return index * PAGE_SECTORS as u64;

@@ -23,8 +23,43 @@ pub enum FsKind {
     /// ext4 with delayed allocation: blocks are allocated at writeback; reclaim's
     /// `writepage` redirties pages whose blocks are not allocated yet.
     Ext4,
+    /// ext3 (data=ordered): blocks are allocated at `write()`; reclaim's `writepage` writes.
+    Ext3,
+    /// xfs (delayed allocation): `xfs_vm_writepage` refuses direct reclaim and writes for
+    /// kswapd, allocating blocks if needed.
+    Xfs,
+    /// btrfs: `btrfs_writepage` refuses every reclaimer (`PF_MEMALLOC`).
+    Btrfs,
     /// No filesystem (a raw block device or a swap partition).
     Raw,
+}
+
+/// What a filesystem's `->writepage` does with a page reclaim hands it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReclaimWrite {
+    /// Start IO on the page.
+    Write,
+    /// `redirty_page_for_writepage`: keep it dirty, start no IO.
+    Redirty,
+}
+
+impl FsKind {
+    /// Whether blocks are allocated at writeback rather than at `write()`.
+    pub fn delayed_allocation(self) -> bool {
+        matches!(self, FsKind::Ext4 | FsKind::Xfs | FsKind::Btrfs)
+    }
+
+    /// The filesystem's answer to `writepage` from reclaim (3.x), for a page whose blocks are
+    /// (`mapped`) or are not yet allocated, from kswapd or direct reclaim.
+    pub fn writepage_for_reclaim(self, kswapd: bool, mapped: bool) -> ReclaimWrite {
+        match self {
+            FsKind::Raw | FsKind::Ext3 => ReclaimWrite::Write,
+            FsKind::Ext4 if mapped => ReclaimWrite::Write,
+            FsKind::Ext4 => ReclaimWrite::Redirty,
+            FsKind::Xfs if kswapd => ReclaimWrite::Write,
+            FsKind::Xfs | FsKind::Btrfs => ReclaimWrite::Redirty,
+        }
+    }
 }
 
 /// A flusher work item (`struct wb_writeback_work`, `kernel-writeback.md` §6.2).
@@ -239,5 +274,42 @@ pub async fn iostat_task(w: World) {
             return;
         }
         engine::sleep_until(&w, next).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 3: each filesystem's answer to reclaim's `writepage` (3.x sources:
+    /// `ext4_writepage`, `xfs_vm_writepage`, `btrfs_writepage`, `ext3_ordered_writepage`).
+    #[test]
+    fn each_filesystem_answers_reclaims_writepage_as_its_3x_code_does() {
+        use FsKind::*;
+        use ReclaimWrite::*;
+        // (fs, from kswapd, blocks allocated) -> answer
+        let cases = [
+            (Ext4, true, false, Redirty),
+            (Ext4, true, true, Write),
+            (Ext4, false, true, Write),
+            (Xfs, true, false, Write),
+            (Xfs, false, true, Redirty),
+            (Btrfs, true, true, Redirty),
+            (Btrfs, false, false, Redirty),
+            (Ext3, false, true, Write),
+            (Ext3, true, true, Write),
+            (Raw, true, true, Write),
+        ];
+        for (fs, kswapd, mapped, answer) in cases {
+            assert_eq!(
+                fs.writepage_for_reclaim(kswapd, mapped),
+                answer,
+                "{fs:?} kswapd={kswapd} mapped={mapped}"
+            );
+        }
+        assert!(
+            Ext4.delayed_allocation() && Xfs.delayed_allocation() && Btrfs.delayed_allocation()
+        );
+        assert!(!Ext3.delayed_allocation() && !Raw.delayed_allocation());
     }
 }

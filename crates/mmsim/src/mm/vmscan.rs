@@ -504,7 +504,7 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Pageout {
             return Pageout::Clean;
         }
         k.pages.set(pfn, PG_RECLAIM);
-        fs_writepage_for_reclaim(k, pfn, bdi);
+        fs_writepage_for_reclaim(k, pfn, bdi, kswapd);
     } else {
         if !k.pages.test(pfn, PG_DIRTY) {
             return Pageout::Clean;
@@ -532,17 +532,16 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Pageout {
 /// delayed allocation is redirtied (`redirty_page_for_writepage`) and no IO starts; a page
 /// with blocks is written. A full request pool also redirties it (the kernel would sleep
 /// for a request; reclaim here does not).
-fn fs_writepage_for_reclaim(k: &mut Kernel, pfn: Pfn, bdi: usize) {
+fn fs_writepage_for_reclaim(k: &mut Kernel, pfn: Pfn, bdi: usize, kswapd: bool) {
     let ino = k.pages.mapping[pfn as usize] as usize;
     let index = k.pages.index[pfn as usize] as u64;
-    let sector = match k.bdis[bdi].fs {
-        backing_dev::FsKind::Raw => Some(index * backing_dev::PAGE_SECTORS as u64),
-        backing_dev::FsKind::Ext4 => k.inodes[ino].sector_of(index),
-    };
-    let Some(sector) = sector else {
+    let fs = k.bdis[bdi].fs;
+    let mapped = !fs.delayed_allocation() || k.inodes[ino].sector_of(index).is_some();
+    if fs.writepage_for_reclaim(kswapd, mapped) == backing_dev::ReclaimWrite::Redirty {
         super::page_writeback::redirty_page_for_writepage(k, pfn);
         return;
-    };
+    }
+    let sector = crate::fs::fs_writeback::map_block(k, ino, index);
     if !backing_dev::queue_has_room(k, bdi) {
         super::page_writeback::redirty_page_for_writepage(k, pfn);
         return;

@@ -105,6 +105,12 @@ pub enum DeviceKind {
 pub enum Filesystem {
     /// ext4 with delayed allocation.
     Ext4,
+    /// ext3, data=ordered.
+    Ext3,
+    /// xfs.
+    Xfs,
+    /// btrfs.
+    Btrfs,
     /// No filesystem: raw block IO.
     Raw,
 }

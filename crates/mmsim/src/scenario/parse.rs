@@ -153,7 +153,7 @@ const DEVICE_KEYS: &[&str] = &[
     "scheduler",
 ];
 const DEVICE_TYPES: &[&str] = &["hdd", "ssd", "usb", "raid0"];
-const FILESYSTEMS: &[&str] = &["ext4", "raw"];
+const FILESYSTEMS: &[&str] = &["ext4", "ext3", "xfs", "btrfs", "raw"];
 const SCHEDULERS: &[&str] = &["deadline", "noop"];
 const DD_KEYS: &[&str] = &["device", "size", "bs", "conv", "unlink"];
 const CAT_KEYS: &[&str] = &["device", "size"];
@@ -1629,6 +1629,9 @@ fn devices(cx: &Cx<'_>, item: &Item<'_>) -> Res<Vec<BlockDevice>> {
         let filesystem = match opt(&t, "filesystem") {
             Some(f) => match choice(cx, &f, FILESYSTEMS)? {
                 "ext4" => Filesystem::Ext4,
+                "ext3" => Filesystem::Ext3,
+                "xfs" => Filesystem::Xfs,
+                "btrfs" => Filesystem::Btrfs,
                 _ => Filesystem::Raw,
             },
             None => Filesystem::Ext4,
@@ -1682,7 +1685,7 @@ fn file_on_device<'d>(
         );
         return Err(with_suggestion(e, nearest(dev_name, &names)));
     };
-    if dev.filesystem != Filesystem::Ext4 {
+    if dev.filesystem == Filesystem::Raw {
         return Err(dev_item.fail(
             cx,
             format!("device \"{dev_name}\" has no filesystem to hold a file"),
