@@ -568,6 +568,7 @@ pub fn summarise(
             .map(|b| crate::report::DeviceReport {
                 name: b.name.clone(),
                 iostat: b.iostat.samples().iter().map(|(_, s)| *s).collect(),
+                diskstats: b.queue.stats_at(end),
             })
             .collect(),
     }

@@ -232,6 +232,22 @@ fn a_single_dd_runs_at_disk_speed_with_dirty_pages_near_the_setpoint_and_loses_n
     assert_eq!(r.vmstat("nr_writeback"), 0);
     assert_eq!(r.vmstat("nr_dirtied"), pages);
     assert_eq!(r.vmstat("nr_written"), pages);
+    // The disk saw every page once, in merged requests; iostat saw a busy write queue.
+    let sda = &r.devices[0];
+    assert_eq!(sda.diskstats.sectors_written, pages * 8);
+    assert_eq!(
+        sda.diskstats.writes_completed + sda.diskstats.writes_merged,
+        pages
+    );
+    assert!(
+        sda.diskstats.writes_completed * 64 <= pages,
+        "requests of at least 256 KiB"
+    );
+    let io = sda.summary().expect("iostat samples were kept");
+    assert!(
+        io.mean_w_await > 0.0 && io.mean_avgqz > 1.0 && io.mean_r_await == 0.0,
+        "{io:?}"
+    );
 }
 
 /// Issue 3: swap on its own device goes through that device's queue and disk model.

@@ -268,7 +268,7 @@ impl IostatSampler {
 
 /// The MMTests iostat rows for one device: Mean and Max of avgqu-sz, await, r_await and
 /// w_await over the kept samples (`MonitorIostat.pm` @ a2802bbb, `mmtests.md` §4).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct IostatSummary {
     pub samples_kept: usize,
     pub mean_avgqz: f64,

@@ -15,6 +15,7 @@
 //! | `vmstat` | object: string → integer | `/proc/vmstat` at the end of the run |
 //! | `mmtests_vmstat` | object: string → number | the MMTests "vmstat" summary rows (see below) |
 //! | `workloads` | object: string → (object: string → number) | per workload, its metrics |
+//! | `devices` | object: device → `{iostat: {row → number}, diskstats: {field → integer}}` | per `[[device]]`: the MMTests iostat rows ("Mean sda-await", ...) over the 10 s samples, and `/proc/diskstats` at the end (times in ms) |
 //! | `threads` | array of `{name, system_seconds, user_seconds}` | CPU time per simulated thread, in run order |
 //! | `oom_kills` | array of `{at_seconds, rss_pages, victim}` | OOM kills in order: time (s), resident pages of the victim, victim workload |
 //!
@@ -115,6 +116,50 @@ pub fn run_to_json(r: &RunResult) -> Value {
                         .map(|(n, v)| (n.clone(), float(*v)))
                         .collect();
                     (w.clone(), Value::Object(m))
+                })
+                .collect(),
+        ),
+    );
+    o.insert(
+        "devices".into(),
+        Value::Object(
+            r.devices
+                .iter()
+                .map(|d| {
+                    let mut m = Map::new();
+                    let rows = crate::report::mmtests::iostat_rows(
+                        &d.name,
+                        &d.summary().unwrap_or_default(),
+                    );
+                    m.insert(
+                        "iostat".into(),
+                        Value::Object(rows.iter().map(|(l, v)| (l.clone(), float(*v))).collect()),
+                    );
+                    let st = &d.diskstats;
+                    let ms = |ns: u64| Value::from(ns / 1_000_000);
+                    let fields = [
+                        ("reads_completed", Value::from(st.reads_completed)),
+                        ("reads_merged", Value::from(st.reads_merged)),
+                        ("sectors_read", Value::from(st.sectors_read)),
+                        ("read_ms", ms(st.read_ns)),
+                        ("writes_completed", Value::from(st.writes_completed)),
+                        ("writes_merged", Value::from(st.writes_merged)),
+                        ("sectors_written", Value::from(st.sectors_written)),
+                        ("write_ms", ms(st.write_ns)),
+                        ("in_flight", Value::from(st.in_flight)),
+                        ("io_ms", ms(st.io_ticks_ns)),
+                        ("weighted_io_ms", ms(st.time_in_queue_ns)),
+                    ];
+                    m.insert(
+                        "diskstats".into(),
+                        Value::Object(
+                            fields
+                                .into_iter()
+                                .map(|(k, v)| (k.to_string(), v))
+                                .collect(),
+                        ),
+                    );
+                    (d.name.clone(), Value::Object(m))
                 })
                 .collect(),
         ),

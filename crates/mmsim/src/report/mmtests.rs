@@ -427,6 +427,20 @@ pub fn vmstat_cell(label: &str, value: f64) -> Cell {
     }
 }
 
+/// The eight MMTests iostat rows of one device, Mean rows first (`mmtests.md` §4).
+pub fn iostat_rows(dev: &str, s: &crate::block::IostatSummary) -> [(String, f64); 8] {
+    [
+        (format!("Mean {dev}-avgqz"), s.mean_avgqz),
+        (format!("Mean {dev}-await"), s.mean_await),
+        (format!("Mean {dev}-r_await"), s.mean_r_await),
+        (format!("Mean {dev}-w_await"), s.mean_w_await),
+        (format!("Max {dev}-avgqz"), s.max_avgqz),
+        (format!("Max {dev}-await"), s.max_await),
+        (format!("Max {dev}-r_await"), s.max_r_await),
+        (format!("Max {dev}-w_await"), s.max_w_await),
+    ]
+}
+
 /// The iostat table (§4): rows as given (MMTests puts the `Mean` rows before the `Max`
 /// rows), the statistic name and the `<dev>-<field>` part each padded to their longest,
 /// then one `%12.2f` cell per kernel, no percentages. Every line ends in `\n`.

@@ -43,6 +43,15 @@ pub struct DeviceReport {
     pub name: String,
     /// The samples, in time order.
     pub iostat: Vec<crate::block::IostatSample>,
+    /// `/proc/diskstats` at the end of the run.
+    pub diskstats: crate::block::DiskStats,
+}
+
+impl DeviceReport {
+    /// The MMTests iostat summary of the samples (§4 of `mmtests.md`), if any was kept.
+    pub fn summary(&self) -> Option<crate::block::IostatSummary> {
+        crate::block::IostatSummary::from_samples(&self.iostat)
+    }
 }
 
 impl RunResult {

@@ -102,6 +102,48 @@ pub fn summary(runs: &[RunResult]) -> String {
     out.push('\n');
     out.push_str(&format_monitor_table(&kernels, &rows));
 
+    // The iostat table: devices in sorted order, Mean rows then Max rows; a device whose
+    // mean queue size is below 0.01 in the first run is left out, as MMTests does.
+    let mut names: Vec<&str> = runs[0].devices.iter().map(|d| d.name.as_str()).collect();
+    names.sort_unstable();
+    let mut mean_rows = Vec::new();
+    let mut max_rows = Vec::new();
+    for name in names {
+        let per_run: Vec<[(String, f64); 8]> = runs
+            .iter()
+            .map(|r| {
+                let s = r
+                    .devices
+                    .iter()
+                    .find(|d| d.name == name)
+                    .and_then(|d| d.summary())
+                    .unwrap_or_default();
+                crate::report::mmtests::iostat_rows(name, &s)
+            })
+            .collect();
+        if per_run[0][0].1 < 0.01 {
+            continue;
+        }
+        for i in 0..8 {
+            let row = (
+                per_run[0][i].0.clone(),
+                per_run.iter().map(|r| r[i].1).collect::<Vec<f64>>(),
+            );
+            if i < 4 {
+                mean_rows.push(row);
+            } else {
+                max_rows.push(row);
+            }
+        }
+    }
+    if !mean_rows.is_empty() {
+        mean_rows.extend(max_rows);
+        out.push('\n');
+        out.push_str(&crate::report::mmtests::format_iostat_table(
+            &kernels, &mean_rows,
+        ));
+    }
+
     if runs.iter().any(|r| !r.oom_kills.is_empty()) {
         out.push_str("\nOOM kills\n");
         for r in runs {

@@ -502,19 +502,18 @@ pub fn tables(p: &Procedure, runs: &[Vec<RunResult>; 3]) -> Tables {
         let vals = [0, 1, 2].map(|k| crate::report::mmtests::json_value(&iostat[k].0[i].1));
         vmstat.push((label.to_string(), vals));
     }
-    let io_row = |f: fn(&crate::block::IostatSummary) -> f64| {
-        [0, 1, 2].map(|k| iostat[k].1.as_ref().map_or(0.0, f))
-    };
-    let iostat_rows = vec![
-        ("Mean sda-avgqz".to_string(), io_row(|s| s.mean_avgqz)),
-        ("Mean sda-await".to_string(), io_row(|s| s.mean_await)),
-        ("Mean sda-r_await".to_string(), io_row(|s| s.mean_r_await)),
-        ("Mean sda-w_await".to_string(), io_row(|s| s.mean_w_await)),
-        ("Max sda-avgqz".to_string(), io_row(|s| s.max_avgqz)),
-        ("Max sda-await".to_string(), io_row(|s| s.max_await)),
-        ("Max sda-r_await".to_string(), io_row(|s| s.max_r_await)),
-        ("Max sda-w_await".to_string(), io_row(|s| s.max_w_await)),
-    ];
+    let per_kernel: Vec<[(String, f64); 8]> = iostat
+        .iter()
+        .map(|(_, s)| crate::report::mmtests::iostat_rows("sda", &s.unwrap_or_default()))
+        .collect();
+    let iostat_rows: Vec<(String, [f64; 3])> = (0..8)
+        .map(|i| {
+            (
+                per_kernel[0][i].0.clone(),
+                [0, 1, 2].map(|k| per_kernel[k][i].1),
+            )
+        })
+        .collect();
     Tables {
         steps: p.step_labels(),
         parallelio,
