@@ -74,8 +74,7 @@ pub async fn write_page(
         if let Some(p) = find_get_page(&w.borrow(), ino, index) {
             break p;
         }
-        // __GFP_WRITE's zone-fair placement is not modelled (one dirty limit per machine).
-        let p = alloc_pages(w, Gfp::HIGHUSER_MOVABLE, 0).await?;
+        let p = alloc_pages(w, Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::WRITE), 0).await?;
         let mut k = w.borrow_mut();
         if find_get_page(&k, ino, index).is_some() {
             super::page_alloc::free_page(&mut k, p);

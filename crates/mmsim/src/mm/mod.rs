@@ -66,6 +66,8 @@ impl Gfp {
     pub const HIGHMEM: u32 = 1 << 5;
     pub const MOVABLE: u32 = 1 << 6;
     pub const NO_KSWAPD: u32 = 1 << 7;
+    /// `__GFP_WRITE`: a page-cache page about to be dirtied (3.3+ zone-fair placement).
+    pub const WRITE: u32 = 1 << 8;
     /// `GFP_KERNEL`.
     pub const KERNEL: Gfp = Gfp(Self::WAIT | Self::IO | Self::FS);
     /// `GFP_NOFS`.
@@ -80,6 +82,7 @@ impl Gfp {
     pub fn name(self) -> &'static str {
         match self {
             Gfp::HIGHUSER_MOVABLE => "GFP_HIGHUSER_MOVABLE",
+            Gfp(f) if f == Gfp::HIGHUSER_MOVABLE.0 | Gfp::WRITE => "GFP_HIGHUSER_MOVABLE|GFP_WRITE",
             Gfp::KERNEL => "GFP_KERNEL",
             Gfp::NOFS => "GFP_NOFS",
             Gfp::ATOMIC => "GFP_ATOMIC",

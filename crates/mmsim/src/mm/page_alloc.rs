@@ -251,6 +251,11 @@ pub fn zonelist(k: &Kernel, gfp: Gfp) -> (usize, [usize; MAX_NR_ZONES], usize) {
 pub fn get_page_from_freelist(k: &mut Kernel, gfp: Gfp, order: u32, flags: u32) -> Option<Pfn> {
     let (classzone, list, n) = zonelist(k, gfp);
     for &zi in &list[..n] {
+        // 3.3+: on the fast path, a page-cache page for writing skips a zone already holding
+        // its share of the dirty limit, so dirty pages spread over zones in proportion.
+        if flags & af::WMARK_MASK == af::WMARK_LOW && gfp.has(Gfp::WRITE) && !zone_dirty_ok(k, zi) {
+            continue;
+        }
         let z = &k.zones[zi];
         if flags & af::NO_WATERMARKS == 0 {
             let mark = z.watermark[(flags & af::WMARK_MASK) as usize];
@@ -265,6 +270,36 @@ pub fn get_page_from_freelist(k: &mut Kernel, gfp: Gfp, order: u32, flags: u32) 
         }
     }
     None
+}
+
+/// `zone_dirtyable_memory` (3.3-3.13): free plus reclaimable pages, less the zone's
+/// `dirty_balance_reserve` (high watermark + largest lowmem reserve).
+pub fn zone_dirtyable_memory(k: &Kernel, zi: usize) -> u64 {
+    let z = &k.zones[zi];
+    let reserve =
+        (z.high_wmark() + z.lowmem_reserve.iter().copied().max().unwrap_or(0)).min(z.managed_pages);
+    let pages = z.free_pages() + vmscan::zone_reclaimable_pages(k, zi);
+    pages - pages.min(reserve)
+}
+
+/// `zone_dirty_limit`: the zone's share of the dirty limit (`kernel-writeback.md` §2.1).
+pub fn zone_dirty_limit(k: &Kernel, zi: usize) -> u64 {
+    let zone_memory = zone_dirtyable_memory(k, zi);
+    let d = &k.vm.dirty;
+    if d.dirty_bytes > 0 {
+        let global = super::page_writeback::global_dirtyable(k).max(1);
+        (d.dirty_bytes.div_ceil(PAGE_SIZE) as u128 * zone_memory as u128 / global as u128) as u64
+    } else {
+        d.dirty_ratio as u64 * zone_memory / 100
+    }
+}
+
+/// `zone_dirty_ok`: dirty, unstable and writeback pages within the zone's limit.
+pub fn zone_dirty_ok(k: &Kernel, zi: usize) -> bool {
+    let z = &k.zones[zi];
+    let dirty =
+        z.stat(ZoneStat::nr_dirty) + z.stat(ZoneStat::nr_unstable) + z.stat(ZoneStat::nr_writeback);
+    dirty <= zone_dirty_limit(k, zi)
 }
 
 /// Free one order-0 page (`free_hot_cold_page` + `free_one_page`). The caller has taken it
@@ -500,5 +535,48 @@ mod tests {
         free_block(&mut pages, &mut z, a, 0);
         assert_eq!(z.free_area[4].len, 1);
         assert_eq!(z.free_pages(), 16);
+    }
+
+    /// `kernel-writeback.md` §2.1: a zone's dirty limit is dirty_ratio of its free plus
+    /// reclaimable pages less its reserve; a `__GFP_WRITE` allocation on the fast path skips
+    /// a zone over it, and the slow path (min watermark) does not.
+    #[test]
+    fn write_allocations_skip_a_zone_over_its_share_of_the_dirty_limit() {
+        use crate::mm::vmstat::ZoneStat;
+        let w = crate::sim::boot_for_test(128, 0, "3.9");
+        let mut k = w.borrow_mut();
+        let zi = ZONE_DMA32;
+        let z = &k.zones[zi];
+        let reserve =
+            (z.high_wmark() + z.lowmem_reserve.iter().copied().max().unwrap()).min(z.managed_pages);
+        let dirtyable = z.free_pages() - reserve;
+        assert_eq!(
+            zone_dirtyable_memory(&k, zi),
+            dirtyable,
+            "no LRU pages yet: free less reserve"
+        );
+        assert_eq!(zone_dirty_limit(&k, zi), 20 * dirtyable / 100);
+        assert!(zone_dirty_ok(&k, zi));
+        let write = Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::WRITE);
+        let p = get_page_from_freelist(&mut k, write, 0, af::WMARK_LOW).unwrap();
+        assert_eq!(
+            k.page_zone(p),
+            zi,
+            "DMA32 is the first zone of this machine"
+        );
+        // Over its limit: the fast path moves on to DMA; a plain allocation does not.
+        let over = zone_dirty_limit(&k, zi) as i64 + 1;
+        k.zones[zi].mod_stat(ZoneStat::nr_dirty, over);
+        assert!(!zone_dirty_ok(&k, zi));
+        let p = get_page_from_freelist(&mut k, write, 0, af::WMARK_LOW).unwrap();
+        assert_eq!(k.page_zone(p), 0, "the write allocation skipped DMA32");
+        let p = get_page_from_freelist(&mut k, Gfp::HIGHUSER_MOVABLE, 0, af::WMARK_LOW).unwrap();
+        assert_eq!(k.page_zone(p), zi);
+        let p = get_page_from_freelist(&mut k, write, 0, af::WMARK_MIN).unwrap();
+        assert_eq!(
+            k.page_zone(p),
+            zi,
+            "the slow path may exceed the zone's dirty limit"
+        );
     }
 }

@@ -1362,8 +1362,8 @@ pub fn page_bdi(k: &super::Kernel, pfn: super::page::Pfn) -> usize {
     k.inodes[k.pages.mapping[pfn as usize] as usize].bdi
 }
 
-/// `global_dirty_limits` from the machine's counters: (background, dirty) thresholds.
-pub fn dirty_limits(k: &super::Kernel) -> (u64, u64) {
+/// `global_dirtyable_memory` from the machine's counters.
+pub fn global_dirtyable(k: &super::Kernel) -> u64 {
     use super::vmstat::ZoneStat as S;
     let g = |s| k.global_stat(s);
     let reserve: Vec<ZoneReserve> = k
@@ -1383,7 +1383,12 @@ pub fn dirty_limits(k: &super::Kernel) -> (u64, u64) {
         dirty_balance_reserve: dirty_balance_reserve(&reserve),
         highmem_dirtyable: 0,
     };
-    global_dirty_limits(global_dirtyable_memory(&d), &k.vm.dirty, false)
+    global_dirtyable_memory(&d)
+}
+
+/// `global_dirty_limits` from the machine's counters: (background, dirty) thresholds.
+pub fn dirty_limits(k: &super::Kernel) -> (u64, u64) {
+    global_dirty_limits(global_dirtyable(k), &k.vm.dirty, false)
 }
 
 /// `account_page_dirtied`: a clean file page became dirty.
