@@ -386,4 +386,91 @@ mod tests {
         // 5 MB/s USB stick: 1024 pages.
         assert_eq!(writeback_chunk_size(1_280, 183_500, u64::MAX), 1_024);
     }
+
+    fn machine_with_disk() -> crate::mm::World {
+        let w = crate::sim::boot_for_test(128, 0, "3.9");
+        crate::sim::add_block_device(&w, &crate::scenario::BlockDevice::ext4_hdd("sda")).unwrap();
+        w
+    }
+
+    fn dirty_inode(k: &mut Kernel, name: &str, dirtied_when: Nanos) -> usize {
+        k.inodes.push(super::super::inode::Inode::new(name, 0));
+        let ino = k.inodes.len() - 1;
+        k.inodes[ino].state |= I_DIRTY_PAGES;
+        k.inodes[ino].dirtied_when = dirtied_when;
+        k.bdis[0].b_dirty.push_front(ino);
+        ino
+    }
+
+    /// §6.4: queue_io moves b_more_io to the head of b_io, then the inodes dirtied before the
+    /// cut-off from the tail (oldest end) of b_dirty; b_io is consumed from its tail, so the
+    /// previous round's leftovers go first, then the oldest expired inodes.
+    #[test]
+    fn queue_io_takes_expired_inodes_oldest_first_after_the_leftovers() {
+        let w = machine_with_disk();
+        let mut k = w.borrow_mut();
+        let old = dirty_inode(&mut k, "old", SEC);
+        let mid = dirty_inode(&mut k, "mid", 2 * SEC);
+        let new = dirty_inode(&mut k, "new", 10 * SEC);
+        k.bdis[0].b_more_io.push_front(new + 1000);
+        queue_io(&mut k, 0, 5 * SEC);
+        let order: Vec<usize> = k.bdis[0].b_io.iter().rev().copied().collect();
+        assert_eq!(
+            order,
+            vec![new + 1000, old, mid],
+            "leftovers, then oldest first"
+        );
+        assert_eq!(
+            k.bdis[0].b_dirty.iter().copied().collect::<Vec<_>>(),
+            vec![new],
+            "not yet expired"
+        );
+        assert!(k.bdis[0].b_more_io.is_empty());
+    }
+
+    /// §6.4 redirty_tail: an inode put back at the head of b_dirty gets a fresh
+    /// `dirtied_when` if it is older than the newest inode there, so the list stays ordered.
+    #[test]
+    fn redirty_tail_keeps_b_dirty_in_age_order() {
+        let w = machine_with_disk();
+        let mut k = w.borrow_mut();
+        let newest = dirty_inode(&mut k, "newest", 3 * SEC);
+        k.inodes.push(super::super::inode::Inode::new("back", 0));
+        let back = k.inodes.len() - 1;
+        k.inodes[back].dirtied_when = SEC;
+        redirty_tail(&mut k, 0, back);
+        assert_eq!(k.bdis[0].b_dirty.front(), Some(&back));
+        let now = k.sched.now();
+        assert_eq!(
+            k.inodes[back].dirtied_when, now,
+            "older than the newest: refreshed to now"
+        );
+        assert_ne!(now, SEC);
+        // An inode newer than the newest keeps its time.
+        k.inodes.push(super::super::inode::Inode::new("newer", 0));
+        let newer = k.inodes.len() - 1;
+        k.inodes[newer].dirtied_when = 5 * SEC;
+        k.inodes[newest].dirtied_when = 3 * SEC;
+        k.bdis[0].b_dirty.push_front(newest);
+        redirty_tail(&mut k, 0, newer);
+        assert_eq!(k.inodes[newer].dirtied_when, 5 * SEC);
+        assert_eq!(k.bdis[0].b_dirty.front(), Some(&newer));
+    }
+
+    /// §3.2: the first dirtying puts the inode at the head of b_dirty with the current
+    /// time; a second one changes nothing.
+    #[test]
+    fn an_inode_is_filed_once_when_first_dirtied() {
+        let w = machine_with_disk();
+        let mut k = w.borrow_mut();
+        k.inodes.push(super::super::inode::Inode::new("f", 0));
+        let ino = k.inodes.len() - 1;
+        mark_inode_dirty(&mut k, ino);
+        mark_inode_dirty(&mut k, ino);
+        assert_eq!(
+            k.bdis[0].b_dirty.iter().copied().collect::<Vec<_>>(),
+            vec![ino]
+        );
+        assert_ne!(k.inodes[ino].state & I_DIRTY_PAGES, 0);
+    }
 }
