@@ -1094,9 +1094,36 @@ pub async fn shrink_lruvec(w: &World, zi: usize, sc: &mut ScanControl) {
         scan_adjusted = true;
     }
     sc.nr_reclaimed += nr_reclaimed;
-    let mut k = w.borrow_mut();
-    if inactive_anon_is_low(&k, zi) {
-        shrink_active_list(&mut k, SWAP_CLUSTER_MAX, zi, Lru::ActiveAnon, sc);
+    {
+        let mut k = w.borrow_mut();
+        if inactive_anon_is_low(&k, zi) {
+            shrink_active_list(&mut k, SWAP_CLUSTER_MAX, zi, Lru::ActiveAnon, sc);
+        }
+    }
+    throttle_vm_writeout(w, sc).await;
+}
+
+/// Whether pages under writeback (and unstable NFS pages) exceed 1.1 × the hard dirty limit
+/// (`throttle_vm_writeout`'s test).
+pub fn too_much_writeback(k: &Kernel) -> bool {
+    let (_, thresh) = super::page_writeback::dirty_limits(k);
+    let mut limit = k.global_dirty_limit.hard_dirty_limit(thresh);
+    limit += limit / 10;
+    k.global_stat(ZoneStat::nr_unstable) + k.global_stat(ZoneStat::nr_writeback) > limit
+}
+
+/// `throttle_vm_writeout` (`kernel-reclaim.md` §3.5): a reclaimer waits while writeback is far
+/// over the dirty limit; one wait only for allocations without both __GFP_FS and __GFP_IO.
+async fn throttle_vm_writeout(w: &World, sc: &mut ScanControl) {
+    loop {
+        if !too_much_writeback(&w.borrow()) {
+            return;
+        }
+        charge(w, sc).await;
+        congestion_wait(w, HZ_10).await;
+        if !sc.gfp.has(Gfp::FS | Gfp::IO) {
+            return;
+        }
     }
 }
 

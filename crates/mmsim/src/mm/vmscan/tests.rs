@@ -1350,3 +1350,18 @@ fn the_invariant_checker_catches_a_page_missing_from_its_page_cache_slot() {
     let e = invariants::check(&k).unwrap_err();
     assert!(e.contains("page cache"), "{e}");
 }
+
+/// §3.5 throttle_vm_writeout: reclaim waits only while writeback exceeds 1.1 × the hard
+/// dirty limit.
+#[test]
+fn reclaim_waits_for_writeback_only_far_above_the_dirty_limit() {
+    let w = world(0, "3.9");
+    let mut k = w.borrow_mut();
+    let (_, thresh) = crate::mm::page_writeback::dirty_limits(&k);
+    let limit = k.global_dirty_limit.hard_dirty_limit(thresh);
+    k.zones[Z].mod_stat(ZoneStat::nr_writeback, (limit + limit / 10) as i64);
+    assert!(!too_much_writeback(&k), "at 1.1 x the limit");
+    k.zones[Z].mod_stat(ZoneStat::nr_writeback, 1);
+    assert!(too_much_writeback(&k), "above 1.1 x the limit");
+    k.zones[Z].mod_stat(ZoneStat::nr_writeback, -((limit + limit / 10 + 1) as i64));
+}
