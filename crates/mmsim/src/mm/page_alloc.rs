@@ -276,8 +276,7 @@ pub fn get_page_from_freelist(k: &mut Kernel, gfp: Gfp, order: u32, flags: u32) 
 /// `dirty_balance_reserve` (high watermark + largest lowmem reserve).
 pub fn zone_dirtyable_memory(k: &Kernel, zi: usize) -> u64 {
     let z = &k.zones[zi];
-    let reserve =
-        (z.high_wmark() + z.lowmem_reserve.iter().copied().max().unwrap_or(0)).min(z.managed_pages);
+    let reserve = super::page_writeback::ZoneReserve::of(z).pages();
     let pages = z.free_pages() + vmscan::zone_reclaimable_pages(k, zi);
     pages - pages.min(reserve)
 }

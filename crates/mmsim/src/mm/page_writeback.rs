@@ -314,10 +314,24 @@ pub struct ZoneReserve {
 /// `dirty_balance_reserve` (= `totalreserve_pages`): per zone, the high watermark plus the
 /// largest lowmem reserve, capped at the zone's managed pages, summed.
 pub fn dirty_balance_reserve(zones: &[ZoneReserve]) -> u64 {
-    zones
-        .iter()
-        .map(|z| (z.high_wmark + z.max_lowmem_reserve).min(z.managed_pages))
-        .sum()
+    zones.iter().map(ZoneReserve::pages).sum()
+}
+
+impl ZoneReserve {
+    /// The inputs of a model zone.
+    pub fn of(z: &super::mmzone::Zone) -> ZoneReserve {
+        ZoneReserve {
+            managed_pages: z.managed_pages,
+            high_wmark: z.high_wmark(),
+            max_lowmem_reserve: z.lowmem_reserve.iter().copied().max().unwrap_or(0),
+        }
+    }
+
+    /// The zone's `dirty_balance_reserve`: high watermark plus largest lowmem reserve, at
+    /// most its managed pages.
+    pub fn pages(&self) -> u64 {
+        (self.high_wmark + self.max_lowmem_reserve).min(self.managed_pages)
+    }
 }
 
 /// Inputs of [`global_dirtyable_memory`], all global page counts.
@@ -1366,15 +1380,8 @@ pub fn page_bdi(k: &super::Kernel, pfn: super::page::Pfn) -> usize {
 pub fn global_dirtyable(k: &super::Kernel) -> u64 {
     use super::vmstat::ZoneStat as S;
     let g = |s| k.global_stat(s);
-    let reserve: Vec<ZoneReserve> = k
-        .zones
-        .iter()
-        .map(|z| ZoneReserve {
-            managed_pages: z.managed_pages,
-            high_wmark: z.high_wmark(),
-            max_lowmem_reserve: z.lowmem_reserve.iter().copied().max().unwrap_or(0),
-        })
-        .collect();
+    // Called for every page a writer dirties: no allocation.
+    let reserve = k.zones.each_ref().map(ZoneReserve::of);
     let d = Dirtyable {
         free_pages: g(S::nr_free_pages),
         file_lru: g(S::nr_active_file) + g(S::nr_inactive_file),
