@@ -236,7 +236,6 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             b_dirty: Default::default(),
             b_io: Default::default(),
             b_more_io: Default::default(),
-            work: Default::default(),
             writeback_running: false,
             last_old_flush: now,
             flusher_wq,
@@ -245,7 +244,6 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             congested: false,
             next_free_sector: 0,
             iostat: block::IostatSampler::mmtests(),
-            flusher: None,
         });
         let n = k.bdis.len();
         k.bdi_props = crate::mm::page_writeback::BdiProportions::new(n);
@@ -263,11 +261,10 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             .spawn(&name, backing_dev::device_task(w2, id));
     }
     let w2 = w.clone();
-    let t = w.borrow_mut().sched.spawn(
+    w.borrow_mut().sched.spawn(
         &format!("flush-{}", dev.name),
         fs_writeback::flusher(w2, id),
     );
-    w.borrow_mut().bdis[id].flusher = Some(t);
     Ok(id)
 }
 

@@ -286,7 +286,7 @@ async fn wb_writeback(w: &World, bdi: usize, for_kupdate: bool, mut nr_pages: i6
         if nr_pages <= 0 {
             break;
         }
-        let older_than = {
+        {
             let mut k = w.borrow_mut();
             if !for_kupdate && !bdi_over_bground_thresh(&mut k, bdi) {
                 break;
@@ -300,9 +300,7 @@ async fn wb_writeback(w: &World, bdi: usize, for_kupdate: bool, mut nr_pages: i6
             if k.bdis[bdi].b_io.is_empty() {
                 queue_io(&mut k, bdi, older_than);
             }
-            older_than
-        };
-        let _ = older_than;
+        }
         let progress = writeback_inodes(w, bdi, &mut nr_pages).await;
         total += progress;
         {

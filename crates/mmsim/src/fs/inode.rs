@@ -28,8 +28,6 @@ pub struct Inode {
     pub dirtied_when: u64,
     /// `mapping->writeback_index`: where the last cyclic writeback stopped.
     pub writeback_index: u64,
-    /// Unlinked and waiting for its last page to go.
-    pub unlinked: bool,
     /// Allocated blocks: (first page index, first sector, pages), by first index.
     extents: Vec<(u64, u64, u64)>,
 }

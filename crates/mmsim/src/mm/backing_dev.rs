@@ -11,7 +11,7 @@ use super::page_writeback::BdiBandwidth;
 use super::vmstat::VmEvent;
 use super::{page_io, Kernel, World};
 use crate::block::{Bio, Device, Dir, IostatSampler, Release, RequestQueue, Submit};
-use crate::engine::{self, Nanos, TaskId, WaitQueueId};
+use crate::engine::{self, Nanos, WaitQueueId};
 use std::collections::VecDeque;
 
 /// Sectors per page.
@@ -62,17 +62,6 @@ impl FsKind {
     }
 }
 
-/// A flusher work item (`struct wb_writeback_work`, `kernel-writeback.md` §6.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WbWork {
-    /// Pages still to write.
-    pub nr_pages: i64,
-    /// `WB_SYNC_ALL`: write everything and wait (sync).
-    pub sync_all: bool,
-    /// Started by direct reclaim or `sync` via `wakeup_flusher_threads`.
-    pub reason_reclaim: bool,
-}
-
 /// One backing device.
 #[derive(Debug)]
 pub struct Bdi {
@@ -100,8 +89,6 @@ pub struct Bdi {
     pub b_io: VecDeque<usize>,
     /// Inodes that used their whole slice (`b_more_io`).
     pub b_more_io: VecDeque<usize>,
-    /// Queued work items.
-    pub work: VecDeque<WbWork>,
     /// The flusher is in a writeback pass (`writeback_in_progress`).
     pub writeback_running: bool,
     /// When periodic (kupdate) writeback last ran.
@@ -118,8 +105,6 @@ pub struct Bdi {
     pub next_free_sector: u64,
     /// iostat -x samples every 10 s (MMTests' monitor interval).
     pub iostat: IostatSampler,
-    /// The flusher task.
-    pub flusher: Option<TaskId>,
 }
 
 /// `submit_bio`'s accounting: pgpgin/pgpgout, in KiB as /proc/vmstat shows them.

@@ -141,5 +141,4 @@ pub async fn truncate_inode_pages(w: &World, ino: usize) {
     let inode = &mut k.inodes[ino];
     inode.state = 0;
     inode.size_pages = 0;
-    inode.unlinked = true;
 }
