@@ -6,7 +6,7 @@
 use crate::calibration::PAGE_SIZE;
 use crate::engine::{self, Executor, Nanos, Sched, SEC};
 use crate::fs::fs_writeback;
-use crate::mm::backing_dev::{self, FsKind};
+use crate::mm::backing_dev;
 use crate::mm::memory::Mm;
 use crate::mm::mmzone::Pgdat;
 use crate::mm::mmzone::MAX_NR_ZONES;
@@ -20,7 +20,7 @@ use crate::mm::{invariants, vmscan, Gfp, Kernel, Queues, World};
 use crate::presets::KernelConfig;
 use crate::report::timeseries::{self, TimeSeries};
 use crate::report::{RunResult, ThreadTimes};
-use crate::scenario::{BlockDevice, DeviceKind, Filesystem, Scenario, Scheduler, WorkloadKind};
+use crate::scenario::{BlockDevice, DeviceKind, Scenario, Scheduler, WorkloadKind};
 use crate::workload::{self, secs, WorkloadStats};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
@@ -221,13 +221,7 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             name: dev.name.clone(),
             queue: block::RequestQueue::new(&dev.name, cfg),
             device,
-            fs: match dev.filesystem {
-                Filesystem::Ext4 => FsKind::Ext4,
-                Filesystem::Ext3 => FsKind::Ext3,
-                Filesystem::Xfs => FsKind::Xfs,
-                Filesystem::Btrfs => FsKind::Btrfs,
-                Filesystem::Raw => FsKind::Raw,
-            },
+            fs: dev.filesystem,
             reclaimable: 0,
             writeback: 0,
             dirtied: 0,

@@ -11,7 +11,7 @@
 use super::inode::{I_DIRTY_PAGES, I_SYNC};
 use crate::block::{Bio, Dir};
 use crate::engine::{self, Nanos, SEC};
-use crate::mm::backing_dev::{submit_bio, FsKind, PAGE_SECTORS};
+use crate::mm::backing_dev::{submit_bio, PAGE_SECTORS};
 use crate::mm::page::{Pfn, PG_DIRTY, PG_WRITEBACK};
 use crate::mm::page_writeback::{
     bdi_dirty_limit, clear_page_dirty_for_io, dirty_limits, over_bground_thresh,
@@ -19,6 +19,7 @@ use crate::mm::page_writeback::{
 };
 use crate::mm::vmstat::ZoneStat;
 use crate::mm::{Kernel, World};
+use crate::scenario::Filesystem;
 
 /// `MIN_WRITEBACK_PAGES`: 4 MiB.
 pub const MIN_WRITEBACK_PAGES: u64 = 1024;
@@ -121,7 +122,7 @@ fn next_dirty_page(k: &Kernel, ino: usize, from: u64) -> Option<(u64, Pfn)> {
 /// `write()`, which for placement is the same). Raw devices map pages one to one.
 pub fn map_block(k: &mut Kernel, ino: usize, index: u64) -> u64 {
     let bdi = k.inodes[ino].bdi;
-    if k.bdis[bdi].fs == FsKind::Raw {
+    if k.bdis[bdi].fs == Filesystem::Raw {
         return index * PAGE_SECTORS as u64;
     }
     if let Some(s) = k.inodes[ino].sector_of(index) {

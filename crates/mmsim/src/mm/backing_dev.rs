@@ -12,27 +12,11 @@ use super::vmstat::VmEvent;
 use super::{page_io, Kernel, World};
 use crate::block::{Bio, Device, Dir, IostatSampler, Release, RequestQueue, Submit};
 use crate::engine::{self, Nanos, WaitQueueId};
+use crate::scenario::Filesystem;
 use std::collections::VecDeque;
 
 /// Sectors per page.
 pub const PAGE_SECTORS: u32 = 8;
-
-/// The filesystem on a device: what reclaim's `writepage` and block placement depend on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FsKind {
-    /// ext4 with delayed allocation: blocks are allocated at writeback; reclaim's
-    /// `writepage` redirties pages whose blocks are not allocated yet.
-    Ext4,
-    /// ext3 (data=ordered): blocks are allocated at `write()`; reclaim's `writepage` writes.
-    Ext3,
-    /// xfs (delayed allocation): `xfs_vm_writepage` refuses direct reclaim and writes for
-    /// kswapd, allocating blocks if needed.
-    Xfs,
-    /// btrfs: `btrfs_writepage` refuses every reclaimer (`PF_MEMALLOC`).
-    Btrfs,
-    /// No filesystem (a raw block device or a swap partition).
-    Raw,
-}
 
 /// What a filesystem's `->writepage` does with a page reclaim hands it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,21 +27,22 @@ pub enum ReclaimWrite {
     Redirty,
 }
 
-impl FsKind {
+/// What reclaim's `writepage` and block placement depend on, per filesystem.
+impl Filesystem {
     /// Whether blocks are allocated at writeback rather than at `write()`.
     pub fn delayed_allocation(self) -> bool {
-        matches!(self, FsKind::Ext4 | FsKind::Xfs | FsKind::Btrfs)
+        matches!(self, Filesystem::Ext4 | Filesystem::Xfs | Filesystem::Btrfs)
     }
 
     /// The filesystem's answer to `writepage` from reclaim (3.x), for a page whose blocks are
     /// (`mapped`) or are not yet allocated, from kswapd or direct reclaim.
     pub fn writepage_for_reclaim(self, kswapd: bool, mapped: bool) -> ReclaimWrite {
         match self {
-            FsKind::Raw | FsKind::Ext3 => ReclaimWrite::Write,
-            FsKind::Ext4 if mapped => ReclaimWrite::Write,
-            FsKind::Ext4 => ReclaimWrite::Redirty,
-            FsKind::Xfs if kswapd => ReclaimWrite::Write,
-            FsKind::Xfs | FsKind::Btrfs => ReclaimWrite::Redirty,
+            Filesystem::Raw | Filesystem::Ext3 => ReclaimWrite::Write,
+            Filesystem::Ext4 if mapped => ReclaimWrite::Write,
+            Filesystem::Ext4 => ReclaimWrite::Redirty,
+            Filesystem::Xfs if kswapd => ReclaimWrite::Write,
+            Filesystem::Xfs | Filesystem::Btrfs => ReclaimWrite::Redirty,
         }
     }
 }
@@ -72,7 +57,7 @@ pub struct Bdi {
     /// The device's service-time model.
     pub device: Box<dyn Device>,
     /// The filesystem on it.
-    pub fs: FsKind,
+    pub fs: Filesystem,
     /// `BDI_RECLAIMABLE`: dirty (+ unstable) pages of this device.
     pub reclaimable: u64,
     /// `BDI_WRITEBACK`: pages under writeback.
@@ -270,7 +255,7 @@ mod tests {
     /// `ext4_writepage`, `xfs_vm_writepage`, `btrfs_writepage`, `ext3_ordered_writepage`).
     #[test]
     fn each_filesystem_answers_reclaims_writepage_as_its_3x_code_does() {
-        use FsKind::*;
+        use Filesystem::*;
         use ReclaimWrite::*;
         // (fs, from kswapd, blocks allocated) -> answer
         let cases = [

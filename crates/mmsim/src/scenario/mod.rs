@@ -100,18 +100,21 @@ pub enum DeviceKind {
     Raid0 { members: u32 },
 }
 
-/// Filesystems.
+/// Filesystems: what block placement and reclaim's `writepage` depend on (the behaviour is
+/// in `mm::backing_dev`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Filesystem {
-    /// ext4 with delayed allocation.
+    /// ext4 with delayed allocation: blocks are allocated at writeback; reclaim's
+    /// `writepage` redirties pages whose blocks are not allocated yet.
     Ext4,
-    /// ext3, data=ordered.
+    /// ext3 (data=ordered): blocks are allocated at `write()`; reclaim's `writepage` writes.
     Ext3,
-    /// xfs.
+    /// xfs (delayed allocation): `xfs_vm_writepage` refuses direct reclaim and writes for
+    /// kswapd, allocating blocks if needed.
     Xfs,
-    /// btrfs.
+    /// btrfs: `btrfs_writepage` refuses every reclaimer (`PF_MEMALLOC`).
     Btrfs,
-    /// No filesystem: raw block IO.
+    /// No filesystem (a raw block device or a swap partition).
     Raw,
 }
 
