@@ -66,6 +66,11 @@ enum Command {
         /// A short procedure for tests: a smaller machine, 60 s runs, 2 iterations.
         #[arg(long)]
         fast: bool,
+        /// Run the whole procedure on one machine per kernel, as MMTests does, so each
+        /// iteration starts with what the last left in memory (default: each iteration on a
+        /// fresh machine with its own seed).
+        #[arg(long)]
+        sequential: bool,
         /// Runs at once (default: the number of CPUs). Results do not depend on it.
         #[arg(long)]
         jobs: Option<usize>,
@@ -157,9 +162,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Reproduce {
             experiment,
             fast,
+            sequential,
             jobs,
             json: json_path,
-        } => reproduce(&experiment, fast, jobs, json_path),
+        } => reproduce(&experiment, fast, sequential, jobs, json_path),
         Command::Kernels => {
             print!("{}", kernels_text());
             Ok(())
@@ -274,6 +280,7 @@ fn run_all(
         outputs.push(RunOutputs {
             trace,
             sample_interval: series.as_ref().map(|_| files.interval),
+            progress: None,
         });
     }
     let results: Vec<_> = std::thread::scope(|scope| {
@@ -306,59 +313,74 @@ fn run_all(
     Ok(runs)
 }
 
-/// `mmsim reproduce`: every (kernel, step, iteration) is an independent run; runs go to
-/// worker threads and come back into fixed slots, so the output does not depend on `jobs`.
+/// `mmsim reproduce`: each (kernel, run) of the procedure is an independent simulation;
+/// simulations go to worker threads and come back into fixed slots, so the output does not
+/// depend on `jobs`.
 fn reproduce(
     experiment: &str,
     fast: bool,
+    sequential: bool,
     jobs: Option<usize>,
     json_path: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     use mmsim::reproduce::{parallelio, SEED000_KERNELS};
-    use std::sync::atomic::AtomicUsize as Next;
-    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU64, AtomicUsize as Next};
+    use std::sync::{Arc, Mutex};
     if experiment != "parallelio" {
         return Err(BadInput(format!(
             "unknown experiment '{experiment}': expected parallelio"
         ))
         .into());
     }
-    let p = if fast {
+    let mut p = if fast {
         parallelio::Procedure::fast()
     } else {
         parallelio::Procedure::published()
     };
+    p.sequential = sequential;
     let order = p.runs();
-    let jobs_list: Vec<(usize, usize, u32)> = (0..3)
-        .flat_map(|k| order.iter().map(move |&(s, i)| (k, s, i)))
+    let jobs_list: Vec<(usize, parallelio::Run)> = (0..3)
+        .flat_map(|k| order.iter().map(move |&r| (k, r)))
         .collect();
     let threads = jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
-    let bar = indicatif::ProgressBar::new(jobs_list.len() as u64);
+    // Progress in simulated seconds; a run takes at least its memcachetest phases.
+    let floor: Vec<u64> = jobs_list.iter().map(|&(_, r)| p.min_seconds(r)).collect();
+    let bar = indicatif::ProgressBar::new(floor.iter().sum());
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs {elapsed_precise}")
-            .expect("a valid template"),
+        indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} simulated s {elapsed_precise}",
+        )
+        .expect("a valid template"),
     );
+    let done: Arc<Vec<AtomicU64>> = Arc::new(jobs_list.iter().map(|_| AtomicU64::new(0)).collect());
     let slots: Mutex<Vec<Option<Result<mmsim::report::RunResult, sim::SimError>>>> =
         Mutex::new((0..jobs_list.len()).map(|_| None).collect());
     let next = Next::new(0);
+    let show = |done: &[AtomicU64]| done.iter().map(|d| d.load(Ordering::Relaxed)).sum::<u64>();
     std::thread::scope(|scope| {
         for _ in 0..threads.min(jobs_list.len()) {
             scope.spawn(|| loop {
                 let j = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(k, step, iteration)) = jobs_list.get(j) else {
+                let Some(&(k, run)) = jobs_list.get(j) else {
                     break;
                 };
-                let r = parallelio::run_one(&p, SEED000_KERNELS[k], step, iteration);
+                let (bar2, done2, cap) = (bar.clone(), done.clone(), floor[j]);
+                let progress = Box::new(move |now: u64| {
+                    done2[j].store((now / 1_000_000_000).min(cap), Ordering::Relaxed);
+                    bar2.set_position(show(&done2));
+                });
+                let r = parallelio::run_one(&p, SEED000_KERNELS[k], run, Some(progress));
+                done[j].store(floor[j], Ordering::Relaxed);
+                bar.set_position(show(&done));
                 slots.lock().expect("no worker panicked")[j] = Some(r);
-                bar.inc(1);
             });
         }
     });
     bar.finish_and_clear();
     let mut per_kernel: [Vec<mmsim::report::RunResult>; 3] = Default::default();
-    for ((k, _, _), r) in jobs_list
+    for ((k, _), r) in jobs_list
         .iter()
         .zip(slots.into_inner().expect("no worker panicked"))
     {

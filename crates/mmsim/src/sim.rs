@@ -7,7 +7,6 @@ use crate::calibration::PAGE_SIZE;
 use crate::engine::{self, Executor, Nanos, Sched, SEC};
 use crate::fs::fs_writeback;
 use crate::mm::backing_dev;
-use crate::mm::memory::Mm;
 use crate::mm::mmzone::Pgdat;
 use crate::mm::mmzone::MAX_NR_ZONES;
 use crate::mm::page::{Pages, PG_SLAB};
@@ -21,7 +20,7 @@ use crate::presets::KernelConfig;
 use crate::report::timeseries::{self, TimeSeries};
 use crate::report::{RunResult, ThreadTimes};
 use crate::scenario::{BlockDevice, DeviceKind, Scenario, Scheduler, WorkloadKind};
-use crate::workload::{self, secs, WorkloadStats};
+use crate::workload::{self, secs};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use std::cell::RefCell;
@@ -97,6 +96,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         pfmemalloc_wait: sched.new_queue(),
         timer: sched.new_queue(),
         page_wait: (0..64).map(|_| sched.new_queue()).collect(),
+        child_exit: sched.new_queue(),
     };
     let swapdev = m
         .swap
@@ -136,6 +136,11 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         oom_victim: None,
         check_every_batch: false,
         fatal: None,
+        end_when_done: scenario
+            .run
+            .end_when_done
+            .then_some(scenario.workloads.len()),
+        workloads_done: 0,
         workloads: Vec::new(),
         pages_touched: 0,
         trace: None,
@@ -263,15 +268,7 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
 }
 
 fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
-    let idx = {
-        let mut k = w.borrow_mut();
-        k.workloads.push(WorkloadStats::default());
-        k.mms.push(Mm {
-            name: wl.name.clone(),
-            ..Default::default()
-        });
-        k.workloads.len() - 1
-    };
+    let idx = workload::new_task(&mut w.borrow_mut(), &wl.name);
     let mm = idx;
     let start = wl.start;
     let w2 = w.clone();
@@ -283,7 +280,7 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
             then,
         } => {
             let t = w.borrow_mut().sched.spawn(&wl.name, async move {
-                delay_start(&w2, idx, start).await;
+                workload::delay_start(&w2, idx, start).await;
                 workload::mem_eater::run(w2, idx, mm, size, chunk, pause, then).await;
             });
             w.borrow_mut().mms[mm].task = Some(t);
@@ -296,13 +293,13 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
                 .position(|b| b.name == dd.device)
                 .expect("the scenario checked that dd's device exists");
             let t = w.borrow_mut().sched.spawn(&wl.name, async move {
-                delay_start(&w2, idx, start).await;
+                workload::delay_start(&w2, idx, start).await;
                 if let Some(used) = dd.start_when_used {
                     workload::dd::wait_for_used_memory(&w2, used).await;
                 }
                 let now = w2.borrow().sched.now();
                 w2.borrow_mut().workloads[idx].started_at = now;
-                workload::dd::run(w2, idx, mm, bdi, dd.size, dd.fdatasync, dd.unlink).await;
+                workload::dd::run(w2, idx, mm, bdi, dd).await;
             });
             w.borrow_mut().mms[mm].task = Some(t);
         }
@@ -315,7 +312,7 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
                 .expect("the scenario checked that cat's device exists");
             let ino = workload::cat::create_file(w, &format!("{}-file", wl.name), bdi, size);
             let t = w.borrow_mut().sched.spawn(&wl.name, async move {
-                delay_start(&w2, idx, start).await;
+                workload::delay_start(&w2, idx, start).await;
                 workload::cat::run(w2, idx, mm, ino).await;
             });
             w.borrow_mut().mms[mm].task = Some(t);
@@ -325,43 +322,59 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
             value_size,
             set_percent,
             threads,
+            duration,
         } => {
-            let server = Rc::new(RefCell::new(workload::memcachetest::Server::new(
-                w, mm, pool, value_size,
-            )));
-            for i in 0..threads {
-                let w3 = w.clone();
-                let s = server.clone();
-                let name = if threads == 1 {
-                    wl.name.clone()
-                } else {
-                    format!("{}/{i}", wl.name)
-                };
-                let t = w.borrow_mut().sched.spawn(&name, async move {
-                    delay_start(&w3, idx, start).await;
-                    workload::memcachetest::client(w3, idx, mm, s, set_percent).await;
-                });
-                // The OOM killer kills the first thread; the others see the mm die.
-                if i == 0 {
-                    w.borrow_mut().mms[mm].task = Some(t);
-                }
-            }
+            workload::memcachetest::spawn(
+                w,
+                idx,
+                &wl.name,
+                pool,
+                value_size,
+                set_percent,
+                threads,
+                start,
+                duration,
+            );
+        }
+        WorkloadKind::Parallelio(p) => {
+            let bdi = w
+                .borrow()
+                .bdis
+                .iter()
+                .position(|b| b.name == p.device)
+                .expect("the scenario checked that parallelio's device exists");
+            let t = w.borrow_mut().sched.spawn(&wl.name, async move {
+                workload::delay_start(&w2, idx, start).await;
+                workload::parallelio::run(w2, idx, bdi, p).await;
+            });
+            w.borrow_mut().mms[mm].task = Some(t);
         }
     }
 }
 
-async fn delay_start(w: &World, idx: usize, start: Nanos) {
-    if start > 0 {
-        engine::sleep(w, start).await;
-    }
-    let now = w.borrow().sched.now();
-    w.borrow_mut().workloads[idx].started_at = now;
-}
-
 /// Advance a booted machine to `duration`; stops early on an invariant violation.
 pub fn advance(w: &World, duration: Nanos) -> Result<Nanos, SimError> {
+    advance_with(w, duration, None)
+}
+
+/// [`advance`], telling `progress` the simulated time about every 10 simulated seconds.
+fn advance_with(
+    w: &World,
+    duration: Nanos,
+    mut progress: Option<Box<dyn FnMut(Nanos) + Send>>,
+) -> Result<Nanos, SimError> {
     let mut ex = Executor::new(w.clone());
-    let end = ex.run_until(duration, |k: &mut Kernel| k.fatal.is_some());
+    let mut next_report = 0;
+    let end = ex.run_until(duration, |k: &mut Kernel| {
+        if let Some(p) = progress.as_mut() {
+            let now = k.sched.now();
+            if now >= next_report {
+                p(now);
+                next_report = now + 10 * SEC;
+            }
+        }
+        k.fatal.is_some() || k.end_when_done == Some(k.workloads_done)
+    });
     match &w.borrow().fatal {
         Some(msg) => Err(SimError::Invariant(msg.clone())),
         None => Ok(end),
@@ -370,7 +383,15 @@ pub fn advance(w: &World, duration: Nanos) -> Result<Nanos, SimError> {
 
 /// Advance to `duration`, then check every page-state invariant.
 pub fn run_world(w: &World, duration: Nanos) -> Result<Nanos, SimError> {
-    let end = advance(w, duration)?;
+    run_world_with(w, duration, None)
+}
+
+fn run_world_with(
+    w: &World,
+    duration: Nanos,
+    progress: Option<Box<dyn FnMut(Nanos) + Send>>,
+) -> Result<Nanos, SimError> {
+    let end = advance_with(w, duration, progress)?;
     invariants::check(&w.borrow()).map_err(SimError::Invariant)?;
     Ok(end)
 }
@@ -392,6 +413,8 @@ pub struct RunOutputs {
     pub trace: Option<Box<dyn std::io::Write + Send>>,
     /// Sample the time series every this often (`--timeseries FILE`).
     pub sample_interval: Option<Nanos>,
+    /// Told the simulated time about every 10 simulated seconds (progress bars).
+    pub progress: Option<Box<dyn FnMut(Nanos) + Send>>,
 }
 
 impl fmt::Debug for RunOutputs {
@@ -399,6 +422,7 @@ impl fmt::Debug for RunOutputs {
         f.debug_struct("RunOutputs")
             .field("trace", &self.trace.is_some())
             .field("sample_interval", &self.sample_interval)
+            .field("progress", &self.progress.is_some())
             .finish()
     }
 }
@@ -423,7 +447,7 @@ pub fn run_with(
             .spawn("sampler", sampler(w2, interval.max(1), s2));
         series
     });
-    let end = run_world(&w, scenario.run.duration)?;
+    let end = run_world_with(&w, scenario.run.duration, outputs.progress)?;
     if let Some(t) = w.borrow_mut().trace.as_mut() {
         if let Some(e) = t.error.take() {
             return Err(SimError::Trace(e.to_string()));
@@ -485,10 +509,17 @@ pub fn summarise(
     for (i, wl) in scenario.workloads.iter().enumerate() {
         let st = &k.workloads[i];
         let mm = &k.mms[i];
-        let ran = end.saturating_sub(st.started_at).max(1);
         let mut m: Vec<(String, f64)> = Vec::new();
         match wl.kind {
+            WorkloadKind::Parallelio(_) => {
+                m.extend(workload::parallelio::extract(&st.parallelio));
+            }
             WorkloadKind::Memcachetest { .. } => {
+                let ran = st
+                    .finished_at
+                    .unwrap_or(end)
+                    .saturating_sub(st.started_at)
+                    .max(1);
                 m.push(("ops".into(), st.ops as f64));
                 m.push((
                     "ops_per_sec".into(),
@@ -594,6 +625,7 @@ pub(crate) fn boot_for_test(ram_mib: u64, swap_mib: u64, preset: &str) -> World 
         run: RunParams {
             duration: SEC,
             seed: 1,
+            end_when_done: false,
         },
         kernel: KernelSelection::default(),
         slab: SlabParams {

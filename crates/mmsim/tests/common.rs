@@ -29,6 +29,7 @@ pub fn anon_pressure(ram_mib: u64, seconds: u64) -> Scenario {
         run: RunParams {
             duration: seconds * SEC,
             seed: 1,
+            end_when_done: false,
         },
         kernel: KernelSelection::default(),
         slab: SlabParams {
@@ -44,6 +45,7 @@ pub fn anon_pressure(ram_mib: u64, seconds: u64) -> Scenario {
                     value_size: 16384,
                     set_percent: 33,
                     threads: 1,
+                    duration: None,
                 },
             },
             Workload {
@@ -100,6 +102,7 @@ pub fn single_dd(ram_mib: u64, dd_mib: u64, seconds: u64) -> Scenario {
             fdatasync: true,
             unlink: false,
             start_when_used: None,
+            file: None,
         }),
     }];
     s

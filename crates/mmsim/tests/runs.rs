@@ -149,6 +149,7 @@ fn sampling_a_time_series_does_not_change_the_run() {
     let outputs = sim::RunOutputs {
         trace: Some(Box::new(std::io::sink())),
         sample_interval: Some(mmsim::engine::SEC),
+        progress: Some(Box::new(|_| {})),
     };
     let (sampled, series) = sim::run_with(&s, &k, 5, RunOptions::default(), outputs).unwrap();
     // The sampler's own thread appears in the CPU table; everything else is identical.
@@ -181,8 +182,8 @@ fn a_single_dd_runs_at_disk_speed_with_dirty_pages_near_the_setpoint_and_loses_n
     let s = common::single_dd(2048, 1536, 40);
     let k = presets::resolve("3.9", &[]).unwrap();
     let outputs = sim::RunOutputs {
-        trace: None,
         sample_interval: Some(mmsim::engine::SEC),
+        ..Default::default()
     };
     let (r, series) = sim::run_with(
         &s,
@@ -349,4 +350,108 @@ fn unlinking_a_file_frees_every_page_it_had_in_the_page_cache() {
         r.vmstat("nr_written") < dirtied,
         "some dirty pages were dropped unwritten"
     );
+}
+
+/// A memcachetest with a duration stops after it and its server exits: its memory is freed
+/// and, with `end = "workloads"`, the run ends there.
+#[test]
+fn a_memcachetest_with_a_duration_exits_and_frees_its_memory() {
+    use mmsim::scenario::WorkloadKind;
+    let mut s = common::anon_pressure(256, 60);
+    s.workloads.truncate(1);
+    if let WorkloadKind::Memcachetest { duration, .. } = &mut s.workloads[0].kind {
+        *duration = Some(20 * mmsim::engine::SEC);
+    }
+    s.run.end_when_done = true;
+    let r = run(&s, "3.9", 1, true);
+    assert!(
+        (r.simulated_seconds - 20.0).abs() < 0.1,
+        "the run ends when memcachetest does: {}",
+        r.simulated_seconds
+    );
+    assert_eq!(r.vmstat("nr_anon_pages"), 0, "the server's items are freed");
+    let ops = r.metric("memcachetest", "ops").unwrap();
+    let rate = r.metric("memcachetest", "ops_per_sec").unwrap();
+    assert!(
+        (ops / 20.0 / rate - 1.0).abs() < 0.005,
+        "ops/sec is over its 20 s: {ops} ops, {rate}/s"
+    );
+}
+
+/// dd opens its file with O_TRUNC: writing the same file twice leaves one copy cached,
+/// and the first copy's pages are freed by the truncation, not by reclaim.
+#[test]
+fn a_second_dd_of_the_same_file_truncates_the_first() {
+    use mmsim::scenario::WorkloadKind;
+    let mut s = common::single_dd(512, 100, 30);
+    let mut second = s.workloads[0].clone();
+    second.name = "dd-2".into();
+    second.start = 10 * mmsim::engine::SEC;
+    if let WorkloadKind::Dd(dd) = &mut second.kind {
+        dd.size = 60 * common::MIB;
+    }
+    s.workloads.push(second);
+    for w in &mut s.workloads {
+        if let WorkloadKind::Dd(dd) = &mut w.kind {
+            dd.file = Some("largefile".into());
+        }
+    }
+    let r = run(&s, "3.9", 1, true);
+    assert!(r.metric("dd-2", "io_seconds").unwrap() > 0.0);
+    assert_eq!(
+        r.vmstat("nr_file_pages"),
+        60 * 256,
+        "only the second copy is cached"
+    );
+    assert_eq!(
+        r.vmstat("pgsteal_kswapd_normal") + r.vmstat("pgsteal_kswapd_dma32"),
+        0
+    );
+}
+
+/// MMTests' parallelio driver on one machine: a warm-up, then every step's iterations in
+/// order, each reporting its own vmstat deltas; later iterations of an IO step start with
+/// the previous largefile cached, which dd truncates.
+#[test]
+fn the_parallelio_driver_runs_every_iteration_and_reports_the_worst() {
+    use mmsim::scenario::{ParallelioParams, Workload, WorkloadKind};
+    let mut s = common::single_dd(512, 100, 3600);
+    s.machine.swap = common::anon_pressure(512, 1).machine.swap;
+    s.run.end_when_done = true;
+    s.workloads = vec![Workload {
+        name: "parallelio".into(),
+        start: 0,
+        kind: WorkloadKind::Parallelio(ParallelioParams {
+            device: "sda".into(),
+            pool: 256 * common::MIB,
+            value_size: 16384,
+            threads: 1,
+            duration: 30 * mmsim::engine::SEC,
+            iterations: 2,
+            steps: vec![0, 64 * common::MIB],
+            warmup: true,
+        }),
+    }];
+    let r = run(&s, "lessdisrupt-v7r10", 1, true);
+    // Warm-up + 2 steps x 2 iterations, each 30 s of memcachetest.
+    assert!(
+        (150.0..160.0).contains(&r.simulated_seconds),
+        "{} {:?}",
+        r.simulated_seconds,
+        r.workloads
+    );
+    for row in [
+        "memcachetest-0M",
+        "memcachetest-64M",
+        "io-duration-64M",
+        "swaptotal-64M",
+        "minorfaults-0M",
+    ] {
+        assert!(r.metric("parallelio", row).is_some(), "{row}");
+    }
+    assert_eq!(r.metric("parallelio", "io-duration-0M"), Some(0.0));
+    assert!(r.metric("parallelio", "memcachetest-0M").unwrap() > 1000.0);
+    // One largefile: the second iteration's dd truncated the first's.
+    assert_eq!(r.vmstat("nr_file_pages"), 64 * 256);
+    assert_eq!(r.vmstat("nr_anon_pages"), 0, "every memcached exited");
 }

@@ -96,6 +96,12 @@ impl Inode {
         self.extents.push((first, sector, len));
     }
 
+    /// Free every block of the file (truncation to 0).
+    pub fn free_blocks(&mut self) {
+        self.extents.clear();
+        self.writeback_index = 0;
+    }
+
     /// Cached (index, pfn) from page `from` on, in index order.
     pub fn cached_from(&self, from: u64) -> impl Iterator<Item = (u64, Pfn)> + '_ {
         let from = (from as usize).min(self.pages.len());

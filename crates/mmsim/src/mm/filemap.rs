@@ -109,9 +109,12 @@ fn cancel_dirty_page(k: &mut Kernel, pfn: super::page::Pfn) {
 /// and is freed by the reclaimer.
 pub async fn truncate_inode_pages(w: &World, ino: usize) {
     use super::page::{PG_ISOLATED, PG_LOCKED, PG_LRU, PG_TRUNCATED, PG_WRITEBACK};
+    // Pages before `cursor` are gone: each lookup starts there, so the walk is linear.
+    let mut cursor = 0;
     loop {
-        let next = w.borrow().inodes[ino].cached().next();
-        let Some((_, pfn)) = next else { break };
+        let next = w.borrow().inodes[ino].cached_from(cursor).next();
+        let Some((index, pfn)) = next else { break };
+        cursor = index;
         let (busy, q) = {
             let k = w.borrow();
             (k.pages.test(pfn, PG_LOCKED | PG_WRITEBACK), k.wq.page(pfn))
@@ -141,4 +144,5 @@ pub async fn truncate_inode_pages(w: &World, ino: usize) {
     let inode = &mut k.inodes[ino];
     inode.state = 0;
     inode.size_pages = 0;
+    inode.free_blocks();
 }

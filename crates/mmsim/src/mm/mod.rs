@@ -111,6 +111,8 @@ pub struct Queues {
     pub timer: WaitQueueId,
     /// Hashed page wait queues (`page_waitqueue`): lock and writeback waiters.
     pub page_wait: Vec<WaitQueueId>,
+    /// Woken when a workload finishes (`wait(2)` on a child).
+    pub child_exit: WaitQueueId,
 }
 
 impl Queues {
@@ -174,6 +176,10 @@ pub struct Kernel {
     pub check_every_batch: bool,
     /// First invariant violation: stops the run.
     pub fatal: Option<String>,
+    /// `[run] end = "workloads"`: the number of scenario workloads whose end ends the run.
+    pub end_when_done: Option<usize>,
+    /// Scenario workloads (the first slots of `workloads`) that have finished.
+    pub workloads_done: usize,
     /// Page accesses by workloads (hits and faults), for the benchmark's event count.
     pub pages_touched: u64,
     /// The trace sink, when tracing (`--trace`).

@@ -11,7 +11,7 @@ use crate::engine::{Nanos, SEC};
 use crate::presets;
 use crate::report::RunResult;
 use crate::scenario::{
-    BlockDevice, DdParams, Filesystem, Machine, RunParams, Scenario, SwapDevice, Workload,
+    BlockDevice, Filesystem, Machine, ParallelioParams, RunParams, Scenario, SwapDevice, Workload,
     WorkloadKind,
 };
 use crate::sim::{self, RunOptions, SimError};
@@ -284,9 +284,25 @@ pub struct Procedure {
     pub duration: Nanos,
     /// Iterations per IO step (`PARALLELIO_ITERATIONS`, 5).
     pub iterations: u32,
-    /// Base seed; iteration `i` of step `s` runs with `seed * 1000 + s * 10 + i`, the same
-    /// for every kernel so that kernels are compared on the same random keys.
+    /// Base seed, the same for every kernel so that kernels are compared on the same random
+    /// keys: iteration `i` of step `s` runs with `seed * 1000 + s * 10 + i`, the warm-up with
+    /// `seed * 1000 + 999`; a sequential run uses `seed`.
     pub seed: u64,
+    /// Run everything on one machine per kernel, as MMTests does, so that each iteration
+    /// starts with what the last one left in memory. Otherwise (the default) every
+    /// iteration is its own machine with its own seed, and runs go in parallel.
+    pub sequential: bool,
+}
+
+/// One simulation of the experiment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Run {
+    /// The warm-up memcachetest alone.
+    Warmup,
+    /// Iteration `.1` of IO step `.0`, on a fresh machine.
+    Iteration(usize, u32),
+    /// The whole procedure on one machine.
+    Sequential,
 }
 
 impl Procedure {
@@ -299,6 +315,7 @@ impl Procedure {
             duration: 200 * SEC,
             iterations: 5,
             seed: 1,
+            sequential: false,
         }
     }
 
@@ -319,55 +336,66 @@ impl Procedure {
         zones.iter().map(|z| z.managed_pages).sum::<u64>() * PAGE_SIZE
     }
 
-    /// The dd size of each IO step: 0, then MIN + (k-1)·⌊(MAX-MIN)/3⌋ with MIN = MemTotal/10
-    /// and MAX = 0.8·MemTotal, in whole MiB as `dd bs=1M count=N` writes it.
+    /// memcached's pool: 4/5 of MemTotal, in whole pages (MEMCACHED_MEMPOOL).
+    pub fn pool(&self) -> u64 {
+        self.mem_total() / 5 * 4 / PAGE_SIZE * PAGE_SIZE
+    }
+
+    /// The dd size of each IO step (MMTests' three increments, see
+    /// [`ParallelioParams::mmtests_steps`]).
     pub fn step_sizes(&self) -> [u64; 4] {
-        let total = self.mem_total();
-        let pool = total / 5 * 4;
-        let min = (total - pool) / 2;
-        let max = (total - pool) * 4;
-        let inc = (max - min) / 3;
-        let mib = |b: u64| b >> 20 << 20;
-        [0, mib(min), mib(min + inc), mib(min + 2 * inc)]
+        let s = ParallelioParams::mmtests_steps(self.mem_total(), self.pool(), 3);
+        [s[0], s[1], s[2], s[3]]
     }
 
     /// Step labels as MMTests prints them: bytes / 2^20, truncated, with "M".
     pub fn step_labels(&self) -> [String; 4] {
-        self.step_sizes().map(|b| format!("{}M", b >> 20))
+        self.step_sizes().map(ParallelioParams::label)
     }
 
-    /// The scenario of one iteration of one step (`step` 0 is memcachetest alone).
-    pub fn scenario(&self, step: usize) -> Scenario {
-        let total = self.mem_total();
-        let pool = total / 5 * 4;
-        let mut workloads = vec![Workload {
-            name: "memcachetest".into(),
-            start: 0,
-            kind: WorkloadKind::Memcachetest {
-                pool: pool / PAGE_SIZE * PAGE_SIZE,
-                value_size: 16384,
-                set_percent: 33,
-                threads: 1,
-            },
-        }];
-        let size = self.step_sizes()[step];
-        if size > 0 {
-            workloads.push(Workload {
-                name: "dd".into(),
-                start: 0,
-                kind: WorkloadKind::Dd(DdParams {
-                    device: "sda".into(),
-                    size,
-                    bs: 1 << 20,
-                    fdatasync: true,
-                    unlink: false,
-                    start_when_used: Some(pool / 5 * 4),
-                }),
-            });
+    /// The simulations of the experiment, in the order their results are read.
+    pub fn runs(&self) -> Vec<Run> {
+        if self.sequential {
+            return vec![Run::Sequential];
         }
-        // Swap on its own 7200 rpm disk, as on the seed's test machine.
+        let mut v = vec![Run::Warmup];
+        for step in 0..4 {
+            v.extend((0..self.iterations).map(|i| Run::Iteration(step, i)));
+        }
+        v
+    }
+
+    /// Simulated seconds `run` takes at least (every phase is one memcachetest run).
+    pub fn min_seconds(&self, run: Run) -> u64 {
+        let phases = match run {
+            Run::Sequential => 1 + 4 * self.iterations as u64,
+            _ => 1,
+        };
+        phases * (self.duration / SEC)
+    }
+
+    /// The seed of `run`.
+    pub fn seed_of(&self, run: Run) -> u64 {
+        match run {
+            Run::Warmup => self.seed * 1000 + 999,
+            Run::Iteration(step, i) => self.seed * 1000 + step as u64 * 10 + i as u64,
+            Run::Sequential => self.seed,
+        }
+    }
+
+    /// One simulation: MMTests' parallelio driver writing to ext4 on `sda`, swap on its
+    /// own 7200 rpm disk `sdb` as on the seed's test machine. The run ends when the driver
+    /// does.
+    pub fn scenario(&self, run: Run) -> Scenario {
         let mut swap_disk = BlockDevice::ext4_hdd("sdb");
         swap_disk.filesystem = Filesystem::Raw;
+        let sizes = self.step_sizes();
+        let (steps, iterations, warmup) = match run {
+            Run::Warmup => (vec![0], 1, false),
+            Run::Iteration(step, _) => (vec![sizes[step]], 1, false),
+            Run::Sequential => (sizes.to_vec(), self.iterations, true),
+        };
+        let phases = (steps.len() as u64) * iterations as u64 + warmup as u64;
         Scenario {
             name: "parallelio".into(),
             machine: Machine {
@@ -384,138 +412,102 @@ impl Procedure {
             },
             vm: Default::default(),
             run: RunParams {
-                duration: self.duration,
-                seed: self.seed,
+                // An upper bound only: every phase takes memcachetest's duration, or dd's
+                // time if that is longer.
+                duration: phases * (self.duration + 3600 * SEC),
+                seed: self.seed_of(run),
+                end_when_done: true,
             },
             kernel: Default::default(),
             slab: Default::default(),
-            workloads,
+            workloads: vec![Workload {
+                name: "parallelio".into(),
+                start: 0,
+                kind: WorkloadKind::Parallelio(ParallelioParams {
+                    device: "sda".into(),
+                    pool: self.pool(),
+                    value_size: 16384,
+                    threads: 1,
+                    duration: self.duration,
+                    iterations,
+                    steps,
+                    warmup,
+                }),
+            }],
         }
-    }
-
-    /// The seed of iteration `iteration` of step `step`.
-    pub fn seed_of(&self, step: usize, iteration: u32) -> u64 {
-        self.seed * 1000 + step as u64 * 10 + iteration as u64
-    }
-
-    /// Every run of one kernel, in order: a warm-up memcachetest run (whose counters go into
-    /// the vmstat table, as MMTests' whole-test snapshots include it), then each step's
-    /// iterations. (step, iteration); the warm-up is (0, u32::MAX).
-    pub fn runs(&self) -> Vec<(usize, u32)> {
-        let mut v = vec![(0, u32::MAX)];
-        for step in 0..4 {
-            for i in 0..self.iterations {
-                v.push((step, i));
-            }
-        }
-        v
     }
 }
 
-/// Run one (kernel, step, iteration) of the experiment.
+/// One simulation of the experiment under one kernel. `progress` hears the simulated time
+/// now and then.
 pub fn run_one(
     p: &Procedure,
     kernel: &str,
-    step: usize,
-    iteration: u32,
+    run: Run,
+    progress: Option<Box<dyn FnMut(Nanos) + Send>>,
 ) -> Result<RunResult, SimError> {
     let k = presets::resolve(kernel, &[]).expect("seed 000's presets exist");
-    let s = p.scenario(step);
-    let seed = if iteration == u32::MAX {
-        p.seed * 1000 + 999
-    } else {
-        p.seed_of(step, iteration)
+    let s = p.scenario(run);
+    let outputs = sim::RunOutputs {
+        progress,
+        ..Default::default()
     };
-    sim::run(&s, &k, seed, RunOptions::default())
+    sim::run_with(&s, &k, p.seed_of(run), RunOptions::default(), outputs).map(|(r, _)| r)
 }
 
-/// The tables of the experiment from its runs: `runs[k]` holds kernel k's runs in
-/// [`Procedure::runs`] order.
-// `step` selects both the runs and the table cells, so a range loop reads best here.
-#[allow(clippy::needless_range_loop)]
+/// The tables of the experiment from each kernel's runs (`runs[k]` holds kernel k's runs
+/// in [`Procedure::runs`] order). Per IO step, the worst iteration by memcachetest ops/sec
+/// over all runs gives every row of the step (ExtractParallelio); the vmstat and iostat
+/// tables cover the whole test: counters summed over the runs, velocities over their
+/// simulated time.
 pub fn tables(p: &Procedure, runs: &[Vec<RunResult>; 3]) -> Tables {
-    let order = p.runs();
+    let labels = p.step_labels();
     let mut parallelio = [[[0.0; 3]; 4]; 6];
-    let mut vm_sum: Vec<Vec<(String, u64)>> = Vec::new();
-    let mut iostat = Vec::new();
     for (k, kruns) in runs.iter().enumerate() {
-        for step in 0..4 {
-            // The worst iteration by memcachetest ops/sec gives every row of the step.
-            let worst = order
+        for (step, label) in labels.iter().enumerate() {
+            let row = |r: &RunResult, m: &str| r.metric("parallelio", &format!("{m}-{label}"));
+            let worst = kruns
                 .iter()
-                .zip(kruns)
-                .filter(|((s, i), _)| *s == step && *i != u32::MAX)
-                .map(|(_, r)| r)
+                .filter(|r| row(r, "memcachetest").is_some())
                 .min_by(|a, b| {
-                    let x = a.metric("memcachetest", "ops_per_sec").unwrap_or(0.0);
-                    let y = b.metric("memcachetest", "ops_per_sec").unwrap_or(0.0);
-                    x.total_cmp(&y)
-                })
-                .expect("every step has iterations");
-            let v = |n: &str| worst.vmstat(n) as f64;
-            let row = [
-                worst.metric("memcachetest", "ops_per_sec").unwrap_or(0.0),
-                worst
-                    .metric("dd", "io_seconds")
-                    .map(f64::trunc)
-                    .unwrap_or(0.0),
-                v("pswpin") + v("pswpout"),
-                v("pswpin"),
-                v("pgfault") - v("pgmajfault"),
-                v("pgmajfault"),
-            ];
-            for (m, x) in row.into_iter().enumerate() {
-                parallelio[m][step][k] = x;
+                    let ops = |r: &RunResult| row(r, "memcachetest").unwrap_or(0.0);
+                    ops(a).total_cmp(&ops(b))
+                });
+            for (m, metric) in METRICS.iter().enumerate() {
+                parallelio[m][step][k] = worst.and_then(|r| row(r, metric)).unwrap_or(0.0);
             }
         }
-        // The whole test: counters summed over every run, velocity over all its time.
-        let mut sum: Vec<(String, u64)> = kruns[0].vmstat.clone();
-        for r in &kruns[1..] {
-            for ((_, total), (_, x)) in sum.iter_mut().zip(&r.vmstat) {
-                *total += x;
-            }
-        }
-        vm_sum.push(sum);
-        let elapsed: f64 = kruns.iter().map(|r| r.simulated_seconds).sum();
-        let lookup = |name: &str| {
-            vm_sum[k]
-                .iter()
-                .find(|(n, _)| n == name)
-                .map_or(0, |(_, v)| *v)
-        };
-        let rows = crate::report::mmtests::vmstat_summary(&lookup, elapsed, true);
-        iostat.push((rows, {
-            let samples: Vec<_> = kruns
-                .iter()
-                .flat_map(|r| {
-                    r.devices
-                        .iter()
-                        .filter(|d| d.name == "sda")
-                        .flat_map(|d| d.iostat.iter().cloned())
-                })
-                .collect();
-            crate::block::IostatSummary::from_samples(&samples)
-        }));
     }
     let mut vmstat: Vec<(String, [f64; 3])> = Vec::new();
-    for (i, (label, _)) in iostat[0].0.iter().enumerate() {
-        let vals = [0, 1, 2].map(|k| crate::report::mmtests::json_value(&iostat[k].0[i].1));
-        vmstat.push((label.to_string(), vals));
+    let mut iostat_rows: Vec<(String, [f64; 3])> = Vec::new();
+    for (k, kruns) in runs.iter().enumerate() {
+        let lookup = |name: &str| kruns.iter().map(|r| r.vmstat(name)).sum::<u64>();
+        let elapsed: f64 = kruns.iter().map(|r| r.simulated_seconds).sum();
+        let rows = crate::report::mmtests::vmstat_summary(&lookup, elapsed, true);
+        for (i, (label, cell)) in rows.iter().enumerate() {
+            if k == 0 {
+                vmstat.push((label.to_string(), [0.0; 3]));
+            }
+            vmstat[i].1[k] = crate::report::mmtests::json_value(cell);
+        }
+        let samples: Vec<_> = kruns
+            .iter()
+            .flat_map(|r| r.devices.iter().filter(|d| d.name == "sda"))
+            .flat_map(|d| d.iostat.iter().cloned())
+            .collect();
+        let summary = crate::block::IostatSummary::from_samples(&samples).unwrap_or_default();
+        for (i, (label, v)) in crate::report::mmtests::iostat_rows("sda", &summary)
+            .into_iter()
+            .enumerate()
+        {
+            if k == 0 {
+                iostat_rows.push((label, [0.0; 3]));
+            }
+            iostat_rows[i].1[k] = v;
+        }
     }
-    let per_kernel: Vec<[(String, f64); 8]> = iostat
-        .iter()
-        .map(|(_, s)| crate::report::mmtests::iostat_rows("sda", &s.unwrap_or_default()))
-        .collect();
-    let iostat_rows: Vec<(String, [f64; 3])> = (0..8)
-        .map(|i| {
-            (
-                per_kernel[0][i].0.clone(),
-                [0, 1, 2].map(|k| per_kernel[k][i].1),
-            )
-        })
-        .collect();
     Tables {
-        steps: p.step_labels(),
+        steps: labels,
         parallelio,
         vmstat,
         iostat: iostat_rows,

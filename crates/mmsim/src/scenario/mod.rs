@@ -184,6 +184,9 @@ pub struct RunParams {
     pub duration: Nanos,
     /// Seed of the run's single RNG (the command line's `--seed` overrides it).
     pub seed: u64,
+    /// `end = "workloads"`: end the run as soon as every workload has finished (`duration`
+    /// stays the upper bound). The default, `end = "duration"`, always runs to `duration`.
+    pub end_when_done: bool,
 }
 
 /// `[kernel]`: `preset = "3.9"` and a `[kernel.switches]` table of `name = true|false`.
@@ -239,18 +242,65 @@ pub enum WorkloadKind {
     },
     /// `type = "memcachetest"`: a memcached server holding an anonymous item pool of `pool`
     /// bytes (items of `value_size` bytes) and `threads` client threads doing `set_percent`%
-    /// sets and the rest gets on uniformly random keys.
+    /// sets and the rest gets on uniformly random keys. With a `duration` (memcachetest's
+    /// `-T`) the clients stop after it and the server exits, freeing its memory.
     Memcachetest {
         pool: u64,
         value_size: u64,
         set_percent: u32,
         threads: u32,
+        duration: Option<Nanos>,
     },
     /// `type = "dd"`: buffered writes of a new file (see [`DdParams`]).
     Dd(DdParams),
     /// `type = "cat"`: read a file of `size` bytes that is on `device` at boot, sequentially
     /// in 128 KiB reads, through the page cache with readahead.
     Cat { device: String, size: u64 },
+    /// `type = "parallelio"`: MMTests' parallelio driver (see [`ParallelioParams`]).
+    Parallelio(ParallelioParams),
+}
+
+/// `type = "parallelio"`: MMTests' parallelio driver (`mmtests.md` §6.1). A warm-up
+/// memcachetest, then for each IO step `iterations` runs of memcachetest with a `dd` of the
+/// step's size to `largefile` on `device` beside it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParallelioParams {
+    /// The `[[device]]` holding `largefile`.
+    pub device: String,
+    /// memcached's item pool (MEMCACHED_MEMPOOL).
+    pub pool: u64,
+    /// memcachetest's value size.
+    pub value_size: u64,
+    /// memcachetest's client threads (MEMCACHETEST_CONCURRENCY).
+    pub threads: u32,
+    /// memcachetest's run time (`-T`, MEMCACHETEST_DURATION).
+    pub duration: Nanos,
+    /// Iterations per IO step (PARALLELIO_ITERATIONS).
+    pub iterations: u32,
+    /// dd sizes of the IO steps; 0 is the step without IO.
+    pub steps: Vec<u64>,
+    /// Run one memcachetest first and discard it.
+    pub warmup: bool,
+}
+
+impl ParallelioParams {
+    /// MMTests' IO steps for a machine of `mem_total` bytes and an item pool of `pool`:
+    /// no IO, then MIN + (k-1)·⌊(MAX-MIN)/increments⌋ for k in 1..=increments, with
+    /// MIN = (MemTotal - pool)/2 and MAX = (MemTotal - pool)·4, in whole MiB (dd bs=1M).
+    pub fn mmtests_steps(mem_total: u64, pool: u64, increments: u32) -> Vec<u64> {
+        let spare = mem_total.saturating_sub(pool);
+        let (min, max) = (spare / 2, spare * 4);
+        let inc = (max - min) / increments.max(1) as u64;
+        let mib = |b: u64| b >> 20 << 20;
+        std::iter::once(0)
+            .chain((0..increments as u64).map(|k| mib(min + k * inc)))
+            .collect()
+    }
+
+    /// MMTests' label of a step: bytes / 2^20, truncated, plus "M".
+    pub fn label(size: u64) -> String {
+        format!("{}M", size >> 20)
+    }
 }
 
 /// `type = "dd"`: write `size` bytes in `bs` blocks to a new file on `device`, then
@@ -270,6 +320,9 @@ pub struct DdParams {
     /// MMTests parallelio's start condition: wait (polling every 2 s) until "used" memory
     /// (MemTotal - MemFree - page cache) reaches this many bytes, then 5 s more.
     pub start_when_used: Option<u64>,
+    /// The file's name on the device; an existing file of that name is truncated first
+    /// (`O_TRUNC`), as dd does. None: a file named after the workload.
+    pub file: Option<String>,
 }
 
 /// What a mem_eater does once it has touched all its memory.

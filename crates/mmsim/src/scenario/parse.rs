@@ -30,6 +30,8 @@
 //! [run]
 //! duration = "200s"         # time > 0, default "60s"
 //! seed = 1                  # integer >= 0, default 1
+//! end = "duration"         # "duration" (default) or "workloads": end when every
+//!                           # workload has finished (duration is then the upper bound)
 //!
 //! [kernel]
 //! preset = "3.9"            # optional string; checked against the presets at run time
@@ -40,7 +42,7 @@
 //! object_size = 1024        # size (integer bytes or string), 1..=4096, default 1024
 //!
 //! [[workload]]              # any number, including none
-//! type = "memcachetest"     # required: "memcachetest" or "mem_eater"
+//! type = "memcachetest"     # required: memcachetest, mem_eater, dd, cat or parallelio
 //! name = "mc"               # optional; default: the type name, then "-2", "-3"... for
 //!                           # repeats; names must be unique
 //! start = "0s"              # time, default "0s"
@@ -49,13 +51,34 @@
 //! value_size = "16K"        # size, default "16K"; 1..=pool
 //! set_percent = 33          # integer 0..=100, default 33
 //! threads = 1               # integer 1..=4096, default 1
+//! duration = "200s"         # time > 0; stop after it and exit (default: run to the end)
 //! # mem_eater keys:
 //! size = "2G"               # required; size, or "N%" of RAM; > 0
 //! chunk = "64M"             # size, default the smaller of "64M" and size; 1..=size
 //! pause = "100ms"           # time, default "0s"
 //! then = "hold"             # "hold" (default) or "retouch"
 //! retouch_interval = "10s"  # time > 0, only with then = "retouch"; default "10s"
+//! # dd keys:
+//! device = "sda"            # required; a [[device]] with a filesystem
+//! size = "2G"               # required; whole pages, > 0, at most the device size
+//! bs = "1M"                 # whole pages, default "1M"
+//! conv = "fdatasync"        # "fdatasync" or "none" (default)
+//! unlink = false            # boolean, default false
+//! file = "largefile"        # no '/' or control characters; default: named after the
+//!                           # workload; an existing file of that name is truncated
+//! # cat keys: device and size, as dd
+//! # parallelio keys (MMTests' driver; also memcachetest's value_size, threads):
+//! device = "sda"            # required; a [[device]] with a filesystem
+//! pool = "5600M"            # size or "N%" of RAM; default 4/5 of MemTotal
+//! duration = "200s"         # each memcachetest run; time > 0, default "200s"
+//! iterations = 5            # integer 1..=1000, default 5
+//! increments = 3            # integer 1..=100, default 3 (MMTests' step sizes)
+//! steps = [0, "1G"]         # dd sizes in whole MiB instead of increments
+//! warmup = true             # boolean, default true
 //! ```
+//!
+//! `[[device]]` tables (name, type, size, filesystem, members, nr_requests, scheduler) are
+//! described in the README.
 //!
 //! Sizes are integers (bytes) or strings with an optional K/M/G/T suffix (powers of 1024;
 //! see [`parse_size`]). Times are strings with a unit: ns, us, ms, s, m (minutes), h (see
@@ -79,8 +102,8 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use super::units::{parse_decimal, parse_duration, parse_size};
 use super::{
     BlockDevice, DdParams, DeviceKind, Filesystem, KernelSelection, Machine, MemEaterThen,
-    RunParams, Scenario, ScenarioError, Scheduler, SlabParams, SwapDevice, VmSysctls, Workload,
-    WorkloadKind,
+    ParallelioParams, RunParams, Scenario, ScenarioError, Scheduler, SlabParams, SwapDevice,
+    VmSysctls, Workload, WorkloadKind,
 };
 
 /// Load and validate a scenario file.
@@ -155,7 +178,18 @@ const DEVICE_KEYS: &[&str] = &[
 const DEVICE_TYPES: &[&str] = &["hdd", "ssd", "usb", "raid0"];
 const FILESYSTEMS: &[&str] = &["ext4", "ext3", "xfs", "btrfs", "raw"];
 const SCHEDULERS: &[&str] = &["deadline", "noop"];
-const DD_KEYS: &[&str] = &["device", "size", "bs", "conv", "unlink"];
+const DD_KEYS: &[&str] = &["device", "size", "bs", "conv", "unlink", "file"];
+const PARALLELIO_KEYS: &[&str] = &[
+    "device",
+    "pool",
+    "value_size",
+    "threads",
+    "duration",
+    "iterations",
+    "increments",
+    "steps",
+    "warmup",
+];
 const CAT_KEYS: &[&str] = &["device", "size"];
 const MACHINE_KEYS: &[&str] = &["ram", "cpus"];
 const SWAP_KEYS: &[&str] = &[
@@ -179,12 +213,12 @@ const VM_KEYS: &[&str] = &[
     "dirty_expire_centisecs",
     "dirty_writeback_centisecs",
 ];
-const RUN_KEYS: &[&str] = &["duration", "seed"];
+const RUN_KEYS: &[&str] = &["duration", "seed", "end"];
 const KERNEL_KEYS: &[&str] = &["preset", "switches"];
 const SLAB_KEYS: &[&str] = &["objects", "object_size"];
-const WORKLOAD_TYPES: &[&str] = &["memcachetest", "mem_eater", "dd", "cat"];
+const WORKLOAD_TYPES: &[&str] = &["memcachetest", "mem_eater", "dd", "cat", "parallelio"];
 const COMMON_WORKLOAD_KEYS: &[&str] = &["type", "name", "start"];
-const MEMCACHETEST_KEYS: &[&str] = &["pool", "value_size", "set_percent", "threads"];
+const MEMCACHETEST_KEYS: &[&str] = &["pool", "value_size", "set_percent", "threads", "duration"];
 const MEM_EATER_KEYS: &[&str] = &["size", "chunk", "pause", "then", "retouch_interval"];
 const THEN_VALUES: &[&str] = &["hold", "retouch"];
 
@@ -856,6 +890,7 @@ fn resolve(cx: &Cx<'_>, entries: &[Entry], name: &str) -> Res<Scenario> {
         None => RunParams {
             duration: 60_000_000_000,
             seed: 1,
+            end_when_done: false,
         },
     };
 
@@ -1150,7 +1185,15 @@ fn run(cx: &Cx<'_>, t: &Table<'_>) -> Res<RunParams> {
         Some(item) => u64_min(cx, &item, 0, "a seed, an integer >= 0")?,
         None => 1,
     };
-    Ok(RunParams { duration, seed })
+    let end_when_done = match opt(t, "end") {
+        Some(item) => choice(cx, &item, &["duration", "workloads"])? == "workloads",
+        None => false,
+    };
+    Ok(RunParams {
+        duration,
+        seed,
+        end_when_done,
+    })
 }
 
 fn kernel(cx: &Cx<'_>, t: &Table<'_>) -> Res<KernelSelection> {
@@ -1276,6 +1319,7 @@ fn assign_names(out: &mut [Workload], explicit: &[Option<String>]) {
             WorkloadKind::Memcachetest { .. } => "memcachetest",
             WorkloadKind::Dd(_) => "dd",
             WorkloadKind::Cat { .. } => "cat",
+            WorkloadKind::Parallelio(_) => "parallelio",
         };
         let idx = match next.iter().position(|(t, _)| *t == ty) {
             Some(i) => i,
@@ -1318,24 +1362,25 @@ fn workload<'a>(
         t.missing(
             cx,
             "type",
-            "the workload type, \"memcachetest\", \"mem_eater\", \"dd\" or \"cat\"",
+            "the workload type, \"memcachetest\", \"mem_eater\", \"dd\", \"cat\" or \"parallelio\"",
         )
     })?;
     let ty = string(
         cx,
         &ty_item,
-        "the workload type as a string, \"memcachetest\", \"mem_eater\", \"dd\" or \"cat\"",
+        "the workload type as a string, \"memcachetest\", \"mem_eater\", \"dd\", \"cat\" or \"parallelio\"",
     )?;
-    const TYPES: [(&str, &[&str]); 4] = [
+    const TYPES: [(&str, &[&str]); 5] = [
         ("memcachetest", MEMCACHETEST_KEYS),
         ("mem_eater", MEM_EATER_KEYS),
         ("dd", DD_KEYS),
         ("cat", CAT_KEYS),
+        ("parallelio", PARALLELIO_KEYS),
     ];
     let Some(&(_, own)) = TYPES.iter().find(|(name, _)| *name == ty) else {
         let e = ty_item.fail(
             cx,
-            format!("unknown workload type \"{ty}\": expected \"memcachetest\", \"mem_eater\", \"dd\" or \"cat\""),
+            format!("unknown workload type \"{ty}\": expected \"memcachetest\", \"mem_eater\", \"dd\", \"cat\" or \"parallelio\""),
         );
         return Err(with_suggestion(e, nearest(ty, WORKLOAD_TYPES)));
     };
@@ -1390,6 +1435,7 @@ fn workload<'a>(
         "memcachetest" => memcachetest(cx, t, ram)?,
         "mem_eater" => mem_eater(cx, t, ram)?,
         "cat" => (cat(cx, t, devices)?, None, 0),
+        "parallelio" => parallelio(cx, t, ram, devices)?,
         _ => (dd(cx, t, devices)?, None, 0),
     };
     let w = Workload {
@@ -1449,11 +1495,16 @@ fn memcachetest<'a>(
         )?,
         None => 1,
     };
+    let duration = match opt(t, "duration") {
+        Some(item) => Some(positive_time(cx, &item, "memcachetest's run time")?),
+        None => None,
+    };
     let kind = WorkloadKind::Memcachetest {
         pool,
         value_size,
         set_percent,
         threads,
+        duration,
     };
     Ok((kind, src, pool))
 }
@@ -1751,5 +1802,144 @@ fn dd(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<WorkloadKind> 
             None => false,
         },
         start_when_used: None,
+        file: match opt(t, "file") {
+            Some(item) => Some(file_name(cx, &item)?),
+            None => None,
+        },
     }))
+}
+
+/// A file name: non-empty, no '/', no control characters.
+fn file_name(cx: &Cx<'_>, item: &Item<'_>) -> Res<String> {
+    let s = string(cx, item, "a file name as a string")?;
+    if s.is_empty() || s.contains('/') || s.chars().any(char::is_control) {
+        return Err(item.fail(
+            cx,
+            format!("expected a file name without '/' or control characters, found \"{s}\""),
+        ));
+    }
+    Ok(s.to_owned())
+}
+
+/// A time greater than zero.
+fn positive_time(cx: &Cx<'_>, item: &Item<'_>, what: &str) -> Res<crate::engine::Nanos> {
+    let d = time(cx, item)?;
+    if d == 0 {
+        return Err(item.fail(cx, format!("{what} must be greater than 0")));
+    }
+    Ok(d)
+}
+
+/// A parallelio workload's keys (MMTests' config-global-dhp__parallelio-memcachetest).
+fn parallelio<'a>(
+    cx: &Cx<'_>,
+    t: &Table<'a>,
+    ram: u64,
+    devices: &[BlockDevice],
+) -> Res<(WorkloadKind, MemSource<'a>, u64)> {
+    let dev_item = opt(t, "device").ok_or_else(|| {
+        t.missing(
+            cx,
+            "device",
+            "the name of the [[device]] dd writes largefile to",
+        )
+    })?;
+    let dev_name = string(cx, &dev_item, "a device name as a string")?;
+    let Some(dev) = devices.iter().find(|d| d.name == dev_name) else {
+        let names: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
+        let e = dev_item.fail(cx, format!("no [[device]] named \"{dev_name}\""));
+        return Err(with_suggestion(e, nearest(dev_name, &names)));
+    };
+    if dev.filesystem == Filesystem::Raw {
+        return Err(dev_item.fail(
+            cx,
+            format!("device \"{dev_name}\" has no filesystem to hold a file"),
+        ));
+    }
+    let mem_total: u64 = crate::mm::page_alloc::build_zones(ram / PAGE)
+        .iter()
+        .map(|z| z.managed_pages)
+        .sum::<u64>()
+        * PAGE;
+    // memcachetest's keys, with its defaults; the pool defaults to MEMCACHED_MEMPOOL,
+    // 4/5 of MemTotal.
+    let (mc, src, pool) = memcachetest(cx, t, ram)?;
+    let pool = if opt(t, "pool").is_some() {
+        pool
+    } else {
+        mem_total / 5 * 4 / PAGE * PAGE
+    };
+    let WorkloadKind::Memcachetest {
+        value_size,
+        threads,
+        ..
+    } = mc
+    else {
+        unreachable!("memcachetest() builds a memcachetest")
+    };
+    let duration = match opt(t, "duration") {
+        Some(item) => positive_time(cx, &item, "memcachetest's run time")?,
+        None => 200 * 1_000_000_000,
+    };
+    let iterations = match opt(t, "iterations") {
+        Some(item) => u32_in(cx, &item, 1, 1000, "an iteration count from 1 to 1000")?,
+        None => 5,
+    };
+    let steps = match opt(t, "steps") {
+        Some(item) => {
+            if opt(t, "increments").is_some() {
+                return Err(item.fail(cx, "give either steps or increments, not both"));
+            }
+            let Val::Array(elems) = &item.node.val else {
+                return Err(item.expected(cx, "an array of dd sizes, e.g. [0, \"1G\", \"2G\"]"));
+            };
+            let mut steps = Vec::new();
+            for (i, n) in elems.iter().enumerate() {
+                let elem = Item {
+                    node: n,
+                    path: format!("{}[{i}]", item.path),
+                    key_span: item.key_span,
+                };
+                let b = size(cx, &elem, SizeKind::Size, None)?;
+                if b % (1 << 20) != 0 || b > dev.size {
+                    return Err(elem.fail(
+                        cx,
+                        format!("expected a dd size of whole MiB that fits on \"{dev_name}\" ({} bytes), found {b} bytes", dev.size),
+                    ));
+                }
+                steps.push(b);
+            }
+            steps
+        }
+        None => {
+            let increments = match opt(t, "increments") {
+                Some(item) => u32_in(cx, &item, 1, 100, "an IO step count from 1 to 100")?,
+                None => 3,
+            };
+            let steps = ParallelioParams::mmtests_steps(mem_total, pool, increments);
+            let largest = steps.iter().copied().max().unwrap_or(0);
+            if largest > dev.size {
+                return Err(dev_item.fail(cx, format!("the largest IO step ({largest} bytes) is larger than the filesystem on \"{dev_name}\" ({} bytes)", dev.size)));
+            }
+            steps
+        }
+    };
+    let warmup = match opt(t, "warmup") {
+        Some(item) => match item.node.val {
+            Val::Bool(b) => b,
+            _ => return Err(item.expected(cx, "true or false")),
+        },
+        None => true,
+    };
+    let kind = WorkloadKind::Parallelio(ParallelioParams {
+        device: dev_name.to_owned(),
+        pool,
+        value_size,
+        threads,
+        duration,
+        iterations,
+        steps,
+        warmup,
+    });
+    Ok((kind, src, pool))
 }

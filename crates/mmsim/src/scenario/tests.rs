@@ -72,7 +72,8 @@ fn minimal_file_gets_every_default() {
         s.run,
         RunParams {
             duration: 60 * S,
-            seed: 1
+            seed: 1,
+            end_when_done: false,
         }
     );
     assert_eq!(s.kernel, KernelSelection::default());
@@ -113,6 +114,7 @@ fn memcachetest_defaults_to_80_percent_pool_and_mmtests_settings() {
         value_size,
         set_percent,
         threads,
+        duration,
     } = w.kind
     else {
         panic!("expected memcachetest, got {w:?}");
@@ -122,6 +124,10 @@ fn memcachetest_defaults_to_80_percent_pool_and_mmtests_settings() {
     assert_eq!(value_size, 16 * K);
     assert_eq!(set_percent, 33);
     assert_eq!(threads, 1);
+    assert_eq!(
+        duration, None,
+        "memcachetest runs to the end of the run by default"
+    );
 }
 
 #[test]
@@ -381,6 +387,7 @@ fn full_example_round_trips_every_value() {
         run: RunParams {
             duration: 200 * S,
             seed: 42,
+            end_when_done: false,
         },
         kernel: KernelSelection {
             preset: Some("3.9".into()),
@@ -399,6 +406,7 @@ fn full_example_round_trips_every_value() {
                     value_size: 4 * K,
                     set_percent: 50,
                     threads: 4,
+                    duration: None,
                 },
             },
             Workload {
@@ -1088,4 +1096,86 @@ fn swap_on_a_raw_device_is_accepted_and_misuse_is_reported() {
         "[machine]\nram = \"1G\"\n{ext4}[swap]\nsize = \"2G\"\ndevice = \"sdb\"\n"
     ));
     assert_err(&e, "swap.device", 10, "needs filesystem = \"raw\"");
+}
+
+const PARALLELIO_MACHINE: &str = "[machine]\nram = \"7336M\"\n[swap]\nsize = \"8G\"\n[[device]]\nname = \"sda\"\ntype = \"hdd\"\nfilesystem = \"ext4\"\n";
+
+#[test]
+fn parallelio_defaults_follow_mmtests_config() {
+    let s = ok(&format!(
+        "{PARALLELIO_MACHINE}[run]\nend = \"workloads\"\n[[workload]]\ntype = \"parallelio\"\ndevice = \"sda\"\n"
+    ));
+    assert!(s.run.end_when_done);
+    let WorkloadKind::Parallelio(p) = &s.workloads[0].kind else {
+        panic!("a parallelio workload")
+    };
+    assert_eq!(s.workloads[0].name, "parallelio");
+    assert_eq!((p.iterations, p.duration, p.threads), (5, 200 * S, 1));
+    assert_eq!(p.value_size, 16 * K);
+    assert!(p.warmup);
+    // Four steps: none, then about 0.1, 0.333 and 0.567 of MemTotal, in whole MiB.
+    let labels: Vec<String> = p
+        .steps
+        .iter()
+        .map(|&b| super::super::ParallelioParams::label(b))
+        .collect();
+    assert_eq!(labels, ["0M", "715M", "2385M", "4055M"]);
+    // The pool is 4/5 of MemTotal (a little under 80% of RAM).
+    assert!(
+        p.pool < 7336 * M / 5 * 4 && p.pool > 7336 * M / 5 * 4 - 200 * M,
+        "{}",
+        p.pool
+    );
+}
+
+#[test]
+fn parallelio_takes_explicit_steps_but_not_with_increments() {
+    let s = ok(&format!(
+        "{PARALLELIO_MACHINE}[[workload]]\ntype = \"parallelio\"\ndevice = \"sda\"\nsteps = [0, \"1G\"]\niterations = 2\nwarmup = false\nduration = \"30s\"\n"
+    ));
+    let WorkloadKind::Parallelio(p) = &s.workloads[0].kind else {
+        panic!("a parallelio workload")
+    };
+    assert_eq!(
+        (p.steps.clone(), p.iterations, p.warmup, p.duration),
+        (vec![0, G], 2, false, 30 * S)
+    );
+    let e = err(&format!(
+        "{PARALLELIO_MACHINE}[[workload]]\ntype = \"parallelio\"\ndevice = \"sda\"\nsteps = [0]\nincrements = 2\n"
+    ));
+    assert_err(&e, "workload[0].steps", 12, "either steps or increments");
+    let e = err(&format!(
+        "{PARALLELIO_MACHINE}[[workload]]\ntype = \"parallelio\"\ndevice = \"sda\"\nsteps = [\"1000K\"]\n"
+    ));
+    assert_err(&e, "workload[0].steps[0]", 12, "whole MiB");
+    let e = err(&format!(
+        "{PARALLELIO_MACHINE}[[workload]]\ntype = \"parallelio\"\ndevice = \"sdx\"\n"
+    ));
+    assert_err(&e, "workload[0].device", 11, "no [[device]] named \"sdx\"");
+}
+
+#[test]
+fn memcachetest_duration_dd_file_and_run_end_are_checked() {
+    let s = ok(&format!(
+        "{PARALLELIO_MACHINE}[[workload]]\ntype = \"memcachetest\"\nduration = \"200s\"\n[[workload]]\ntype = \"dd\"\ndevice = \"sda\"\nsize = \"1G\"\nfile = \"largefile\"\n"
+    ));
+    let WorkloadKind::Memcachetest { duration, .. } = &s.workloads[0].kind else {
+        panic!("memcachetest")
+    };
+    assert_eq!(*duration, Some(200 * S));
+    let WorkloadKind::Dd(dd) = &s.workloads[1].kind else {
+        panic!("dd")
+    };
+    assert_eq!(dd.file.as_deref(), Some("largefile"));
+    assert!(!s.run.end_when_done);
+    let e = err(&format!(
+        "{PARALLELIO_MACHINE}[[workload]]\ntype = \"dd\"\ndevice = \"sda\"\nsize = \"1G\"\nfile = \"a/b\"\n"
+    ));
+    assert_err(&e, "workload[0].file", 13, "without '/'");
+    let e = err(&format!(
+        "{PARALLELIO_MACHINE}[[workload]]\ntype = \"memcachetest\"\nduration = \"0s\"\n"
+    ));
+    assert_err(&e, "workload[0].duration", 11, "greater than 0");
+    let e = err(&format!("{PARALLELIO_MACHINE}[run]\nend = \"workload\"\n"));
+    assert_eq!(e.key, "run.end");
 }

@@ -9,23 +9,21 @@ use crate::fs::fs_writeback::filemap_write_and_wait;
 use crate::fs::inode::Inode;
 use crate::mm::page_writeback::{balance_dirty_pages_ratelimited, DirtyTask};
 use crate::mm::{filemap, World};
+use crate::scenario::DdParams;
 
-/// The dd task: write `size` bytes to a new file on device `bdi`.
-pub async fn run(
-    w: World,
-    idx: usize,
-    mm: usize,
-    bdi: usize,
-    size: u64,
-    fdatasync: bool,
-    unlink: bool,
-) {
-    let ino = {
-        let mut k = w.borrow_mut();
-        let name = format!("{}-largefile", k.mms[mm].name);
-        k.inodes.push(Inode::new(&name, bdi));
-        k.inodes.len() - 1
-    };
+/// The dd task: write `dd.size` bytes to `dd.file` on device `bdi`, truncating the file
+/// first if it exists (`O_TRUNC`).
+pub async fn run(w: World, idx: usize, mm: usize, bdi: usize, dd: DdParams) {
+    let DdParams {
+        size,
+        fdatasync,
+        unlink,
+        ..
+    } = dd;
+    let name = dd
+        .file
+        .unwrap_or_else(|| w.borrow().mms[mm].name.clone() + "-largefile");
+    let ino = open_trunc(&w, bdi, &name).await;
     let mut task = DirtyTask::default();
     let mut debt = CpuDebt::default();
     for index in 0..size / PAGE_SIZE {
@@ -48,6 +46,26 @@ pub async fn run(
     w.borrow_mut().workloads[idx].io_done_at = Some(now);
     if unlink {
         filemap::truncate_inode_pages(&w, ino).await;
+    }
+    super::finished(&mut w.borrow_mut(), idx);
+}
+
+/// `open(name, O_WRONLY|O_CREAT|O_TRUNC)` on device `bdi`: the file's inode, emptied.
+pub async fn open_trunc(w: &World, bdi: usize, name: &str) -> usize {
+    let found = {
+        let k = w.borrow();
+        k.inodes.iter().position(|i| i.bdi == bdi && i.name == name)
+    };
+    match found {
+        Some(ino) => {
+            filemap::truncate_inode_pages(w, ino).await;
+            ino
+        }
+        None => {
+            let mut k = w.borrow_mut();
+            k.inodes.push(Inode::new(name, bdi));
+            k.inodes.len() - 1
+        }
     }
 }
 

@@ -6,8 +6,11 @@
 
 use super::{access, exit, killed, CpuDebt};
 use crate::calibration::{MEMCACHETEST_OP_NS, PAGE_SIZE};
+use crate::engine::{Nanos, TaskId};
 use crate::mm::World;
 use rand_core::RngCore;
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// Bytes of item header and key stored before the value.
 const ITEM_HEADER: u64 = 64;
@@ -21,6 +24,8 @@ pub struct Server {
     chunk: u64,
     value_size: u64,
     start_vpn: u32,
+    /// Client threads still running; the last one out shuts the server down.
+    clients: u32,
 }
 
 impl Server {
@@ -36,6 +41,7 @@ impl Server {
             chunk,
             value_size,
             start_vpn,
+            clients: 0,
         }
     }
 
@@ -59,19 +65,60 @@ fn uniform(w: &World, n: u64) -> u64 {
     ((r as u128 * n as u128) >> 64) as u64
 }
 
-/// One client thread (with the server work it causes).
+/// Start a memcached server and `threads` memcachetest clients in task slot `idx`, `start`
+/// from now; with a `duration` the clients stop after it and the server exits. Returns the
+/// first client's task (the OOM killer's victim for the slot).
+#[allow(clippy::too_many_arguments)]
+pub fn spawn(
+    w: &World,
+    idx: usize,
+    name: &str,
+    pool: u64,
+    value_size: u64,
+    set_percent: u32,
+    threads: u32,
+    start: Nanos,
+    duration: Option<Nanos>,
+) -> TaskId {
+    let server = Rc::new(RefCell::new(Server::new(w, idx, pool, value_size)));
+    server.borrow_mut().clients = threads;
+    let mut first = None;
+    for i in 0..threads {
+        let (w2, s) = (w.clone(), server.clone());
+        let task_name = if threads == 1 {
+            name.to_string()
+        } else {
+            format!("{name}/{i}")
+        };
+        let t = w.borrow_mut().sched.spawn(&task_name, async move {
+            super::delay_start(&w2, idx, start).await;
+            let deadline = duration.map(|d| w2.borrow().workloads[idx].started_at + d);
+            client(w2, idx, idx, s, set_percent, deadline).await;
+        });
+        first.get_or_insert(t);
+    }
+    let first = first.expect("memcachetest has at least one thread");
+    w.borrow_mut().mms[idx].task = Some(first);
+    first
+}
+
+/// One client thread (with the server work it causes), until `deadline` if there is one.
 pub async fn client(
     w: World,
     idx: usize,
     mm: usize,
-    server: std::rc::Rc<std::cell::RefCell<Server>>,
+    server: Rc<RefCell<Server>>,
     set_percent: u32,
+    deadline: Option<Nanos>,
 ) {
     let mut debt = CpuDebt::default();
     let items = server.borrow().items();
     loop {
         if killed(&w) {
             return exit(&w, mm, idx);
+        }
+        if deadline.is_some_and(|d| w.borrow().sched.now() >= d) {
+            break;
         }
         let key = uniform(&w, items) as usize;
         let is_set = uniform(&w, 100) < set_percent as u64;
@@ -96,5 +143,17 @@ pub async fn client(
         debt.user(MEMCACHETEST_OP_NS);
         w.borrow_mut().workloads[idx].ops += 1;
         debt.maybe_flush(&w).await;
+    }
+    debt.flush(&w).await;
+    let last = {
+        let mut s = server.borrow_mut();
+        s.clients -= 1;
+        s.clients == 0
+    };
+    if last {
+        // The client is done and MMTests stops memcached: its items go with it.
+        let mut k = w.borrow_mut();
+        crate::mm::memory::exit_mmap(&mut k, mm);
+        super::finished(&mut k, idx);
     }
 }

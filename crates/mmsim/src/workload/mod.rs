@@ -6,12 +6,13 @@ pub mod cat;
 pub mod dd;
 pub mod mem_eater;
 pub mod memcachetest;
+pub mod parallelio;
 
 use crate::calibration::CPU_QUANTUM_NS;
 use crate::engine::{self, CpuMode, Nanos, SEC};
 use crate::mm::memory::{self, Access};
 use crate::mm::page_alloc::AllocError;
-use crate::mm::World;
+use crate::mm::{Kernel, World};
 
 /// Counters a workload keeps while it runs; turned into metrics at the end of the run.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -30,6 +31,10 @@ pub struct WorkloadStats {
     pub killed: bool,
     /// When its IO finished, `fdatasync` included (dd).
     pub io_done_at: Option<Nanos>,
+    /// When it finished and exited (a memcachetest with a duration, a parallelio driver).
+    pub finished_at: Option<Nanos>,
+    /// The parallelio driver's iterations, in the order run.
+    pub parallelio: Vec<parallelio::Iteration>,
 }
 
 /// CPU time a workload has used and not yet been charged for.
@@ -88,6 +93,15 @@ pub async fn access(
     Ok(())
 }
 
+/// Sleep until the workload's start time, then note it as started.
+pub async fn delay_start(w: &World, idx: usize, start: Nanos) {
+    if start > 0 {
+        engine::sleep(w, start).await;
+    }
+    let now = w.borrow().sched.now();
+    w.borrow_mut().workloads[idx].started_at = now;
+}
+
 /// Whether the current task has been killed.
 pub fn killed(w: &World) -> bool {
     let k = w.borrow();
@@ -99,6 +113,45 @@ pub fn exit(w: &World, mm: usize, stats: usize) {
     let mut k = w.borrow_mut();
     crate::mm::memory::exit_mmap(&mut k, mm);
     k.workloads[stats].killed = true;
+    finished(&mut k, stats);
+}
+
+/// The workload has finished: note when, and wake whoever waits for it.
+pub fn finished(k: &mut Kernel, stats: usize) {
+    let now = k.sched.now();
+    if k.workloads[stats].finished_at.is_some() {
+        return;
+    }
+    k.workloads[stats].finished_at = Some(now);
+    if k.end_when_done.is_some_and(|n| stats < n) {
+        k.workloads_done += 1;
+    }
+    let q = k.wq.child_exit;
+    k.sched.wake_all(q);
+}
+
+/// A new task slot: its counters and its address space (`fork`); returns its index.
+pub fn new_task(k: &mut Kernel, name: &str) -> usize {
+    k.workloads.push(WorkloadStats::default());
+    k.mms.push(crate::mm::memory::Mm {
+        name: name.to_string(),
+        ..Default::default()
+    });
+    k.workloads.len() - 1
+}
+
+/// Wait until workload `stats` has finished (`waitpid`).
+pub async fn wait_for(w: &World, stats: usize) {
+    loop {
+        let q = {
+            let k = w.borrow();
+            if k.workloads[stats].finished_at.is_some() {
+                return;
+            }
+            k.wq.child_exit
+        };
+        crate::engine::wait_event(w, q, None, false).await;
+    }
 }
 
 /// Seconds from nanoseconds.
