@@ -119,6 +119,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         swap: SwapInfo::new(swap_pages as u32),
         swapdev,
         swap_bdi: None,
+        swap_sector_base: 0,
         slab: Slab {
             objects: scenario.slab.objects,
             object_size: scenario.slab.object_size,
@@ -174,8 +175,17 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
     }
     for dev in &m.devices {
         let id = add_block_device(&w, dev)?;
-        if m.swap.as_ref().and_then(|s| s.device.as_deref()) == Some(dev.name.as_str()) {
-            w.borrow_mut().swap_bdi = Some(id);
+        if let Some(swap) = m
+            .swap
+            .as_ref()
+            .filter(|s| s.device.as_deref() == Some(&dev.name))
+        {
+            let mut k = w.borrow_mut();
+            k.swap_bdi = Some(id);
+            // A swap partition beside a filesystem sits at the end of the disk.
+            if dev.filesystem != crate::scenario::Filesystem::Raw {
+                k.swap_sector_base = (dev.size - swap.size) / 512;
+            }
         }
     }
     if !m.devices.is_empty() {

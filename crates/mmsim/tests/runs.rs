@@ -455,3 +455,45 @@ fn the_parallelio_driver_runs_every_iteration_and_reports_the_worst() {
     assert_eq!(r.vmstat("nr_file_pages"), 64 * 256);
     assert_eq!(r.vmstat("nr_anon_pages"), 0, "every memcached exited");
 }
+
+/// A swap partition may share a disk with a filesystem ("a partition of one"): it sits at
+/// the end of the disk, and swap IO and the filesystem's IO share one request queue.
+#[test]
+fn a_swap_partition_beside_a_filesystem_shares_the_disk() {
+    use mmsim::scenario::{Workload, WorkloadKind};
+    let mut s = common::anon_pressure(256, 40);
+    let mut dev = mmsim::scenario::BlockDevice::ext4_hdd("sda");
+    dev.size = 8 << 30;
+    s.machine.devices = vec![dev.clone()];
+    let swap_size = s.machine.swap.as_ref().unwrap().size;
+    s.machine.swap.as_mut().unwrap().device = Some("sda".into());
+    let dd = common::single_dd(256, 64, 1).workloads.remove(0);
+    s.workloads.push(Workload {
+        start: 15 * mmsim::engine::SEC,
+        ..dd
+    });
+    let k = presets::resolve("3.9", &[]).unwrap();
+    {
+        let w = sim::boot(&s, &k, 1).unwrap();
+        let w = w.borrow();
+        assert_eq!(w.swap_bdi, Some(0));
+        assert_eq!(w.swap_sector_base, (dev.size - swap_size) / 512);
+    }
+    let r = run(&s, "3.9", 1, true);
+    assert!(r.vmstat("pswpout") > 0, "the test must reach swap");
+    assert!(matches!(s.workloads[2].kind, WorkloadKind::Dd(_)));
+    let sda = r.devices.iter().find(|d| d.name == "sda").unwrap();
+    // Every swapped-out page and every page of the file went to sda (pswpout counts at
+    // submission: pages still under writeback at the end are not written yet).
+    assert_eq!(
+        sda.diskstats.sectors_written + 8 * r.vmstat("nr_writeback"),
+        8 * (r.vmstat("pswpout") + 64 * 256),
+        "dd {:?}, nr_dirty {}, nr_written {}",
+        r.metric("dd", "io_seconds"),
+        r.vmstat("nr_dirty"),
+        r.vmstat("nr_written")
+    );
+    // Swap-ins count at submission; a few may still be in flight at the end.
+    let read = sda.diskstats.sectors_read;
+    assert!(read <= 8 * r.vmstat("pswpin") && read + 8 * 128 >= 8 * r.vmstat("pswpin"));
+}

@@ -148,8 +148,11 @@ pub struct Kernel {
     pub swap: SwapInfo,
     /// The swap device, if any (the simple model).
     pub swapdev: Option<SwapDev>,
-    /// The raw `[[device]]` holding the swap area, when swap is on a block device.
+    /// The `[[device]]` holding the swap area, when swap is on a block device.
     pub swap_bdi: Option<usize>,
+    /// First sector of the swap partition on `swap_bdi`: 0 for a whole raw disk, the end of
+    /// the disk when a filesystem shares it.
+    pub swap_sector_base: u64,
     /// The dentry/inode cache.
     pub slab: Slab,
     /// Address spaces.

@@ -105,15 +105,16 @@ pub fn swap_writepage(k: &mut Kernel, pfn: Pfn) {
         Some(bdi) => {
             // The caller (pageout) checked that the queue has a free request.
             k.count(VmEvent::pswpout, 1);
-            let queued = super::backing_dev::try_submit_bio(k, bdi, swap_bio(true, slot, pfn));
+            let bio = swap_bio(true, k.swap_sector_base, slot, pfn);
+            let queued = super::backing_dev::try_submit_bio(k, bdi, bio);
             debug_assert!(queued, "pageout checks the swap queue has room");
         }
         None => submit_bio(k, true, slot),
     }
 }
 
-/// A one-page bio for swap slot `slot` of a swap partition (the swap area starts at sector 0).
-fn swap_bio(write: bool, slot: u32, pfn: Pfn) -> crate::block::Bio {
+/// A one-page bio for swap slot `slot` of a swap partition starting at sector `base`.
+fn swap_bio(write: bool, base: u64, slot: u32, pfn: Pfn) -> crate::block::Bio {
     crate::block::Bio {
         dir: if write {
             crate::block::Dir::Write
@@ -122,7 +123,7 @@ fn swap_bio(write: bool, slot: u32, pfn: Pfn) -> crate::block::Bio {
         },
         // Swap-in reads are synchronous IO; reclaim's writes are async.
         sync: !write,
-        sector: slot as u64 * super::backing_dev::PAGE_SECTORS as u64,
+        sector: base + slot as u64 * super::backing_dev::PAGE_SECTORS as u64,
         nr_sectors: super::backing_dev::PAGE_SECTORS,
         tag: pfn as u64,
     }
@@ -243,7 +244,7 @@ async fn read_swap_cache_async(w: &World, slot: u32) -> Result<Option<Pfn>, Allo
             match k.swap_bdi {
                 Some(bdi) => {
                     k.count(VmEvent::pswpin, 1);
-                    Some(bdi)
+                    Some((bdi, k.swap_sector_base))
                 }
                 None => {
                     submit_bio(&mut k, false, slot);
@@ -251,8 +252,8 @@ async fn read_swap_cache_async(w: &World, slot: u32) -> Result<Option<Pfn>, Allo
                 }
             }
         };
-        if let Some(bdi) = to_partition {
-            super::backing_dev::submit_bio(w, bdi, swap_bio(false, slot, pfn)).await;
+        if let Some((bdi, base)) = to_partition {
+            super::backing_dev::submit_bio(w, bdi, swap_bio(false, base, slot, pfn)).await;
         }
         return Ok(Some(pfn));
     }

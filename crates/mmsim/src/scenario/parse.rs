@@ -1012,7 +1012,7 @@ fn swap(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<SwapDevice> 
             let name = string(
                 cx,
                 &item,
-                "the name of a [[device]] with filesystem = \"raw\"",
+                "the name of a [[device]] (a raw disk, or a disk with a filesystem whose end holds the swap partition)",
             )?;
             let Some(dev) = devices.iter().find(|d| d.name == name) else {
                 let names: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
@@ -1022,8 +1022,8 @@ fn swap(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<SwapDevice> 
                 );
                 return Err(with_suggestion(e, nearest(name, &names)));
             };
-            if dev.filesystem != Filesystem::Raw {
-                return Err(item.fail(cx, format!("device \"{name}\" has a filesystem; a swap partition needs filesystem = \"raw\"")));
+            if size_b > dev.size / 2 && dev.filesystem != Filesystem::Raw {
+                return Err(item.fail(cx, format!("the swap area ({size_b} bytes) would take more than half of device \"{name}\" ({} bytes), which also holds a filesystem", dev.size)));
             }
             if size_b > dev.size {
                 return Err(item.fail(cx, format!("the swap area ({size_b} bytes) is larger than device \"{name}\" ({} bytes)", dev.size)));

@@ -1093,9 +1093,9 @@ fn swap_on_a_raw_device_is_accepted_and_misuse_is_reported() {
     assert_err(&e, "swap.bandwidth", 11, "simple swap model");
     let ext4 = dev.replace("raw", "ext4");
     let e = err(&format!(
-        "[machine]\nram = \"1G\"\n{ext4}[swap]\nsize = \"2G\"\ndevice = \"sdb\"\n"
+        "[machine]\nram = \"1G\"\n{ext4}[swap]\nsize = \"5G\"\ndevice = \"sdb\"\n"
     ));
-    assert_err(&e, "swap.device", 10, "needs filesystem = \"raw\"");
+    assert_err(&e, "swap.device", 10, "more than half");
 }
 
 const PARALLELIO_MACHINE: &str = "[machine]\nram = \"7336M\"\n[swap]\nsize = \"8G\"\n[[device]]\nname = \"sda\"\ntype = \"hdd\"\nfilesystem = \"ext4\"\n";
@@ -1178,4 +1178,18 @@ fn memcachetest_duration_dd_file_and_run_end_are_checked() {
     assert_err(&e, "workload[0].duration", 11, "greater than 0");
     let e = err(&format!("{PARALLELIO_MACHINE}[run]\nend = \"workload\"\n"));
     assert_eq!(e.key, "run.end");
+}
+
+#[test]
+fn a_swap_partition_may_share_a_disk_with_a_filesystem_but_not_most_of_it() {
+    let disk =
+        "[[device]]\nname = \"sda\"\ntype = \"hdd\"\nsize = \"100G\"\nfilesystem = \"ext4\"\n";
+    let s = ok(&format!(
+        "[machine]\nram = \"1G\"\n[swap]\nsize = \"8G\"\ndevice = \"sda\"\n{disk}"
+    ));
+    assert_eq!(s.machine.swap.unwrap().device.as_deref(), Some("sda"));
+    let e = err(&format!(
+        "[machine]\nram = \"1G\"\n[swap]\nsize = \"60G\"\ndevice = \"sda\"\n{disk}"
+    ));
+    assert_err(&e, "swap.device", 5, "more than half");
 }
