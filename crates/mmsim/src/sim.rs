@@ -245,6 +245,7 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             b_dirty: Default::default(),
             b_io: Default::default(),
             b_more_io: Default::default(),
+            work_list: Default::default(),
             writeback_running: false,
             last_old_flush: now,
             flusher_wq,

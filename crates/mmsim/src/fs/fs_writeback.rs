@@ -4,9 +4,10 @@
 //! chunks of half a second of bandwidth, and the page walk of `write_cache_pages` that
 //! turns contiguous dirty pages into contiguous bios.
 //!
-//! mmsim deviations: work items from `sync(2)` and `wakeup_flusher_threads` are not queued
-//! yet (direct reclaim's wake-up only wakes the thread); `fdatasync` writes in the caller's
-//! context as the kernel does, through [`filemap_write_and_wait`].
+//! Work items (§6.2): `wakeup_flusher_threads` (direct reclaim) queues one per dirty bdi,
+//! served before the periodic and background checks. mmsim deviation: `sync(2)` is not
+//! modelled; `fdatasync` writes in the caller's context as the kernel does, through
+//! [`filemap_write_and_wait`].
 
 use super::inode::{I_DIRTY_PAGES, I_SYNC};
 use crate::block::{Bio, Dir};
@@ -20,6 +21,47 @@ use crate::mm::page_writeback::{
 use crate::mm::vmstat::ZoneStat;
 use crate::mm::{Kernel, World};
 use crate::scenario::Filesystem;
+
+/// A queued writeback request (`struct wb_writeback_work`, §6.2): WB_SYNC_NONE, no age
+/// cut-off, whole-file ranges (`range_cyclic = 0`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WbWork {
+    /// Pages to write.
+    pub nr_pages: i64,
+}
+
+/// What a `wb_writeback` pass is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pass {
+    /// `wb_check_background_flush`.
+    Background,
+    /// `wb_check_old_data_flush` (kupdate).
+    Periodic,
+    /// A queued [`WbWork`].
+    Work,
+}
+
+/// `wakeup_flusher_threads(nr_pages)`: queue a work item of `nr_pages` (0: every dirty and
+/// unstable page) on every bdi with dirty inodes and wake its flusher. Direct reclaim calls
+/// it when a pass scanned more than 1.5 times its target.
+pub fn wakeup_flusher_threads(k: &mut Kernel, nr_pages: u64) {
+    let nr = if nr_pages == 0 {
+        k.global_stat(ZoneStat::nr_dirty) + k.global_stat(ZoneStat::nr_unstable)
+    } else {
+        nr_pages
+    };
+    for bdi in 0..k.bdis.len() {
+        let b = &mut k.bdis[bdi];
+        if b.b_dirty.is_empty() && b.b_io.is_empty() && b.b_more_io.is_empty() {
+            continue;
+        }
+        b.work_list.push_back(WbWork {
+            nr_pages: nr as i64,
+        });
+        let q = b.flusher_wq;
+        k.sched.wake_all(q);
+    }
+}
 
 /// `MIN_WRITEBACK_PAGES`: 4 MiB.
 pub const MIN_WRITEBACK_PAGES: u64 = 1024;
@@ -158,10 +200,22 @@ async fn writepage(w: &World, ino: usize, index: u64, pfn: Pfn, sync: bool) {
 /// write up to `nr_to_write` dirty pages from `writeback_index`, wrapping once. Returns
 /// pages written.
 pub async fn write_cache_pages(w: &World, ino: usize, nr_to_write: u64, sync_all: bool) -> u64 {
-    let start = if sync_all {
-        0
-    } else {
+    write_cache_pages_range(w, ino, nr_to_write, sync_all, !sync_all).await
+}
+
+/// [`write_cache_pages`] with an explicit `range_cyclic`: start where the last cyclic walk
+/// stopped and wrap around, or (whole-file range) walk from the start once.
+async fn write_cache_pages_range(
+    w: &World,
+    ino: usize,
+    nr_to_write: u64,
+    sync_all: bool,
+    range_cyclic: bool,
+) -> u64 {
+    let start = if range_cyclic {
         w.borrow().inodes[ino].writeback_index
+    } else {
+        0
     };
     let mut index = start;
     let mut wrapped = start == 0;
@@ -233,7 +287,7 @@ pub async fn filemap_write_and_wait(w: &World, ino: usize) {
 }
 
 /// `writeback_sb_inodes` over b_io for one work pass; returns pages written.
-async fn writeback_inodes(w: &World, bdi: usize, nr_pages: &mut i64) -> u64 {
+async fn writeback_inodes(w: &World, bdi: usize, nr_pages: &mut i64, range_cyclic: bool) -> u64 {
     let start = w.borrow().sched.now();
     let mut wrote = 0;
     loop {
@@ -255,7 +309,7 @@ async fn writeback_inodes(w: &World, bdi: usize, nr_pages: &mut i64) -> u64 {
                 (*nr_pages).max(0) as u64,
             )
         };
-        let n = write_cache_pages(w, ino, chunk, false).await;
+        let n = write_cache_pages_range(w, ino, chunk, false, range_cyclic).await;
         crate::mm::trace::writeback_single_inode(&mut w.borrow_mut(), ino, chunk, n);
         *nr_pages -= n as i64;
         wrote += n;
@@ -279,8 +333,8 @@ async fn writeback_inodes(w: &World, bdi: usize, nr_pages: &mut i64) -> u64 {
     wrote
 }
 
-/// `wb_writeback` of a background or kupdate pass (§6.3).
-async fn wb_writeback(w: &World, bdi: usize, for_kupdate: bool, mut nr_pages: i64) -> u64 {
+/// `wb_writeback` (§6.3).
+async fn wb_writeback(w: &World, bdi: usize, pass: Pass, mut nr_pages: i64) -> u64 {
     let work_start = w.borrow().sched.now();
     let mut total = 0;
     loop {
@@ -289,20 +343,24 @@ async fn wb_writeback(w: &World, bdi: usize, for_kupdate: bool, mut nr_pages: i6
         }
         {
             let mut k = w.borrow_mut();
-            if !for_kupdate && !bdi_over_bground_thresh(&mut k, bdi) {
+            // Background and periodic passes give way to queued work.
+            if pass != Pass::Work && !k.bdis[bdi].work_list.is_empty() {
+                break;
+            }
+            if pass == Pass::Background && !bdi_over_bground_thresh(&mut k, bdi) {
                 break;
             }
             let now = k.sched.now();
-            let older_than = if for_kupdate {
-                now.saturating_sub(k.vm.dirty.dirty_expire())
-            } else {
-                now
+            let older_than = match pass {
+                Pass::Periodic => now.saturating_sub(k.vm.dirty.dirty_expire()),
+                Pass::Background => now,
+                Pass::Work => Nanos::MAX,
             };
             if k.bdis[bdi].b_io.is_empty() {
                 queue_io(&mut k, bdi, older_than);
             }
         }
-        let progress = writeback_inodes(w, bdi, &mut nr_pages).await;
+        let progress = writeback_inodes(w, bdi, &mut nr_pages, pass != Pass::Work).await;
         total += progress;
         {
             let mut k = w.borrow_mut();
@@ -329,6 +387,12 @@ async fn wb_writeback(w: &World, bdi: usize, for_kupdate: bool, mut nr_pages: i6
 pub async fn flusher(w: World, bdi: usize) {
     loop {
         w.borrow_mut().bdis[bdi].writeback_running = true;
+        // Queued work first, in order.
+        loop {
+            let work = w.borrow_mut().bdis[bdi].work_list.pop_front();
+            let Some(work) = work else { break };
+            wb_writeback(&w, bdi, Pass::Work, work.nr_pages).await;
+        }
         // wb_check_old_data_flush: periodic writeback of expired inodes.
         let kupdate = {
             let k = w.borrow();
@@ -346,13 +410,13 @@ pub async fn flusher(w: World, bdi: usize) {
                 (k.global_stat(ZoneStat::nr_dirty) + k.global_stat(ZoneStat::nr_unstable)) as i64
             };
             if nr > 0 {
-                wb_writeback(&w, bdi, true, nr).await;
+                wb_writeback(&w, bdi, Pass::Periodic, nr).await;
             }
         }
         // wb_check_background_flush.
         let background = bdi_over_bground_thresh(&mut w.borrow_mut(), bdi);
         if background {
-            wb_writeback(&w, bdi, false, i64::MAX).await;
+            wb_writeback(&w, bdi, Pass::Background, i64::MAX).await;
         }
         let (q, timeout) = {
             let mut k = w.borrow_mut();
@@ -362,6 +426,10 @@ pub async fn flusher(w: World, bdi: usize) {
             let interval = k.vm.dirty.dirty_writeback_interval();
             (b.flusher_wq, if dirty { interval } else { None })
         };
+        // Work queued while this pass ran: run again at once.
+        if !w.borrow().bdis[bdi].work_list.is_empty() {
+            continue;
+        }
         engine::wait_event(
             &w,
             q,
@@ -454,6 +522,27 @@ mod tests {
         redirty_tail(&mut k, 0, newer);
         assert_eq!(k.inodes[newer].dirtied_when, 5 * SEC);
         assert_eq!(k.bdis[0].b_dirty.front(), Some(&newer));
+    }
+
+    /// §6.1/§6.2: direct reclaim's `wakeup_flusher_threads(n)` queues a work item of n pages
+    /// on every bdi with dirty inodes, and none on a clean one; n = 0 means every dirty page.
+    #[test]
+    fn wakeup_flusher_threads_queues_work_on_dirty_bdis_only() {
+        let w = machine_with_disk();
+        crate::sim::add_block_device(&w, &crate::scenario::BlockDevice::ext4_hdd("sdb")).unwrap();
+        let mut k = w.borrow_mut();
+        dirty_inode(&mut k, "f", SEC);
+        wakeup_flusher_threads(&mut k, 4096);
+        assert_eq!(
+            k.bdis[0].work_list.iter().copied().collect::<Vec<_>>(),
+            vec![WbWork { nr_pages: 4096 }]
+        );
+        assert!(k.bdis[1].work_list.is_empty(), "sdb has nothing dirty");
+        let zi = 1;
+        k.zones[zi].mod_stat(ZoneStat::nr_dirty, 300);
+        wakeup_flusher_threads(&mut k, 0);
+        assert_eq!(k.bdis[0].work_list.back(), Some(&WbWork { nr_pages: 300 }));
+        k.zones[zi].mod_stat(ZoneStat::nr_dirty, -300);
     }
 
     /// §3.2: the first dirtying puts the inode at the head of b_dirty with the current

@@ -74,6 +74,8 @@ pub struct Bdi {
     pub b_io: VecDeque<usize>,
     /// Inodes that used their whole slice (`b_more_io`).
     pub b_more_io: VecDeque<usize>,
+    /// Queued writeback requests, served first-in first-out (`bdi->work_list`).
+    pub work_list: VecDeque<crate::fs::fs_writeback::WbWork>,
     /// The flusher is in a writeback pass (`writeback_in_progress`).
     pub writeback_running: bool,
     /// When periodic (kupdate) writeback last ran.

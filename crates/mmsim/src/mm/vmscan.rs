@@ -1229,7 +1229,9 @@ async fn do_try_to_free_pages(w: &World, sc: &mut ScanControl) -> u64 {
             sc.may_writepage = true;
         }
         if total_scanned > sc.nr_to_reclaim + sc.nr_to_reclaim / 2 {
-            // wakeup_flusher_threads joins with the flushers.
+            let mut k = w.borrow_mut();
+            let nr = if k.vm.laptop_mode { 0 } else { total_scanned };
+            crate::fs::fs_writeback::wakeup_flusher_threads(&mut k, nr);
             sc.may_writepage = true;
         }
         let nap = !w.borrow().sw.on(Switch::DirectWaitIffCongestedInShrinkList);
