@@ -64,3 +64,8 @@ pub const MEMCACHETEST_OP_NS: Nanos = 43_258;
 /// scheduler. Smaller is more precise interleaving and slower simulation. Model parameter,
 /// not a physical constant.
 pub const CPU_QUANTUM_NS: Nanos = 200 * USEC;
+
+/// ext3's default journal commit interval (`JBD_DEFAULT_MAX_COMMIT_AGE`, 5 s, in
+/// `include/linux/jbd.h`; the `commit=` mount option changes it): kjournald commits the
+/// running transaction this long after it started.
+pub const JBD_COMMIT_INTERVAL: Nanos = 5 * crate::engine::SEC;

@@ -145,6 +145,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         workloads: Vec::new(),
         pages_touched: 0,
         trace: None,
+        reclaim_file_totals: Default::default(),
     };
     // The dentry/inode cache built up before the run.
     let slab_pages = k.slab.pages_needed() as u64;
@@ -254,7 +255,12 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             congested: false,
             next_free_sector: 0,
             iostat: block::IostatSampler::mmtests(),
+            journal: None,
         });
+        if dev.filesystem.ordered_data_journal() {
+            let q = k.sched.new_queue();
+            k.bdis.last_mut().expect("just pushed").journal = Some(crate::fs::jbd::Journal::new(q));
+        }
         let n = k.bdis.len();
         k.bdi_props = crate::mm::page_writeback::BdiProportions::new(n);
         n - 1
@@ -275,6 +281,13 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
         &format!("flush-{}", dev.name),
         fs_writeback::flusher(w2, id),
     );
+    if dev.filesystem.ordered_data_journal() {
+        let w2 = w.clone();
+        w.borrow_mut().sched.spawn(
+            &format!("kjournald-{}", dev.name),
+            crate::fs::jbd::kjournald(w2, id),
+        );
+    }
     Ok(id)
 }
 
@@ -609,6 +622,21 @@ pub fn summarise(
 
 // ---------------------------------------------------------------------------------------
 // Test support (unit tests only; not part of the simulator).
+
+/// Run `f` as a task of `w` until `end`; fails the test if the task did not finish. An
+/// executor runs a world once, so call this once per world.
+#[cfg(test)]
+pub(crate) fn run_task<F: std::future::Future<Output = ()> + 'static>(w: &World, end: Nanos, f: F) {
+    let done = Rc::new(std::cell::Cell::new(false));
+    let d = done.clone();
+    w.borrow_mut().sched.spawn("test", async move {
+        f.await;
+        d.set(true);
+    });
+    Executor::new(w.clone()).run_until(end, |_| false);
+    assert!(done.get(), "the test task finished");
+    assert_eq!(w.borrow().fatal, None);
+}
 
 /// Boot a machine with no workloads for unit tests: `ram_mib` MiB of RAM, `swap_mib` MiB of
 /// swap on a 5 ms, 100 MiB/s device (0 = no swap), a 250-page slab, and the kernel of

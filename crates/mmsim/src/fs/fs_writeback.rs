@@ -9,11 +9,12 @@
 //! modelled; `fdatasync` writes in the caller's context as the kernel does, through
 //! [`filemap_write_and_wait`].
 
+use super::buffer::{self, BlockWrite};
 use super::inode::{I_DIRTY_PAGES, I_SYNC};
 use crate::block::{Bio, Dir};
 use crate::engine::{self, Nanos, SEC};
 use crate::mm::backing_dev::{submit_bio, PAGE_SECTORS};
-use crate::mm::page::{Pfn, PG_DIRTY, PG_WRITEBACK};
+use crate::mm::page::{Pfn, PG_BH_LOCKED, PG_DIRTY, PG_WRITEBACK};
 use crate::mm::page_writeback::{
     bdi_dirty_limit, clear_page_dirty_for_io, dirty_limits, over_bground_thresh,
     test_set_page_writeback,
@@ -178,13 +179,24 @@ pub fn map_block(k: &mut Kernel, ino: usize, index: u64) -> u64 {
 }
 
 /// Start writeback of one dirty, unlocked file page: the filesystem maps it and a bio goes
-/// to the queue (`writepage` / `mpage_submit`). The caller has cleared its dirty bit.
-async fn writepage(w: &World, ino: usize, index: u64, pfn: Pfn, sync: bool) {
+/// to the queue (`writepage` / `mpage_submit`). The caller has cleared its dirty bit. On a
+/// buffer-head filesystem `block_write_full_page` may find nothing to write, or redirty the
+/// page; returns whether it was redirtied (`wbc.pages_skipped`).
+async fn writepage(w: &World, ino: usize, index: u64, pfn: Pfn, sync: bool) -> bool {
     let (bdi, sector) = {
         let mut k = w.borrow_mut();
         let sector = map_block(&mut k, ino, index);
-        test_set_page_writeback(&mut k, pfn);
-        (k.inodes[ino].bdi, sector)
+        let bdi = k.inodes[ino].bdi;
+        if k.bdis[bdi].fs.uses_buffer_heads() {
+            match buffer::block_write_full_page(&mut k, pfn) {
+                BlockWrite::Io => {}
+                BlockWrite::Clean => return false,
+                BlockWrite::Redirtied => return true,
+            }
+        } else {
+            test_set_page_writeback(&mut k, pfn);
+        }
+        (bdi, sector)
     };
     let bio = Bio {
         dir: Dir::Write,
@@ -194,12 +206,21 @@ async fn writepage(w: &World, ino: usize, index: u64, pfn: Pfn, sync: bool) {
         tag: pfn as u64,
     };
     submit_bio(w, bdi, bio).await;
+    false
+}
+
+/// What one `write_cache_pages` call did (counters of `struct writeback_control`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    /// Pages handed to `writepage` (`nr_to_write` consumed), whether or not IO started.
+    pub pages: u64,
+    /// Of those, pages the filesystem redirtied (`pages_skipped`: locked buffers).
+    pub skipped: u64,
 }
 
 /// `write_cache_pages` (range_cyclic for `WB_SYNC_NONE`, whole file for `WB_SYNC_ALL`):
-/// write up to `nr_to_write` dirty pages from `writeback_index`, wrapping once. Returns
-/// pages written.
-pub async fn write_cache_pages(w: &World, ino: usize, nr_to_write: u64, sync_all: bool) -> u64 {
+/// write up to `nr_to_write` dirty pages from `writeback_index`, wrapping once.
+pub async fn write_cache_pages(w: &World, ino: usize, nr_to_write: u64, sync_all: bool) -> Written {
     write_cache_pages_range(w, ino, nr_to_write, sync_all, !sync_all).await
 }
 
@@ -211,7 +232,7 @@ async fn write_cache_pages_range(
     nr_to_write: u64,
     sync_all: bool,
     range_cyclic: bool,
-) -> u64 {
+) -> Written {
     let start = if range_cyclic {
         w.borrow().inodes[ino].writeback_index
     } else {
@@ -220,6 +241,7 @@ async fn write_cache_pages_range(
     let mut index = start;
     let mut wrapped = start == 0;
     let mut written = 0;
+    let mut skipped = 0;
     while written < nr_to_write {
         let next = next_dirty_page(&w.borrow(), ino, index);
         let Some((i, pfn)) = next else {
@@ -235,6 +257,14 @@ async fn write_cache_pages_range(
             break;
         }
         index = i + 1;
+        if sync_all && w.borrow().pages.test(pfn, PG_BH_LOCKED) {
+            // WB_SYNC_ALL: block_write_full_page waits for the buffer (lock_buffer). mmsim
+            // waits before clearing the page's dirty bit, so a buffer is never dirty on a
+            // clean page.
+            buffer::wait_on_buffer(w, pfn).await;
+            index = i;
+            continue;
+        }
         let take = {
             let mut k = w.borrow_mut();
             if k.pages.test(pfn, PG_WRITEBACK) {
@@ -251,7 +281,9 @@ async fn write_cache_pages_range(
             }
             continue;
         }
-        writepage(w, ino, i, pfn, sync_all).await;
+        if writepage(w, ino, i, pfn, sync_all).await {
+            skipped += 1;
+        }
         written += 1;
     }
     let mut k = w.borrow_mut();
@@ -259,21 +291,15 @@ async fn write_cache_pages_range(
     if next_dirty_page(&k, ino, 0).is_none() {
         k.inodes[ino].state &= !I_DIRTY_PAGES;
     }
-    written
+    Written {
+        pages: written,
+        skipped,
+    }
 }
 
 /// `wait_on_page_writeback`.
 pub async fn wait_on_page_writeback(w: &World, pfn: Pfn) {
-    loop {
-        let (busy, q) = {
-            let k = w.borrow();
-            (k.pages.test(pfn, PG_WRITEBACK), k.wq.page(pfn))
-        };
-        if !busy {
-            return;
-        }
-        engine::wait_event(w, q, None, false).await;
-    }
+    crate::mm::filemap::wait_on_page_bit(w, pfn, PG_WRITEBACK).await;
 }
 
 /// `filemap_write_and_wait` (the data part of `fsync`/`fdatasync`): write every dirty page
@@ -309,16 +335,23 @@ async fn writeback_inodes(w: &World, bdi: usize, nr_pages: &mut i64, range_cycli
                 (*nr_pages).max(0) as u64,
             )
         };
-        let n = write_cache_pages_range(w, ino, chunk, false, range_cyclic).await;
+        let wc = write_cache_pages_range(w, ino, chunk, false, range_cyclic).await;
+        let n = wc.pages;
         crate::mm::trace::writeback_single_inode(&mut w.borrow_mut(), ino, chunk, n);
         *nr_pages -= n as i64;
-        wrote += n;
+        // mmsim deviation: pages redirtied because their buffers were locked are no
+        // progress here. The kernel counts them and may spin on them, burning CPU, until the
+        // buffers unlock; mmsim charges the flusher no CPU, so it backs off instead.
+        wrote += n - wc.skipped;
         {
             // requeue_inode
             let mut k = w.borrow_mut();
             k.inodes[ino].state &= !I_SYNC;
             if inode_has_dirty_pages(&k, ino) {
-                if n >= chunk {
+                if wc.skipped > 0 {
+                    // Not making progress because of locked buffers: skip it for now.
+                    redirty_tail(&mut k, bdi, ino);
+                } else if n >= chunk {
                     k.bdis[bdi].b_more_io.push_front(ino);
                 } else {
                     redirty_tail(&mut k, bdi, ino);

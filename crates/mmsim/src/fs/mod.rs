@@ -1,5 +1,8 @@
-//! Filesystems: inodes and their page-cache index (`fs/inode.c`, `include/linux/fs.h`).
-//! Writeback lists, filesystem personalities and the flusher join here with issue 3.
+//! Filesystems: inodes and their page-cache index (`fs/inode.c`, `include/linux/fs.h`),
+//! the flusher (`fs/fs-writeback.c`), buffer heads (`fs/buffer.c`) and ext3's journal
+//! (`fs/jbd/`).
 
+pub mod buffer;
 pub mod fs_writeback;
 pub mod inode;
+pub mod jbd;

@@ -12,6 +12,7 @@ use super::vmstat::VmEvent;
 use super::{page_io, Kernel, World};
 use crate::block::{Bio, Device, Dir, IostatSampler, Release, RequestQueue, Submit};
 use crate::engine::{self, Nanos, WaitQueueId};
+use crate::fs::buffer;
 use crate::scenario::Filesystem;
 use std::collections::VecDeque;
 
@@ -32,6 +33,19 @@ impl Filesystem {
     /// Whether blocks are allocated at writeback rather than at `write()`.
     pub fn delayed_allocation(self) -> bool {
         matches!(self, Filesystem::Ext4 | Filesystem::Xfs | Filesystem::Btrfs)
+    }
+
+    /// Whether file pages carry buffer heads (`fs/buffer.c`): ext3 and block devices
+    /// (`def_blk_aops`). Their `writepage` is `block_write_full_page` and their
+    /// `is_dirty_writeback` hook is `buffer_check_dirty_writeback` (LD patch 7).
+    pub fn uses_buffer_heads(self) -> bool {
+        matches!(self, Filesystem::Ext3 | Filesystem::Raw)
+    }
+
+    /// Whether the filesystem has a jbd journal in data=ordered mode (ext3's default): data
+    /// buffers dirtied in a transaction are written by the journal before it commits.
+    pub fn ordered_data_journal(self) -> bool {
+        matches!(self, Filesystem::Ext3)
     }
 
     /// The filesystem's answer to `writepage` from reclaim (3.x), for a page whose blocks are
@@ -92,6 +106,8 @@ pub struct Bdi {
     pub next_free_sector: u64,
     /// iostat -x samples every 10 s (MMTests' monitor interval).
     pub iostat: IostatSampler,
+    /// The jbd journal of an ordered-data filesystem (ext3).
+    pub journal: Option<crate::fs::jbd::Journal>,
 }
 
 /// `submit_bio`'s accounting: pgpgin/pgpgout, in KiB as /proc/vmstat shows them.
@@ -219,7 +235,10 @@ pub async fn device_task(w: World, bdi: usize) {
         for &tag in &c.tags {
             let pfn = tag as Pfn;
             match c.dir {
-                Dir::Write => page_io::end_page_writeback(&mut k, pfn),
+                Dir::Write if tag & buffer::BH_SYNC_WRITE != 0 => {
+                    buffer::end_buffer_write_sync(&mut k, pfn)
+                }
+                Dir::Write => buffer::end_buffer_async_write(&mut k, pfn),
                 Dir::Read => page_io::end_page_read(&mut k, pfn),
             }
         }
@@ -283,5 +302,10 @@ mod tests {
             Ext4.delayed_allocation() && Xfs.delayed_allocation() && Btrfs.delayed_allocation()
         );
         assert!(!Ext3.delayed_allocation() && !Raw.delayed_allocation());
+        // Buffer heads: ext3 and block devices (def_blk_aops); a journal: ext3 only.
+        for fs in [Ext4, Xfs, Btrfs, Ext3, Raw] {
+            assert_eq!(fs.uses_buffer_heads(), matches!(fs, Ext3 | Raw), "{fs:?}");
+            assert_eq!(fs.ordered_data_journal(), fs == Ext3, "{fs:?}");
+        }
     }
 }

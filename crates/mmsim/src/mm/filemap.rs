@@ -1,13 +1,17 @@
 //! The page cache (`mm/filemap.c`): finding, adding and removing file pages, and the
 //! use-once detection of `mark_page_accessed` (`kernel-reclaim.md` §3.8).
 
-use super::page::{Lru, Pfn, PG_ACTIVE, PG_LRU, PG_REFERENCED, PG_UNEVICTABLE, PG_UPTODATE};
+use super::page::{
+    Lru, Pfn, PG_ACTIVE, PG_BH_DIRTY, PG_LRU, PG_PRIVATE, PG_REFERENCED, PG_UNEVICTABLE,
+    PG_UPTODATE,
+};
 use super::page_alloc::{alloc_pages, AllocError};
 use super::page_writeback::{set_page_dirty, DirtyTask};
 use super::vmstat::{VmEvent, ZoneStat};
 use super::{swap, Gfp, Kernel, World};
 use crate::calibration::COPY_PAGE_NS;
 use crate::engine::Nanos;
+use crate::fs::{buffer, jbd};
 
 /// `find_get_page`.
 #[inline]
@@ -61,9 +65,8 @@ pub fn mark_page_accessed(k: &mut Kernel, pfn: Pfn) {
 }
 
 /// One page of `generic_perform_write`: find or allocate the page-cache page at `index`
-/// (`grab_cache_page_write_begin`), copy a whole page into it, dirty and account it
-/// (`write_end` → `set_page_dirty`), `mark_page_accessed`. Returns the CPU time used; the
-/// caller then calls `balance_dirty_pages_ratelimited`.
+/// (`grab_cache_page_write_begin`), copy a whole page into it and [`write_end`]. Returns
+/// the CPU time used; the caller then calls `balance_dirty_pages_ratelimited`.
 pub async fn write_page(
     w: &World,
     ino: usize,
@@ -84,12 +87,45 @@ pub async fn write_page(
         add_to_page_cache_lru(&mut k, p, ino, index);
         break p;
     };
-    let mut k = w.borrow_mut();
-    set_page_dirty(&mut k, pfn, task);
-    mark_page_accessed(&mut k, pfn);
+    write_end(&mut w.borrow_mut(), ino, index, pfn, task);
+    Ok(COPY_PAGE_NS)
+}
+
+/// `write_begin`'s buffers and `write_end` of a whole-page write to page `index` of `ino`:
+/// on a buffer-head filesystem the page gets buffers and they are dirtied with it; on ext3
+/// the write runs in the journal's running transaction, which files the dirtied buffer.
+/// Then dirty and account the page (`set_page_dirty`) and `mark_page_accessed`.
+pub fn write_end(k: &mut Kernel, ino: usize, index: u64, pfn: Pfn, task: &mut DirtyTask) {
+    let bdi = k.inodes[ino].bdi;
+    let fs = k.bdis[bdi].fs;
+    let newly_dirty_buffers = fs.uses_buffer_heads() && {
+        if !k.pages.test(pfn, PG_PRIVATE) {
+            buffer::create_empty_buffers(k, pfn);
+        }
+        !k.pages.test(pfn, PG_BH_DIRTY)
+    };
+    set_page_dirty(k, pfn, task);
+    if fs.ordered_data_journal() {
+        jbd::journal_dirty_data(k, bdi, ino, index, newly_dirty_buffers);
+    }
+    mark_page_accessed(k, pfn);
     let inode = &mut k.inodes[ino];
     inode.size_pages = inode.size_pages.max(index + 1);
-    Ok(COPY_PAGE_NS)
+}
+
+/// `wait_on_page_bit`: sleep until page flag `flag` is clear (PG_writeback, or mmsim's
+/// PG_BH_LOCKED for `wait_on_buffer`).
+pub async fn wait_on_page_bit(w: &World, pfn: Pfn, flag: u32) {
+    loop {
+        let (set, q) = {
+            let k = w.borrow();
+            (k.pages.test(pfn, flag), k.wq.page(pfn))
+        };
+        if !set {
+            return;
+        }
+        crate::engine::wait_event(w, q, None, false).await;
+    }
 }
 
 /// `cancel_dirty_page`: a dirty page leaves its file without being written.
@@ -103,12 +139,12 @@ fn cancel_dirty_page(k: &mut Kernel, pfn: super::page::Pfn) {
     }
 }
 
-/// `truncate_inode_pages` (to size 0) and the unlink that follows: wait for reads and
-/// writeback in flight, drop every page (dirty ones without writing them), take the inode off
-/// its device's writeback lists. A page a reclaimer holds isolated leaves the page cache now
-/// and is freed by the reclaimer.
+/// `truncate_inode_pages` (to size 0) and the unlink that follows: wait for reads,
+/// writeback and buffer IO in flight, drop every page and its buffers (dirty ones without
+/// writing them), take the inode off its device's writeback lists. A page a reclaimer
+/// holds isolated leaves the page cache now and is freed by the reclaimer.
 pub async fn truncate_inode_pages(w: &World, ino: usize) {
-    use super::page::{PG_ISOLATED, PG_LOCKED, PG_LRU, PG_TRUNCATED, PG_WRITEBACK};
+    use super::page::{PG_BH_LOCKED, PG_ISOLATED, PG_LOCKED, PG_TRUNCATED, PG_WRITEBACK};
     // Pages before `cursor` are gone: each lookup starts there, so the walk is linear.
     let mut cursor = 0;
     loop {
@@ -117,7 +153,10 @@ pub async fn truncate_inode_pages(w: &World, ino: usize) {
         cursor = index;
         let (busy, q) = {
             let k = w.borrow();
-            (k.pages.test(pfn, PG_LOCKED | PG_WRITEBACK), k.wq.page(pfn))
+            (
+                k.pages.test(pfn, PG_LOCKED | PG_WRITEBACK | PG_BH_LOCKED),
+                k.wq.page(pfn),
+            )
         };
         if busy {
             crate::engine::wait_event(w, q, None, false).await;
@@ -125,6 +164,7 @@ pub async fn truncate_inode_pages(w: &World, ino: usize) {
         }
         let mut k = w.borrow_mut();
         cancel_dirty_page(&mut k, pfn);
+        buffer::block_invalidatepage(&mut k, pfn);
         delete_from_page_cache(&mut k, pfn);
         if k.pages.test(pfn, PG_LRU) {
             swap::del_page_from_lru_list(&mut k, pfn);

@@ -9,6 +9,10 @@
 //! 4. Swap slots balance: each slot's count equals the PTEs that name it, its cache flag
 //!    matches the swap cache, and the in-use count matches.
 //! 5. Mapcounts equal the PTEs that map each page.
+//! 6. Buffers: PG_BH_DIRTY and PG_BH_LOCKED only with PG_PRIVATE; PG_PRIVATE only on
+//!    page-cache pages of a filesystem that attaches private data (buffer heads); dirty
+//!    buffers only on a dirty page; a buffer page under writeback has its buffers locked;
+//!    no free page carries buffers.
 
 use super::memory::{PTE_PFN_MASK, PTE_PRESENT};
 use super::mmzone::MAX_ORDER;
@@ -24,6 +28,54 @@ fn describe(k: &Kernel, pfn: Pfn) -> String {
         k.pages.flags[pfn as usize] & ((1 << MAPCOUNT_SHIFT) - 1),
         k.pages.mapcount(pfn)
     )
+}
+
+/// Whether pages of `fs` may carry private data (PG_PRIVATE): buffer heads.
+fn has_page_private(fs: crate::scenario::Filesystem) -> bool {
+    fs.uses_buffer_heads()
+}
+
+/// Invariant 6 for one frame.
+fn check_buffers(k: &Kernel, pfn: Pfn) -> Result<(), String> {
+    let f = k.pages.flags[pfn as usize];
+    if f & (PG_PRIVATE | PG_BH_DIRTY | PG_BH_LOCKED) == 0 {
+        return Ok(());
+    }
+    let fail = |what: &str| {
+        Err(format!(
+            "invariant 'buffers' violated: {} {what}",
+            describe(k, pfn)
+        ))
+    };
+    if f & PG_PRIVATE == 0 {
+        return fail("has buffer state without buffers");
+    }
+    if f & (PG_SWAPBACKED | PG_BUDDY | PG_SLAB | PG_RESERVED) != 0 {
+        return fail("has private data but is not a page-cache page");
+    }
+    let ino = k.pages.mapping[pfn as usize] as usize;
+    let Some(inode) = k.inodes.get(ino) else {
+        return fail("has private data but no file");
+    };
+    if inode.find_page(k.pages.index[pfn as usize] as u64) != Some(pfn) {
+        return fail("has private data but is not in its file's page cache");
+    }
+    let fs = k.bdis[inode.bdi].fs;
+    if !has_page_private(fs) {
+        return fail(&format!("has private data on {fs:?}"));
+    }
+    if f & (PG_BH_DIRTY | PG_BH_LOCKED) != 0 && !fs.uses_buffer_heads() {
+        return fail(&format!("has buffer state on {fs:?}"));
+    }
+    if fs.uses_buffer_heads() {
+        if f & PG_BH_DIRTY != 0 && f & PG_DIRTY == 0 {
+            return fail("has dirty buffers but is clean");
+        }
+        if f & PG_WRITEBACK != 0 && f & PG_BH_LOCKED == 0 {
+            return fail("is under writeback with unlocked buffers");
+        }
+    }
+    Ok(())
 }
 
 /// Check every invariant; the first violation is returned as a message.
@@ -48,6 +100,12 @@ pub fn check(k: &Kernel) -> Result<(), String> {
             for pfn in list.iter(&k.pages) {
                 len += 1;
                 let f = k.pages.flags[pfn as usize];
+                if f & (PG_PRIVATE | PG_BH_DIRTY | PG_BH_LOCKED) != 0 {
+                    return Err(format!(
+                        "invariant 'no page freed with buffers' violated: {} on the order-{order} free list",
+                        describe(k, pfn)
+                    ));
+                }
                 if f != PG_BUDDY || k.pages.mapping[pfn as usize] != order as u32 {
                     return Err(format!(
                         "invariant 'free page state' violated: {} on the order-{order} free list",
@@ -133,6 +191,7 @@ pub fn check(k: &Kernel) -> Result<(), String> {
                 describe(k, pfn)
             ));
         }
+        check_buffers(k, pfn)?;
     }
     // Swap and mapcounts, from the page tables.
     let mut slot_refs = vec![0u32; k.swap.max as usize];

@@ -189,6 +189,8 @@ pub struct Kernel {
     pub trace: Option<trace::Tracer>,
     /// Counters the workloads keep (the kernel never reads them).
     pub workloads: Vec<crate::workload::WorkloadStats>,
+    /// mmsim: what reclaim saw on the file lists, summed over the run.
+    pub reclaim_file_totals: vmscan::ReclaimFileTotals,
 }
 
 impl SchedHost for Kernel {

@@ -32,13 +32,21 @@ pub const PG_RESERVED: u32 = 1 << 16;
 /// mmsim: isolated from its LRU list by a reclaimer.
 pub const PG_ISOLATED: u32 = 1 << 17;
 pub const PG_UPTODATE: u32 = 1 << 18;
-/// Buffers or other private data attached (`PagePrivate`).
+/// Buffers or other private data attached (`PagePrivate`; `page_has_buffers` on a
+/// buffer-head filesystem, see `fs::buffer`).
 pub const PG_PRIVATE: u32 = 1 << 19;
 /// The page that triggers the next asynchronous readahead (`PG_readahead`).
 pub const PG_READAHEAD: u32 = 1 << 20;
 /// mmsim: truncated from its file while a reclaimer held it isolated; the reclaimer frees
 /// it (the kernel's last `put_page`).
 pub const PG_TRUNCATED: u32 = 1 << 21;
+/// mmsim: some buffer head of the page is `BH_Dirty` (meaningful with `PG_PRIVATE` on a
+/// buffer-head filesystem). A page can be PG_dirty with clean buffers: ext3's journal wrote
+/// them without touching the page flags.
+pub const PG_BH_DIRTY: u32 = 1 << 22;
+/// mmsim: some buffer head of the page is `BH_Lock`, i.e. under IO. The journal's data writes
+/// lock buffers without setting PG_writeback.
+pub const PG_BH_LOCKED: u32 = 1 << 23;
 /// Bits 24..31: `page_mapcount` (number of PTEs mapping the page).
 pub const MAPCOUNT_SHIFT: u32 = 24;
 

@@ -1410,9 +1410,14 @@ pub fn account_page_dirtied(k: &mut super::Kernel, pfn: super::page::Pfn, task: 
     task_dirtied(task, &mut k.cpu_dirty);
 }
 
-/// `set_page_dirty` of a file page (`__set_page_dirty_nobuffers`): dirty it, account it and
-/// mark its inode dirty. Returns whether it was clean before.
+/// `set_page_dirty` of a file page (`__set_page_dirty_nobuffers`, or
+/// `__set_page_dirty_buffers` when it has buffers): dirty it, account it and mark its inode
+/// dirty. Returns whether it was clean before.
 pub fn set_page_dirty(k: &mut super::Kernel, pfn: super::page::Pfn, task: &mut DirtyTask) -> bool {
+    // __set_page_dirty_buffers: dirtying a page with buffers dirties them all.
+    if crate::fs::buffer::page_has_buffers(k, pfn) {
+        k.pages.set(pfn, super::page::PG_BH_DIRTY);
+    }
     if k.pages.test(pfn, super::page::PG_DIRTY) {
         return false;
     }

@@ -114,6 +114,27 @@ pub struct PageListStats {
     pub nr_immediate: u64,
 }
 
+/// mmsim: what `shrink_page_list` saw on the file lists over a run, for tests of the
+/// stall decisions (3.x exports no counter for these).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReclaimFileTotals {
+    /// File pages isolated (`nr_taken` of file batches).
+    pub nr_taken: u64,
+    /// The batches' counts, summed.
+    pub stats: PageListStats,
+}
+
+impl PageListStats {
+    /// Add another batch's counts.
+    pub fn add(&mut self, o: &PageListStats) {
+        self.nr_dirty += o.nr_dirty;
+        self.nr_unqueued_dirty += o.nr_unqueued_dirty;
+        self.nr_congested += o.nr_congested;
+        self.nr_writeback += o.nr_writeback;
+        self.nr_immediate += o.nr_immediate;
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Sleeping: congestion_wait, wait_iff_congested, CPU time.
 
@@ -468,13 +489,21 @@ pub fn page_check_references(k: &mut Kernel, pfn: Pfn) -> PageReferences {
 }
 
 /// `page_check_dirty_writeback` (LD patch 2, with the fs hooks of patches 7 and 8):
-/// anonymous pages never count; file pages by their flags (the hooks refine them once
-/// buffers and NFS exist).
+/// anonymous pages never count; file pages by their flags, unless the page has private
+/// data and its filesystem's `is_dirty_writeback` hook says otherwise.
 pub fn page_check_dirty_writeback(k: &Kernel, pfn: Pfn) -> (bool, bool) {
     if !k.pages.is_file_cache(pfn) {
         return (false, false);
     }
-    (k.pages.test(pfn, PG_DIRTY), k.pages.test(pfn, PG_WRITEBACK))
+    let flags = (k.pages.test(pfn, PG_DIRTY), k.pages.test(pfn, PG_WRITEBACK));
+    if !k.pages.test(pfn, PG_PRIVATE) {
+        return flags;
+    }
+    // LD patch 7: block devices and ext3 look at their buffers.
+    if k.sw.on(Switch::BufferDirtyWritebackHook) && crate::fs::buffer::page_has_buffers(k, pfn) {
+        return crate::fs::buffer::buffer_check_dirty_writeback(k, pfn);
+    }
+    flags
 }
 
 /// `pageout` result.
@@ -530,9 +559,12 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Pageout {
 /// A filesystem's `->writepage` called from reclaim for a page whose dirty bit reclaim has
 /// just cleared. ext4 (3.9) will not allocate blocks from reclaim: a page still under
 /// delayed allocation is redirtied (`redirty_page_for_writepage`) and no IO starts; a page
-/// with blocks is written. A full request pool also redirties it (the kernel would sleep
-/// for a request; reclaim here does not).
+/// with blocks is written. On ext3 and block devices `block_write_full_page` writes only
+/// dirty buffers: clean ones mean no IO, a locked one a redirty. A page that needs IO when
+/// the request pool is full is redirtied too (the kernel would sleep for a request;
+/// reclaim here does not).
 fn fs_writepage_for_reclaim(k: &mut Kernel, pfn: Pfn, bdi: usize, kswapd: bool) {
+    use crate::fs::buffer::{self, BlockWrite};
     let ino = k.pages.mapping[pfn as usize] as usize;
     let index = k.pages.index[pfn as usize] as u64;
     let fs = k.bdis[bdi].fs;
@@ -542,11 +574,18 @@ fn fs_writepage_for_reclaim(k: &mut Kernel, pfn: Pfn, bdi: usize, kswapd: bool) 
         return;
     }
     let sector = crate::fs::fs_writeback::map_block(k, ino, index);
-    if !backing_dev::queue_has_room(k, bdi) {
+    let needs_io = !fs.uses_buffer_heads() || buffer::block_write_needs_io(k, pfn);
+    if needs_io && !backing_dev::queue_has_room(k, bdi) {
         super::page_writeback::redirty_page_for_writepage(k, pfn);
         return;
     }
-    super::page_writeback::test_set_page_writeback(k, pfn);
+    if fs.uses_buffer_heads() {
+        if buffer::block_write_full_page(k, pfn) != BlockWrite::Io {
+            return;
+        }
+    } else {
+        super::page_writeback::test_set_page_writeback(k, pfn);
+    }
     let bio = crate::block::Bio {
         dir: crate::block::Dir::Write,
         sync: false,
@@ -725,6 +764,13 @@ fn shrink_one_page(
         }
     }
 
+    // try_to_release_page: dirty or locked buffers keep the page.
+    if crate::fs::buffer::page_has_buffers(k, pfn)
+        && !crate::fs::buffer::try_to_release_page(k, pfn)
+    {
+        return Verdict::Activate;
+    }
+
     // __remove_mapping: a clean, unmapped page leaves the swap cache and is freed.
     if k.pages.mapped(pfn) {
         return Verdict::Keep;
@@ -780,7 +826,16 @@ pub async fn shrink_page_list(
                 k.pages
                     .clear(pfn, PG_ISOLATED | PG_RECLAIM | PG_REFERENCED | PG_ACTIVE);
                 let flags = k.pages.flags[pfn as usize];
-                debug_assert!(flags & (PG_DIRTY | PG_WRITEBACK | PG_LOCKED | PG_SWAPCACHE) == 0);
+                debug_assert!(
+                    flags
+                        & (PG_DIRTY
+                            | PG_WRITEBACK
+                            | PG_LOCKED
+                            | PG_SWAPCACHE
+                            | PG_BH_DIRTY
+                            | PG_BH_LOCKED)
+                        == 0
+                );
                 k.pages.flags[pfn as usize] = flags & PG_UPTODATE;
                 super::page_alloc::free_page(&mut k, pfn);
                 nr_reclaimed += 1;
@@ -822,7 +877,7 @@ fn putback_inactive_pages(k: &mut Kernel, zi: usize, list: &PageList) {
         k.pages.clear(pfn, PG_ISOLATED);
         let truncated = k.pages.test(pfn, PG_TRUNCATED);
         if (page_orphaned(k, pfn) || truncated)
-            && k.pages.flags[pfn as usize] & (PG_WRITEBACK | PG_LOCKED) == 0
+            && k.pages.flags[pfn as usize] & (PG_WRITEBACK | PG_LOCKED | PG_BH_LOCKED) == 0
         {
             // Its owner exited while we held it: the last reference goes now.
             k.pages.flags[pfn as usize] &= PG_UPTODATE;
@@ -916,6 +971,10 @@ pub async fn shrink_inactive_list(
     let nr_reclaimed = shrink_page_list(w, zi, sc, &mut list, &mut st).await;
     let (stall, wait_congested) = {
         let mut k = w.borrow_mut();
+        if file {
+            k.reclaim_file_totals.nr_taken += nr_taken;
+            k.reclaim_file_totals.stats.add(&st);
+        }
         let steal_event = if sc.kswapd {
             VmEvent::pgsteal_kswapd_dma
         } else {

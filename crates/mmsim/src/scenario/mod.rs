@@ -107,7 +107,9 @@ pub enum Filesystem {
     /// ext4 with delayed allocation: blocks are allocated at writeback; reclaim's
     /// `writepage` redirties pages whose blocks are not allocated yet.
     Ext4,
-    /// ext3 (data=ordered): blocks are allocated at `write()`; reclaim's `writepage` writes.
+    /// ext3 (data=ordered): blocks are allocated at `write()`; pages carry buffer heads, and
+    /// the journal writes a transaction's dirty data buffers every commit interval (5 s)
+    /// without PG_writeback (`fs::jbd`). `writepage` writes only dirty buffers.
     Ext3,
     /// xfs (delayed allocation): `xfs_vm_writepage` refuses direct reclaim and writes for
     /// kswapd, allocating blocks if needed.

@@ -9,7 +9,7 @@ use crate::mm::mmzone::{WMARK_HIGH, WMARK_LOW, ZONE_DMA, ZONE_DMA32};
 use crate::mm::page_alloc::{alloc_flags, get_page_from_freelist};
 use crate::mm::swapfile::SWAP_HAS_CACHE;
 use crate::presets;
-use crate::sim::boot_for_test;
+use crate::sim::{boot_for_test, run_task};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
@@ -836,19 +836,6 @@ fn stall_decisions_of_mmotm_flag_tail_dirty_by_the_scaled_unqueued_test() {
 
 const N: u32 = 8;
 
-/// Run `f` as a task of `w` until `end`; fails the test if the task did not finish.
-fn run_task<F: std::future::Future<Output = ()> + 'static>(w: &World, end: Nanos, f: F) {
-    let done = Rc::new(Cell::new(false));
-    let d = done.clone();
-    w.borrow_mut().sched.spawn("test", async move {
-        f.await;
-        d.set(true);
-    });
-    Executor::new(w.clone()).run_until(end, |_| false);
-    assert!(done.get(), "the test task finished");
-    assert_eq!(w.borrow().fatal, None);
-}
-
 /// Fault `N` anonymous pages in, age them onto the inactive anon list (which clears their
 /// young bits), and isolate them. Returns the pages and the list.
 async fn faulted_and_isolated(w: &World) -> (Vec<Pfn>, PageList) {
@@ -1364,4 +1351,141 @@ fn reclaim_waits_for_writeback_only_far_above_the_dirty_limit() {
     k.zones[Z].mod_stat(ZoneStat::nr_writeback, 1);
     assert!(too_much_writeback(&k), "above 1.1 x the limit");
     k.zones[Z].mod_stat(ZoneStat::nr_writeback, -((limit + limit / 10 + 1) as i64));
+}
+
+// ---------------------------------------------------------------------------------------
+// Buffer heads in reclaim (LD patch 7, §4.2; `fs/buffer.c`)
+
+/// `page_check_dirty_writeback` with the buffer-head hook: for a page with buffers, dirty =
+/// a buffer is dirty and writeback = PG_writeback or a buffer locked, but only with the
+/// switch on; otherwise, and for pages without buffers, the page flags; anonymous pages
+/// never count.
+#[test]
+fn page_check_dirty_writeback_consults_buffers_only_with_the_hook() {
+    use crate::fs::buffer::testing::{machine, new_file, written_page};
+    use crate::scenario::Filesystem;
+    let w = machine("lessdisrupt-v7r10", Filesystem::Ext3);
+    let mut k = w.borrow_mut();
+    let ino = new_file(&mut k);
+    let pfn = written_page(&mut k, ino, 0);
+    let saved = k.pages.flags[pfn as usize];
+    let bits = [PG_DIRTY, PG_WRITEBACK, PG_BH_DIRTY, PG_BH_LOCKED];
+    for hook in [false, true] {
+        k.sw.set(Switch::BufferDirtyWritebackHook, hook);
+        for combo in 0..16u32 {
+            let state: u32 = (0..4)
+                .filter(|i| combo & (1 << i) != 0)
+                .map(|i| bits[i])
+                .sum();
+            for buffers in [false, true] {
+                let base =
+                    saved & !(PG_DIRTY | PG_WRITEBACK | PG_BH_DIRTY | PG_BH_LOCKED | PG_PRIVATE);
+                k.pages.flags[pfn as usize] = base | state | if buffers { PG_PRIVATE } else { 0 };
+                let has = |f| state & f != 0;
+                let expected = if hook && buffers {
+                    (has(PG_BH_DIRTY), has(PG_WRITEBACK) || has(PG_BH_LOCKED))
+                } else {
+                    (has(PG_DIRTY), has(PG_WRITEBACK))
+                };
+                assert_eq!(
+                    page_check_dirty_writeback(&k, pfn),
+                    expected,
+                    "hook {hook}, buffers {buffers}, state {state:#x}"
+                );
+            }
+        }
+    }
+    k.pages.flags[pfn as usize] = saved;
+    // An anonymous page never counts, whatever its flags.
+    let anon = take_page(&mut k);
+    k.pages.flags[anon as usize] = PG_SWAPBACKED | PG_DIRTY | PG_WRITEBACK;
+    assert_eq!(page_check_dirty_writeback(&k, anon), (false, false));
+    k.pages.flags[anon as usize] = 0;
+    crate::mm::page_alloc::free_page(&mut k, anon);
+}
+
+/// kswapd writing from an LRU tail flagged ZONE_TAIL_LRU_DIRTY, on ext3: a PG_dirty page
+/// whose buffers the journal has written is "written" without IO and freed at once; one
+/// whose buffers are under the journal's IO is redirtied and kept; a clean page with locked
+/// buffers cannot release them and is activated. Only the stall accounting depends on the
+/// hook: with it, the first page is clean and the other two under writeback; without it,
+/// the first two are unqueued dirty and the third clean.
+#[test]
+fn kswapd_frees_ext3_pages_with_clean_buffers_without_io() {
+    use crate::fs::buffer::testing::{machine, new_file, written_page};
+    use crate::scenario::Filesystem;
+    for hook in [true, false] {
+        let sw = [("buffer_is_dirty_writeback".to_string(), hook)];
+        let preset = presets::resolve("lessdisrupt-v7r10", &sw).unwrap();
+        let w = machine("lessdisrupt-v7r10", Filesystem::Ext3);
+        w.borrow_mut().sw = preset.switches;
+        let (pages, mut list) = {
+            let mut k = w.borrow_mut();
+            let ino = new_file(&mut k);
+            let pages: Vec<Pfn> = (0..3).map(|i| written_page(&mut k, ino, i)).collect();
+            let [written, in_io, clean_locked] = [pages[0], pages[1], pages[2]];
+            for &p in &pages {
+                k.pages.clear(p, PG_REFERENCED | PG_BH_DIRTY);
+            }
+            k.pages.set(in_io, PG_BH_LOCKED);
+            assert!(crate::mm::page_writeback::clear_page_dirty_for_io(
+                &mut k,
+                clean_locked
+            ));
+            k.pages.set(clean_locked, PG_BH_LOCKED);
+            assert!(k.pages.test(written, PG_DIRTY) && k.page_zone(written) == Z);
+            k.zones[Z].set_flag(ZONE_TAIL_LRU_DIRTY);
+            let list = isolate_all(&mut k, &pages);
+            k.zones[Z].mod_stat(ZoneStat::nr_isolated_file, 3);
+            (pages, list)
+        };
+        let w2 = w.clone();
+        run_task(&w, SEC, async move {
+            let mut sc = sc_at(DEF_PRIORITY, true);
+            let mut st = PageListStats::default();
+            let freed = shrink_page_list(&w2, Z, &mut sc, &mut list, &mut st).await;
+            assert_eq!(freed, 1, "hook {hook}");
+            let expected = if hook {
+                // Clean buffers: not dirty. Locked buffers: under writeback (both).
+                PageListStats {
+                    nr_dirty: 2,
+                    ..Default::default()
+                }
+            } else {
+                PageListStats {
+                    nr_dirty: 2,
+                    nr_unqueued_dirty: 2,
+                    ..Default::default()
+                }
+            };
+            assert_eq!(st, expected, "hook {hook}");
+            let mut k = w2.borrow_mut();
+            putback_inactive_pages(&mut k, Z, &list);
+            k.zones[Z].mod_stat(ZoneStat::nr_isolated_file, -(list.len as i64));
+        });
+        let k = w.borrow();
+        let [written, in_io, clean_locked] = [pages[0], pages[1], pages[2]];
+        assert!(k.pages.test(written, PG_BUDDY) || k.pages.flags[written as usize] == 0);
+        assert!(k.pages.test(in_io, PG_DIRTY | PG_BH_LOCKED) && !k.pages.test(in_io, PG_WRITEBACK));
+        assert_eq!(k.pages.lru(in_io), Lru::InactiveFile);
+        assert_eq!(k.pages.lru(clean_locked), Lru::ActiveFile);
+        assert!(k.pages.test(clean_locked, PG_PRIVATE | PG_BH_LOCKED));
+        assert_eq!(
+            k.global_stat(ZoneStat::nr_vmscan_write),
+            2,
+            "both dirty pages"
+        );
+        assert_eq!(
+            k.global_stat(ZoneStat::nr_written),
+            2,
+            "two empty writebacks"
+        );
+        let q = &k.bdis[0].queue;
+        assert_eq!(
+            (q.in_flight() + q.queued(), q.stats().sectors_written),
+            (0, 0),
+            "no IO"
+        );
+        invariants::check(&k).expect("invariants after reclaim");
+    }
 }
