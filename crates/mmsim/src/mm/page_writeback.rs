@@ -1412,7 +1412,9 @@ pub fn account_page_dirtied(k: &mut super::Kernel, pfn: super::page::Pfn, task: 
 
 /// `set_page_dirty` of a file page (`__set_page_dirty_nobuffers`, or
 /// `__set_page_dirty_buffers` when it has buffers): dirty it, account it and mark its inode
-/// dirty. Returns whether it was clean before.
+/// dirty. Returns whether it was clean before. This is the write(2) path's dirtying
+/// (`mark_buffer_dirty` / `__set_page_dirty`), which leaves PG_reclaim alone; the
+/// `set_page_dirty()` of faults and unmapping also clears PG_reclaim.
 pub fn set_page_dirty(k: &mut super::Kernel, pfn: super::page::Pfn, task: &mut DirtyTask) -> bool {
     // __set_page_dirty_buffers: dirtying a page with buffers dirties them all.
     if crate::fs::buffer::page_has_buffers(k, pfn) {
@@ -1431,10 +1433,11 @@ pub fn set_page_dirty(k: &mut super::Kernel, pfn: super::page::Pfn, task: &mut D
 /// `clear_page_dirty_for_io`: writeback takes a dirty page. Returns whether it was dirty.
 pub fn clear_page_dirty_for_io(k: &mut super::Kernel, pfn: super::page::Pfn) -> bool {
     use super::vmstat::ZoneStat as S;
+    // PG_reclaim stays: a page reclaim left to the flusher is rotated to the LRU tail when
+    // this write completes (since 2.6.39 only set_page_dirty() clears it).
     if !k.pages.test_and_clear(pfn, super::page::PG_DIRTY) {
         return false;
     }
-    k.pages.clear(pfn, super::page::PG_RECLAIM);
     let zi = k.page_zone(pfn);
     k.zones[zi].mod_stat(S::nr_dirty, -1);
     let bdi = page_bdi(k, pfn);
