@@ -1424,8 +1424,15 @@ pub fn set_page_dirty(k: &mut super::Kernel, pfn: super::page::Pfn, task: &mut D
 }
 
 /// `clear_page_dirty_for_io`: writeback takes a dirty page. Returns whether it was dirty.
+/// First `page_mkclean` moves the dirty bits of the PTEs mapping it to the page and
+/// write-protects them, so a write through a mapping after writeback starts faults and
+/// dirties the page again.
 pub fn clear_page_dirty_for_io(k: &mut super::Kernel, pfn: super::page::Pfn) -> bool {
     use super::vmstat::ZoneStat as S;
+    if super::rmap::page_mkclean(k, pfn) {
+        // The dirtying is the writeback thread's; it never throttles on it.
+        set_page_dirty(k, pfn, &mut DirtyTask::default());
+    }
     if !k.pages.test_and_clear(pfn, super::page::PG_DIRTY) {
         return false;
     }
