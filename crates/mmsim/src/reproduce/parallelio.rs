@@ -11,7 +11,7 @@ use crate::engine::{Nanos, SEC};
 use crate::presets;
 use crate::report::RunResult;
 use crate::scenario::{
-    BlockDevice, DdParams, Filesystem, Machine, RunParams, Scenario, SwapDevice, Workload,
+    BlockDevice, DdConv, DdParams, Filesystem, Machine, RunParams, Scenario, SwapDevice, Workload,
     WorkloadKind,
 };
 use crate::sim::{self, RunOptions, SimError};
@@ -359,7 +359,8 @@ impl Procedure {
                     device: "sda".into(),
                     size,
                     bs: 1 << 20,
-                    fdatasync: true,
+                    conv: DdConv::Fdatasync,
+                    truncate_to: None,
                     unlink: false,
                     start_when_used: Some(pool / 5 * 4),
                 }),
