@@ -29,6 +29,7 @@ fn validate_accepts_the_examples() {
         "examples/anon-pressure.toml",
         "examples/kswapd-balance.toml",
         "examples/parallelio-step.toml",
+        "examples/mmap-write.toml",
     ] {
         let (code, out, err) = mmsim(&["validate", ex]);
         assert_eq!(code, 0, "{ex}: {err}");

@@ -310,12 +310,7 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
             w.borrow_mut().mms[mm].task = Some(t);
         }
         WorkloadKind::Dd(dd) => {
-            let bdi = w
-                .borrow()
-                .bdis
-                .iter()
-                .position(|b| b.name == dd.device)
-                .expect("the scenario checked that dd's device exists");
+            let bdi = bdi_named(w, &dd.device);
             let t = w.borrow_mut().sched.spawn(&wl.name, async move {
                 workload::delay_start(&w2, idx, start).await;
                 if let Some(used) = dd.start_when_used {
@@ -328,16 +323,20 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
             w.borrow_mut().mms[mm].task = Some(t);
         }
         WorkloadKind::Cat { device, size } => {
-            let bdi = w
-                .borrow()
-                .bdis
-                .iter()
-                .position(|b| b.name == device)
-                .expect("the scenario checked that cat's device exists");
+            let bdi = bdi_named(w, &device);
             let ino = workload::cat::create_file(w, &format!("{}-file", wl.name), bdi, size);
             let t = w.borrow_mut().sched.spawn(&wl.name, async move {
                 workload::delay_start(&w2, idx, start).await;
                 workload::cat::run(w2, idx, mm, ino).await;
+            });
+            w.borrow_mut().mms[mm].task = Some(t);
+        }
+        WorkloadKind::Mmap(p) => {
+            let bdi = bdi_named(w, &p.device);
+            let ino = workload::cat::create_file(w, &format!("{}-file", wl.name), bdi, p.size);
+            let t = w.borrow_mut().sched.spawn(&wl.name, async move {
+                workload::delay_start(&w2, idx, start).await;
+                workload::mmap::run(w2, idx, mm, ino, p).await;
             });
             w.borrow_mut().mms[mm].task = Some(t);
         }
@@ -374,6 +373,15 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
             w.borrow_mut().mms[mm].task = Some(t);
         }
     }
+}
+
+/// The backing device of a `[[device]]` (the scenario checked that it exists).
+fn bdi_named(w: &World, name: &str) -> usize {
+    w.borrow()
+        .bdis
+        .iter()
+        .position(|b| b.name == name)
+        .expect("the scenario checked that the workload's device exists")
 }
 
 /// Advance a booted machine to `duration`; stops early on an invariant violation.
@@ -571,6 +579,19 @@ pub fn summarise(
                         .unwrap_or(f64::NAN),
                 ));
                 m.push(("pages_read".into(), st.pages_touched as f64));
+            }
+            WorkloadKind::Mmap(ref p) => {
+                let secs_taken = st.io_done_at.map(|t| secs(t - st.started_at));
+                let bytes = p.size as f64 * st.passes as f64;
+                m.push(("io_seconds".into(), secs_taken.unwrap_or(f64::NAN)));
+                m.push((
+                    "mb_per_sec".into(),
+                    secs_taken
+                        .map(|s| bytes / (1 << 20) as f64 / s)
+                        .unwrap_or(f64::NAN),
+                ));
+                m.push(("pages_touched".into(), st.pages_touched as f64));
+                m.push(("passes".into(), st.passes as f64));
             }
             WorkloadKind::MemEater { .. } => {
                 m.push(("pages_touched".into(), st.pages_touched as f64));

@@ -99,10 +99,38 @@ pub fn single_dd(ram_mib: u64, dd_mib: u64, seconds: u64) -> Scenario {
             device: "sda".into(),
             size: dd_mib * MIB,
             bs: MIB,
-            fdatasync: true,
+            conv: DdConv::Fdatasync,
+            truncate_to: None,
             unlink: false,
             start_when_used: None,
             file: None,
+        }),
+    }];
+    s
+}
+
+/// An otherwise idle machine with one 7200 rpm ext4 disk, no swap, and an `mmap` workload on
+/// a file of `file_mib` that is on the disk at boot. It starts at 1 s, so its inode is not
+/// dirtied at time 0.
+pub fn mmap_file(
+    ram_mib: u64,
+    file_mib: u64,
+    access: MmapAccess,
+    passes: u32,
+    seconds: u64,
+) -> Scenario {
+    let mut s = single_dd(ram_mib, 0, seconds);
+    s.name = "mmap-file".into();
+    s.workloads = vec![Workload {
+        name: "mmap".into(),
+        start: SEC,
+        kind: WorkloadKind::Mmap(MmapParams {
+            device: "sda".into(),
+            size: file_mib * MIB,
+            access,
+            pattern: AccessPattern::Sequential,
+            passes,
+            msync: false,
         }),
     }];
     s

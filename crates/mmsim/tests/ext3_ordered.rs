@@ -17,7 +17,7 @@ fn ext3_dd_beside_an_eater() -> Scenario {
     s.machine.devices[0].filesystem = Filesystem::Ext3;
     s.machine.swap = common::anon_pressure(RAM_MIB, 7).machine.swap;
     if let WorkloadKind::Dd(dd) = &mut s.workloads[0].kind {
-        dd.fdatasync = false;
+        dd.conv = mmsim::scenario::DdConv::None;
     }
     s.workloads.push(Workload {
         name: "mem_eater".into(),

@@ -330,7 +330,7 @@ fn unlinking_a_file_frees_every_page_it_had_in_the_page_cache() {
     use mmsim::scenario::WorkloadKind;
     let mut s = common::single_dd(256, 400, 20);
     if let WorkloadKind::Dd(dd) = &mut s.workloads[0].kind {
-        dd.fdatasync = false;
+        dd.conv = mmsim::scenario::DdConv::None;
         dd.unlink = true;
     }
     let r = run(&s, "lessdisrupt-v7r10", 1, true);

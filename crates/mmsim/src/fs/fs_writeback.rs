@@ -6,8 +6,8 @@
 //!
 //! Work items (§6.2): `wakeup_flusher_threads` (direct reclaim) queues one per dirty bdi,
 //! served before the periodic and background checks. mmsim deviation: `sync(2)` is not
-//! modelled; `fdatasync` writes in the caller's context as the kernel does, through
-//! [`filemap_write_and_wait`].
+//! modelled; `fsync` and `fdatasync` write in the caller's context as the kernel does,
+//! through [`vfs_fsync_range`].
 
 use super::buffer::{self, BlockWrite};
 use super::inode::{I_DIRTY_PAGES, I_SYNC};
@@ -22,6 +22,7 @@ use crate::mm::page_writeback::{
 use crate::mm::vmstat::ZoneStat;
 use crate::mm::{Kernel, World};
 use crate::scenario::Filesystem;
+use std::ops::Range;
 
 /// A queued writeback request (`struct wb_writeback_work`, §6.2): WB_SYNC_NONE, no age
 /// cut-off, whole-file ranges (`range_cyclic = 0`).
@@ -218,32 +219,30 @@ pub struct Written {
     pub skipped: u64,
 }
 
-/// `write_cache_pages` (range_cyclic for `WB_SYNC_NONE`, whole file for `WB_SYNC_ALL`):
-/// write up to `nr_to_write` dirty pages from `writeback_index`, wrapping once.
-pub async fn write_cache_pages(w: &World, ino: usize, nr_to_write: u64, sync_all: bool) -> Written {
-    write_cache_pages_range(w, ino, nr_to_write, sync_all, !sync_all).await
-}
-
-/// [`write_cache_pages`] with an explicit `range_cyclic`: start where the last cyclic walk
-/// stopped and wrap around, or (whole-file range) walk from the start once.
-async fn write_cache_pages_range(
+/// `write_cache_pages`: write up to `nr_to_write` dirty pages. `sync` is `None` for
+/// `WB_SYNC_NONE`, or the page range of a `WB_SYNC_ALL` pass, which waits for writeback in
+/// flight on a dirty page before writing it again. A `WB_SYNC_NONE` walk is range_cyclic
+/// (from `writeback_index`, wrapping once) or, for a queued work item, the whole file
+/// from its start.
+pub async fn write_cache_pages(
     w: &World,
     ino: usize,
     nr_to_write: u64,
-    sync_all: bool,
+    sync: Option<Range<u64>>,
     range_cyclic: bool,
 ) -> Written {
-    let start = if range_cyclic {
-        w.borrow().inodes[ino].writeback_index
-    } else {
-        0
+    let sync_all = sync.is_some();
+    let (start, end) = match &sync {
+        Some(r) => (r.start, r.end),
+        None if range_cyclic => (w.borrow().inodes[ino].writeback_index, u64::MAX),
+        None => (0, u64::MAX),
     };
     let mut index = start;
-    let mut wrapped = start == 0;
+    let mut wrapped = sync_all || start == 0;
     let mut written = 0;
     let mut skipped = 0;
     while written < nr_to_write {
-        let next = next_dirty_page(&w.borrow(), ino, index);
+        let next = next_dirty_page(&w.borrow(), ino, index).filter(|&(i, _)| i < end);
         let Some((i, pfn)) = next else {
             if wrapped {
                 index = 0;
@@ -253,7 +252,7 @@ async fn write_cache_pages_range(
             index = 0;
             continue;
         };
-        if wrapped && start > 0 && i >= start {
+        if !sync_all && wrapped && start > 0 && i >= start {
             break;
         }
         index = i + 1;
@@ -287,7 +286,10 @@ async fn write_cache_pages_range(
         written += 1;
     }
     let mut k = w.borrow_mut();
-    k.inodes[ino].writeback_index = index;
+    // range_cyclic and whole-file passes remember where they stopped.
+    if sync.is_none_or(|r| r.start == 0 && r.end == u64::MAX) {
+        k.inodes[ino].writeback_index = index;
+    }
     if next_dirty_page(&k, ino, 0).is_none() {
         k.inodes[ino].state &= !I_DIRTY_PAGES;
     }
@@ -302,14 +304,27 @@ pub async fn wait_on_page_writeback(w: &World, pfn: Pfn) {
     crate::mm::filemap::wait_on_page_bit(w, pfn, PG_WRITEBACK).await;
 }
 
-/// `filemap_write_and_wait` (the data part of `fsync`/`fdatasync`): write every dirty page
-/// of the file in the caller's context and wait for all its writeback to end.
-pub async fn filemap_write_and_wait(w: &World, ino: usize) {
-    write_cache_pages(w, ino, u64::MAX, true).await;
-    let pages: Vec<Pfn> = w.borrow().inodes[ino].cached().map(|(_, p)| p).collect();
+/// `filemap_write_and_wait_range`: write every dirty page of the file in `range` in the
+/// caller's context and wait for all writeback of the range to end.
+pub async fn filemap_write_and_wait_range(w: &World, ino: usize, range: Range<u64>) {
+    write_cache_pages(w, ino, u64::MAX, Some(range.clone()), false).await;
+    let pages: Vec<Pfn> = w.borrow().inodes[ino]
+        .cached_from(range.start)
+        .take_while(|&(i, _)| i < range.end)
+        .map(|(_, p)| p)
+        .collect();
     for pfn in pages {
         wait_on_page_writeback(w, pfn).await;
     }
+}
+
+/// `vfs_fsync_range` → the filesystem's `fsync` (`fsync(2)`, `fdatasync(2)` with `datasync`,
+/// and `msync(MS_SYNC)`): write the file's dirty pages in `range` and wait for them. mmsim
+/// keeps no inode metadata or journal, so the commit that `fsync` adds and `fdatasync` may
+/// skip has nothing to write: both cost the same here.
+pub async fn vfs_fsync_range(w: &World, ino: usize, range: Range<u64>, datasync: bool) {
+    let _ = datasync;
+    filemap_write_and_wait_range(w, ino, range).await;
 }
 
 /// `writeback_sb_inodes` over b_io for one work pass; returns pages written.
@@ -335,7 +350,7 @@ async fn writeback_inodes(w: &World, bdi: usize, nr_pages: &mut i64, range_cycli
                 (*nr_pages).max(0) as u64,
             )
         };
-        let wc = write_cache_pages_range(w, ino, chunk, false, range_cyclic).await;
+        let wc = write_cache_pages(w, ino, chunk, None, range_cyclic).await;
         let n = wc.pages;
         crate::mm::trace::writeback_single_inode(&mut w.borrow_mut(), ino, chunk, n);
         *nr_pages -= n as i64;

@@ -8,6 +8,31 @@ pub const I_DIRTY_PAGES: u32 = 1 << 0;
 /// `I_SYNC`: writeback of the inode is in progress.
 pub const I_SYNC: u32 = 1 << 1;
 
+/// One shared mapping of a file (an entry of `mapping->i_mmap`): the mm, the first virtual
+/// page of the mapping, and the file pages it covers. The rmap of a file page walks these and
+/// computes the virtual page from the page index, so file pages need no per-page rmap state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IMmap {
+    /// The mm (index into the machine's address spaces).
+    pub mm: u32,
+    /// First virtual page number of the mapping.
+    pub start: u32,
+    /// File page mapped at `start` (`vm_pgoff`).
+    pub pgoff: u64,
+    /// Pages mapped.
+    pub pages: u64,
+}
+
+impl IMmap {
+    /// The virtual page that maps file page `index`, if this mapping covers it
+    /// (`vma_address`).
+    #[inline]
+    pub fn vpn_of(&self, index: u64) -> Option<u32> {
+        (index >= self.pgoff && index < self.pgoff + self.pages)
+            .then(|| self.start + (index - self.pgoff) as u32)
+    }
+}
+
 /// One file.
 #[derive(Clone, Debug, Default)]
 pub struct Inode {
@@ -30,6 +55,8 @@ pub struct Inode {
     pub writeback_index: u64,
     /// Allocated blocks: (first page index, first sector, pages), by first index.
     extents: Vec<(u64, u64, u64)>,
+    /// The shared mappings of the file (`i_mmap`).
+    pub i_mmap: Vec<IMmap>,
 }
 
 impl Inode {

@@ -211,7 +211,7 @@ pub async fn kjournald(w: World, bdi: usize) {
 mod tests {
     use super::*;
     use crate::fs::buffer::testing::*;
-    use crate::fs::fs_writeback::{filemap_write_and_wait, write_cache_pages, Written};
+    use crate::fs::fs_writeback::{filemap_write_and_wait_range, write_cache_pages, Written};
     use crate::mm::invariants;
     use crate::mm::page::{PG_DIRTY, PG_PRIVATE, PG_WRITEBACK};
     use crate::mm::vmstat::{VmEvent, ZoneStat};
@@ -284,7 +284,7 @@ mod tests {
                 assert_eq!(k.events.get(VmEvent::pgpgout), PAGES * 4);
                 invariants::check(&k).expect("invariants after the commit");
             }
-            let wc = write_cache_pages(&w2, ino, u64::MAX, false).await;
+            let wc = write_cache_pages(&w2, ino, u64::MAX, None, true).await;
             assert_eq!(
                 wc,
                 Written {
@@ -326,7 +326,7 @@ mod tests {
                 }
                 invariants::check(&k).expect("invariants during the commit");
             }
-            let wc = write_cache_pages(&w2, ino, u64::MAX, false).await;
+            let wc = write_cache_pages(&w2, ino, u64::MAX, None, true).await;
             assert_eq!(
                 wc,
                 Written {
@@ -350,7 +350,7 @@ mod tests {
                     "still in flight"
                 );
             }
-            filemap_write_and_wait(&w2, ino).await;
+            filemap_write_and_wait_range(&w2, ino, 0..u64::MAX).await;
             // kjournald, woken by the same completion, finishes the commit.
             engine::sleep(&w2, engine::MSEC).await;
             let k = w2.borrow();

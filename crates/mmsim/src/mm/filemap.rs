@@ -1,14 +1,16 @@
-//! The page cache (`mm/filemap.c`): finding, adding and removing file pages, and the
-//! use-once detection of `mark_page_accessed` (`kernel-reclaim.md` §3.8).
+//! The page cache (`mm/filemap.c`): finding, adding and removing file pages, the use-once
+//! detection of `mark_page_accessed` (`kernel-reclaim.md` §3.8), the fault handler of file
+//! mappings (`filemap_fault`), and truncation (`mm/truncate.c`).
 
 use super::page::{
-    Lru, Pfn, PG_ACTIVE, PG_BH_DIRTY, PG_LRU, PG_PRIVATE, PG_REFERENCED, PG_UNEVICTABLE,
+    Lru, Pfn, PG_ACTIVE, PG_BH_DIRTY, PG_LOCKED, PG_LRU, PG_PRIVATE, PG_REFERENCED, PG_UNEVICTABLE,
     PG_UPTODATE,
 };
 use super::page_alloc::{alloc_pages, AllocError};
-use super::page_writeback::{set_page_dirty, DirtyTask};
+use super::page_writeback::{mark_buffer_dirty, DirtyTask};
+use super::readahead::{self, RaState};
 use super::vmstat::{VmEvent, ZoneStat};
-use super::{swap, Gfp, Kernel, World};
+use super::{memory, swap, Gfp, Kernel, World};
 use crate::calibration::COPY_PAGE_NS;
 use crate::engine::Nanos;
 use crate::fs::{buffer, jbd};
@@ -36,6 +38,10 @@ pub fn add_to_page_cache_lru(k: &mut Kernel, pfn: Pfn, ino: usize, index: u64) {
 
 /// `__delete_from_page_cache`: the page leaves its file's index. The caller frees it.
 pub fn delete_from_page_cache(k: &mut Kernel, pfn: Pfn) {
+    debug_assert!(
+        !k.pages.mapped(pfn),
+        "pfn {pfn} leaves the page cache mapped"
+    );
     let ino = k.pages.mapping[pfn as usize] as usize;
     let index = k.pages.index[pfn as usize] as u64;
     k.inodes[ino].remove_page(index, pfn);
@@ -94,7 +100,7 @@ pub async fn write_page(
 /// `write_begin`'s buffers and `write_end` of a whole-page write to page `index` of `ino`:
 /// on a buffer-head filesystem the page gets buffers and they are dirtied with it; on ext3
 /// the write runs in the journal's running transaction, which files the dirtied buffer.
-/// Then dirty and account the page (`set_page_dirty`) and `mark_page_accessed`.
+/// Then dirty and account the page (`mark_buffer_dirty`) and `mark_page_accessed`.
 pub fn write_end(k: &mut Kernel, ino: usize, index: u64, pfn: Pfn, task: &mut DirtyTask) {
     let bdi = k.inodes[ino].bdi;
     let fs = k.bdis[bdi].fs;
@@ -104,7 +110,7 @@ pub fn write_end(k: &mut Kernel, ino: usize, index: u64, pfn: Pfn, task: &mut Di
         }
         !k.pages.test(pfn, PG_BH_DIRTY)
     };
-    set_page_dirty(k, pfn, task);
+    mark_buffer_dirty(k, pfn, task);
     if fs.ordered_data_journal() {
         jbd::journal_dirty_data(k, bdi, ino, index, newly_dirty_buffers);
     }
@@ -128,8 +134,62 @@ pub async fn wait_on_page_bit(w: &World, pfn: Pfn, flag: u32) {
     }
 }
 
+/// `filemap_fault`: the page at `index` of `ino` for a fault on a file mapping, uptodate and
+/// unlocked. A page already cached makes a minor fault, and may start the next asynchronous
+/// readahead window; a missing one is read with mmap read-around and makes a major fault
+/// (`pgmajfault`, counted here as the kernel does), whether or not the fault then has to wait.
+/// `None` past the end of the file (SIGBUS).
+pub async fn filemap_fault(
+    w: &World,
+    ino: usize,
+    index: u64,
+    ra: &mut RaState,
+) -> Result<Option<(Pfn, bool)>, AllocError> {
+    if index >= w.borrow().inodes[ino].size_pages {
+        return Ok(None);
+    }
+    let found = find_get_page(&w.borrow(), ino, index);
+    let major = match found {
+        Some(pfn) => {
+            readahead::do_async_mmap_readahead(w, ino, ra, pfn, index).await?;
+            false
+        }
+        None => {
+            readahead::do_sync_mmap_readahead(w, ino, ra, index).await?;
+            w.borrow_mut().count(VmEvent::pgmajfault, 1);
+            true
+        }
+    };
+    loop {
+        let (found, q) = {
+            let k = w.borrow();
+            if index >= k.inodes[ino].size_pages {
+                // Truncated while we slept.
+                return Ok(None);
+            }
+            let found = find_get_page(&k, ino, index);
+            (
+                found,
+                found.map(|p| (k.pages.test(p, PG_LOCKED), k.wq.page(p))),
+            )
+        };
+        match (found, q) {
+            // no_cached_page: not read ahead, or reclaimed before we got here.
+            (None, _) => readahead::page_cache_read(w, ino, index).await?,
+            // lock_page: wait for the read.
+            (Some(_), Some((true, q))) => {
+                crate::engine::wait_event(w, q, None, false).await;
+            }
+            (Some(pfn), _) => {
+                debug_assert!(w.borrow().pages.test(pfn, PG_UPTODATE));
+                return Ok(Some((pfn, major)));
+            }
+        }
+    }
+}
+
 /// `cancel_dirty_page`: a dirty page leaves its file without being written.
-fn cancel_dirty_page(k: &mut Kernel, pfn: super::page::Pfn) {
+fn cancel_dirty_page(k: &mut Kernel, pfn: Pfn) {
     use super::page::PG_DIRTY;
     if k.pages.test_and_clear(pfn, PG_DIRTY) {
         let zi = k.page_zone(pfn);
@@ -139,14 +199,15 @@ fn cancel_dirty_page(k: &mut Kernel, pfn: super::page::Pfn) {
     }
 }
 
-/// `truncate_inode_pages` (to size 0) and the unlink that follows: wait for reads,
-/// writeback and buffer IO in flight, drop every page and its buffers (dirty ones without
-/// writing them), take the inode off its device's writeback lists. A page a reclaimer
-/// holds isolated leaves the page cache now and is freed by the reclaimer.
-pub async fn truncate_inode_pages(w: &World, ino: usize) {
-    use super::page::{PG_BH_LOCKED, PG_ISOLATED, PG_LOCKED, PG_TRUNCATED, PG_WRITEBACK};
+/// `truncate_inode_pages_range` from page `from` to the end of the file: wait for reads and
+/// writeback in flight, unmap a page still mapped (`truncate_inode_page`), and drop every page
+/// (dirty ones without writing them: `cancel_dirty_page`). A page a reclaimer holds isolated
+/// leaves the page cache now and is freed by the reclaimer. Partial pages are not zeroed:
+/// mmsim's files are whole pages.
+pub async fn truncate_inode_pages_range(w: &World, ino: usize, from: u64) {
+    use super::page::{PG_BH_LOCKED, PG_ISOLATED, PG_LRU, PG_TRUNCATED, PG_WRITEBACK};
     // Pages before `cursor` are gone: each lookup starts there, so the walk is linear.
-    let mut cursor = 0;
+    let mut cursor = from;
     loop {
         let next = w.borrow().inodes[ino].cached_from(cursor).next();
         let Some((index, pfn)) = next else { break };
@@ -163,6 +224,10 @@ pub async fn truncate_inode_pages(w: &World, ino: usize) {
             continue;
         }
         let mut k = w.borrow_mut();
+        if k.pages.mapped(pfn) {
+            let mut task = DirtyTask::default();
+            memory::unmap_mapping_range(&mut k, ino, index, index + 1, &mut task);
+        }
         cancel_dirty_page(&mut k, pfn);
         buffer::block_invalidatepage(&mut k, pfn);
         delete_from_page_cache(&mut k, pfn);
@@ -175,14 +240,41 @@ pub async fn truncate_inode_pages(w: &World, ino: usize) {
             k.pages.set(pfn, PG_TRUNCATED);
         }
     }
+}
+
+/// `truncate_setsize` + `truncate_pagecache` (`ftruncate(2)` to `size_pages` pages): the new
+/// size first, so faults past it fail; then the mappings of the pages past it are zapped, the
+/// pages dropped, and the mappings zapped again for pages faulted in meanwhile. Growing a file
+/// only sets its size. Truncation to 0 frees the file's blocks (a rewrite allocates anew);
+/// otherwise the blocks past the new end stay allocated.
+pub async fn truncate_setsize(w: &World, ino: usize, size_pages: u64) {
+    let old = std::mem::replace(&mut w.borrow_mut().inodes[ino].size_pages, size_pages);
+    if size_pages >= old {
+        return;
+    }
+    // The dirtying of zapped PTEs is the truncating task's; the pages are dropped anyway.
+    let mut task = DirtyTask::default();
+    memory::unmap_mapping_range(&mut w.borrow_mut(), ino, size_pages, u64::MAX, &mut task);
+    truncate_inode_pages_range(w, ino, size_pages).await;
+    let mut k = w.borrow_mut();
+    memory::unmap_mapping_range(&mut k, ino, size_pages, u64::MAX, &mut task);
+    if size_pages == 0 {
+        k.inodes[ino].free_blocks();
+    }
+}
+
+/// Unlink of a file nobody has open: truncate it to size 0 (`truncate_inode_pages`) and take
+/// the inode off its device's writeback lists (`evict`).
+pub async fn truncate_inode_pages(w: &World, ino: usize) {
+    truncate_setsize(w, ino, 0).await;
     let mut k = w.borrow_mut();
     let bdi = k.inodes[ino].bdi;
     let b = &mut k.bdis[bdi];
     b.b_dirty.retain(|&i| i != ino);
     b.b_io.retain(|&i| i != ino);
     b.b_more_io.retain(|&i| i != ino);
-    let inode = &mut k.inodes[ino];
-    inode.state = 0;
-    inode.size_pages = 0;
-    inode.free_blocks();
+    k.inodes[ino].state = 0;
 }
+
+#[cfg(test)]
+mod tests;

@@ -8,8 +8,14 @@
 //! 3. No free page is locked, dirty, under writeback or in the swap cache.
 //! 4. Swap slots balance: each slot's count equals the PTEs that name it, its cache flag
 //!    matches the swap cache, and the in-use count matches.
-//! 5. Mapcounts equal the PTEs that map each page.
-//! 6. Buffers: PG_BH_DIRTY and PG_BH_LOCKED only with PG_PRIVATE; PG_PRIVATE only on
+//! 5. Mapcounts equal the PTEs that map each page, across every mm, and the rss counters of
+//!    each mm equal its PTEs.
+//! 6. Rmap: an anonymous PTE maps a page whose (mm, index) is that PTE; a file PTE maps the
+//!    page the file holds at that offset (so no truncated page stays mapped); every file
+//!    mapping is in its file's `i_mmap` once, and `i_mmap` names only live mappings.
+//! 7. Counters: page cache, dirty and writeback per zone and device, `nr_anon_pages` and
+//!    `nr_mapped` against the pages.
+//! 8. Buffers: PG_BH_DIRTY and PG_BH_LOCKED only with PG_PRIVATE; PG_PRIVATE only on
 //!    page-cache pages of a filesystem that attaches private data (buffer heads); dirty
 //!    buffers only on a dirty page; a buffer page under writeback has its buffers locked;
 //!    no free page carries buffers.
@@ -196,18 +202,70 @@ pub fn check(k: &Kernel) -> Result<(), String> {
     // Swap and mapcounts, from the page tables.
     let mut slot_refs = vec![0u32; k.swap.max as usize];
     let mut maps = vec![0u32; n];
-    for m in &k.mms {
+    for (mi, m) in k.mms.iter().enumerate() {
+        let (mut anon, mut file, mut swapents) = (0u64, 0u64, 0u64);
         for v in &m.vmas {
-            for &pte in &v.ptes {
+            for (i, &pte) in v.ptes.iter().enumerate() {
                 if pte & PTE_PRESENT != 0 {
-                    maps[(pte & PTE_PFN_MASK) as usize] += 1;
+                    let pfn = pte & PTE_PFN_MASK;
+                    maps[pfn as usize] += 1;
+                    let vpn = v.start + i as u32;
+                    check_pte_rmap(k, mi, vpn, v, i, pfn)?;
+                    if v.file.is_some() {
+                        file += 1;
+                    } else {
+                        anon += 1;
+                    }
                 } else if pte != 0 {
+                    if v.file.is_some() {
+                        return Err(format!("invariant 'rmap' violated: a swap entry in the file mapping at vpn {} of mm {mi}", v.start + i as u32));
+                    }
                     let slot = (pte - 1) as usize;
                     if slot >= slot_refs.len() {
                         return Err(format!("invariant 'swap slots balanced' violated: PTE names slot {slot} beyond the swap area"));
                     }
                     slot_refs[slot] += 1;
+                    swapents += 1;
                 }
+            }
+            if let Some(f) = v.file {
+                let entries = k.inodes[f.ino]
+                    .i_mmap
+                    .iter()
+                    .filter(|e| {
+                        e.mm as usize == mi
+                            && e.start == v.start
+                            && e.pgoff == f.pgoff
+                            && e.pages == v.ptes.len() as u64
+                    })
+                    .count();
+                if entries != 1 {
+                    return Err(format!(
+                        "invariant 'rmap' violated: the mapping at vpn {} of mm {mi} is in the i_mmap of inode {} {entries} times",
+                        v.start, f.ino
+                    ));
+                }
+            }
+        }
+        if (anon, file, swapents) != (m.rss, m.file_rss, m.swapents) {
+            return Err(format!(
+                "invariant 'mapcount' violated: mm {mi} ({}) maps {anon} anonymous pages, {file} file pages and {swapents} swap entries; it counts {}, {} and {}",
+                m.name, m.rss, m.file_rss, m.swapents
+            ));
+        }
+    }
+    for (ino, inode) in k.inodes.iter().enumerate() {
+        for e in &inode.i_mmap {
+            let live = k.mms.get(e.mm as usize).is_some_and(|m| {
+                m.vmas
+                    .iter()
+                    .any(|v| v.start == e.start && v.file.is_some_and(|f| f.ino == ino))
+            });
+            if !live {
+                return Err(format!(
+                    "invariant 'rmap' violated: inode {ino} ({}) lists a mapping at vpn {} of mm {} that does not exist",
+                    inode.name, e.start, e.mm
+                ));
             }
         }
     }
@@ -342,16 +400,66 @@ pub fn check(k: &Kernel) -> Result<(), String> {
             ));
         }
     }
-    let anon: i64 = k
-        .zones
-        .iter()
-        .map(|z| z.vm_stat[ZoneStat::nr_anon_pages as usize])
-        .sum();
-    let mapped_anon = (0..n as Pfn).filter(|&p| k.pages.mapped(p)).count() as i64;
-    if anon != mapped_anon {
-        return Err(format!(
-            "invariant 'counters' violated: nr_anon_pages {anon}, mapped anonymous pages {mapped_anon}"
-        ));
+    let (mut mapped_anon, mut mapped_file) = ([0i64; 3], [0i64; 3]);
+    for pfn in 0..n as Pfn {
+        if k.pages.mapped(pfn) {
+            let counts = if k.pages.test(pfn, PG_ANON) {
+                &mut mapped_anon
+            } else {
+                &mut mapped_file
+            };
+            counts[k.page_zone(pfn)] += 1;
+        }
+    }
+    for z in &k.zones {
+        let anon = z.vm_stat[ZoneStat::nr_anon_pages as usize];
+        let file = z.vm_stat[ZoneStat::nr_mapped as usize];
+        if anon != mapped_anon[z.idx] || file != mapped_file[z.idx] {
+            return Err(format!(
+                "invariant 'counters' violated: zone {} counts nr_anon_pages {anon} and nr_mapped {file}, its mapped pages are {} anonymous and {} file",
+                z.name(),
+                mapped_anon[z.idx],
+                mapped_file[z.idx]
+            ));
+        }
     }
     Ok(())
+}
+
+/// A present PTE at `vpn` (index `i` of mapping `v` of mm `mm`) maps the page the rmap says it
+/// does: for anonymous memory the page names (mm, vpn); for a file mapping the file holds the
+/// page at the mapped offset.
+fn check_pte_rmap(
+    k: &Kernel,
+    mm: usize,
+    vpn: u32,
+    v: &super::memory::Vma,
+    i: usize,
+    pfn: Pfn,
+) -> Result<(), String> {
+    let (mapping, index) = (
+        k.pages.mapping[pfn as usize] as usize,
+        k.pages.index[pfn as usize] as u64,
+    );
+    let anon = k.pages.test(pfn, PG_ANON);
+    match v.file {
+        None if anon && mapping == mm && index == vpn as u64 => Ok(()),
+        None => Err(format!(
+            "invariant 'rmap' violated: {} is mapped at vpn {vpn} of mm {mm} but its rmap names mm {mapping} vpn {index}",
+            describe(k, pfn)
+        )),
+        Some(f) => {
+            let offset = f.pgoff + i as u64;
+            if anon || k.inodes[f.ino].find_page(offset) != Some(pfn) {
+                Err(format!(
+                    "invariant 'no truncated page mapped' violated: {} is mapped at vpn {vpn} of mm {mm}, but inode {} holds {:?} at offset {offset}",
+                    describe(k, pfn),
+                    f.ino,
+                    k.inodes[f.ino].find_page(offset)
+                ))
+            } else {
+                Ok(())
+            }
+        }
+    }
 }

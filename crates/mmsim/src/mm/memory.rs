@@ -1,15 +1,25 @@
 //! Address spaces, page tables and faults (`mm/memory.c`, `do_anonymous_page`,
-//! `do_swap_page`; `kernel-reclaim.md` §4.10).
+//! `do_swap_page`; `kernel-reclaim.md` §4.10), and shared file mappings (`mmap(MAP_SHARED)`:
+//! `do_linear_fault`, `do_wp_page`, `zap_pte_range`, `unmap_mapping_range`).
 //!
 //! A PTE is a `u32`: 0 is none; bit 31 set means present, with the young and dirty bits and
 //! the frame number below; otherwise the value is a swap slot plus one.
+//!
+//! A shared file mapping tracks dirtying as the kernel does (`vma_wants_writenotify`): its PTEs
+//! are write-protected while clean, so the first write to a page faults into `page_mkwrite`,
+//! which dirties the page. mmsim keeps no separate write bit: a shared file PTE is writable
+//! exactly while it is dirty, since the kernel makes it writable and dirty together (write
+//! fault) and write-protects and cleans it together (`page_mkclean`). Private file mappings
+//! (copy-on-write) are not modelled.
 
 use super::page::{
     Lru, Pfn, PG_ANON, PG_DIRTY, PG_LOCKED, PG_SWAPBACKED, PG_SWAPCACHE, PG_UPTODATE, PG_WRITEBACK,
 };
 use super::page_alloc::{alloc_pages, AllocError};
+use super::page_writeback::{balance_dirty_pages_ratelimited, set_page_dirty, DirtyTask};
+use super::readahead::RaState;
 use super::vmstat::{VmEvent, ZoneStat};
-use super::{page_io, swap, swapfile, Gfp, Kernel, World};
+use super::{filemap, page_io, rmap, swap, swapfile, Gfp, Kernel, World};
 use crate::calibration::{MAJOR_FAULT_NS, MINOR_FAULT_NS};
 use crate::engine::{self, Nanos, TaskId};
 
@@ -26,6 +36,8 @@ pub const PTE_PFN_MASK: u32 = (1 << 29) - 1;
 pub const VM_EXEC: u32 = 1 << 0;
 /// `VM_LOCKED`.
 pub const VM_LOCKED: u32 = 1 << 1;
+/// `VM_SHARED`: a shared file mapping, whose writes go to the page cache.
+pub const VM_SHARED: u32 = 1 << 2;
 
 /// A mapping: a run of virtual pages and their PTEs.
 #[derive(Clone, Debug)]
@@ -36,6 +48,19 @@ pub struct Vma {
     pub flags: u32,
     /// One PTE per page.
     pub ptes: Vec<u32>,
+    /// The file a file mapping maps; `None` for anonymous memory.
+    pub file: Option<VmFile>,
+}
+
+/// The file behind a file mapping (`vm_file`, `vm_pgoff`).
+#[derive(Clone, Copy, Debug)]
+pub struct VmFile {
+    /// The inode.
+    pub ino: usize,
+    /// File page mapped at the first virtual page.
+    pub pgoff: u64,
+    /// The open file's readahead state (`file->f_ra`).
+    pub ra: RaState,
 }
 
 /// An address space (`struct mm_struct`) and the task that owns it.
@@ -51,6 +76,8 @@ pub struct Mm {
     pub next_vpn: u32,
     /// Resident anonymous pages (`MM_ANONPAGES`).
     pub rss: u64,
+    /// Resident pages of file mappings (`MM_FILEPAGES`).
+    pub file_rss: u64,
     /// Swap entries in the page tables (`MM_SWAPENTS`).
     pub swapents: u64,
     /// Faults that needed no IO.
@@ -59,6 +86,9 @@ pub struct Mm {
     pub maj_flt: u64,
     /// Torn down after an OOM kill.
     pub dead: bool,
+    /// The owning task's dirty-throttling state, for pages it dirties through a mapping
+    /// (`current->nr_dirtied` and friends).
+    pub dirty: DirtyTask,
 }
 
 impl Mm {
@@ -69,6 +99,7 @@ impl Mm {
             start,
             flags,
             ptes: vec![0; pages as usize],
+            file: None,
         });
         // A guard gap between mappings keeps a bad index from landing in the next one.
         self.next_vpn = start + pages + 16;
@@ -119,13 +150,17 @@ pub enum Access {
 #[inline]
 pub fn touch(k: &mut Kernel, mm: usize, vpn: u32, write: bool) -> Access {
     k.pages_touched += 1;
-    let pte = k.mms[mm].pte_mut(vpn);
-    if *pte & PTE_PRESENT != 0 {
-        *pte |= PTE_YOUNG | if write { PTE_DIRTY } else { 0 };
-        Access::Hit
-    } else {
-        Access::Fault
+    let m = &mut k.mms[mm];
+    let (v, i) = m.find_vma(vpn).expect("vpn is mapped");
+    let vma = &mut m.vmas[v];
+    let shared = vma.flags & VM_SHARED != 0;
+    let pte = &mut vma.ptes[i];
+    if *pte & PTE_PRESENT == 0 || (write && shared && *pte & PTE_DIRTY == 0) {
+        // Not present, or write-protected for dirty tracking.
+        return Access::Fault;
     }
+    *pte |= PTE_YOUNG | if write { PTE_DIRTY } else { 0 };
+    Access::Hit
 }
 
 /// Result of a fault.
@@ -137,14 +172,41 @@ pub struct FaultCost {
     pub cpu: Nanos,
 }
 
-/// `handle_mm_fault` for an anonymous mapping: first touch or swap-in.
+/// A fault that did nothing (the mapping is gone, or the access was past the end of a file).
+const NO_FAULT: FaultCost = FaultCost {
+    major: false,
+    cpu: 0,
+};
+
+/// `handle_mm_fault`: first touch or swap-in of anonymous memory; for a shared file mapping,
+/// `do_linear_fault` or, on a write to a write-protected PTE, `do_wp_page`.
 pub async fn handle_mm_fault(
     w: &World,
     mm: usize,
     vpn: u32,
     write: bool,
 ) -> Result<FaultCost, AllocError> {
-    let pte = w.borrow().mms[mm].pte(vpn);
+    let (pte, file) = {
+        let k = w.borrow();
+        let m = &k.mms[mm];
+        match m.find_vma(vpn) {
+            Some((v, i)) => (m.vmas[v].ptes[i], m.vmas[v].file.is_some()),
+            None => return Ok(NO_FAULT),
+        }
+    };
+    if file {
+        if pte & PTE_PRESENT == 0 {
+            return do_linear_fault(w, mm, vpn, write).await;
+        }
+        if write && pte & PTE_DIRTY == 0 {
+            let ino = do_wp_page(&mut w.borrow_mut(), mm, vpn, pte);
+            balance_after_fault(w, mm, ino).await;
+            return Ok(FaultCost {
+                major: false,
+                cpu: MINOR_FAULT_NS,
+            });
+        }
+    }
     if pte & PTE_PRESENT != 0 {
         // Raced with another thread of the same mm.
         touch(&mut w.borrow_mut(), mm, vpn, write);
@@ -283,27 +345,230 @@ async fn do_swap_page(
     })
 }
 
+/// The file page a virtual page of a file mapping maps, with the file's readahead state.
+fn vma_file_page(k: &Kernel, mm: usize, vpn: u32) -> Option<(usize, u64, RaState)> {
+    let m = &k.mms[mm];
+    let (v, i) = m.find_vma(vpn)?;
+    let f = m.vmas[v].file?;
+    Some((f.ino, f.pgoff + i as u64, f.ra))
+}
+
+/// Keep the readahead state a fault updated (it belongs to the open file).
+fn store_file_ra(k: &mut Kernel, mm: usize, vpn: u32, ra: RaState) {
+    let m = &mut k.mms[mm];
+    if let Some((v, _)) = m.find_vma(vpn) {
+        if let Some(f) = m.vmas[v].file.as_mut() {
+            f.ra = ra;
+        }
+    }
+}
+
+/// `do_linear_fault` → `__do_fault` on a shared file mapping: `filemap_fault` finds the page
+/// in the page cache (minor) or reads it (major); a write fault runs `page_mkwrite`, which
+/// dirties the page, maps it writable and dirty, and then throttles the writer as `write(2)`
+/// does (`balance_dirty_pages_ratelimited`). A fault past the end of the file would be
+/// SIGBUS; mmsim drops the access.
+async fn do_linear_fault(
+    w: &World,
+    mm: usize,
+    vpn: u32,
+    write: bool,
+) -> Result<FaultCost, AllocError> {
+    let Some((ino, index, mut ra)) = vma_file_page(&w.borrow(), mm, vpn) else {
+        return Ok(NO_FAULT);
+    };
+    w.borrow_mut().count(VmEvent::pgfault, 1);
+    let found = filemap::filemap_fault(w, ino, index, &mut ra).await;
+    let (cost, mapped) = map_file_fault(&mut w.borrow_mut(), mm, vpn, ra, found?, write);
+    if mapped && write {
+        balance_after_fault(w, mm, ino).await;
+    }
+    Ok(cost)
+}
+
+/// The end of `do_linear_fault`, once `filemap_fault` has the page: count the fault, and map
+/// the page unless the PTE changed or the mm died meanwhile (dirtying it first for a write).
+/// Returns the cost and whether the page was mapped.
+fn map_file_fault(
+    k: &mut Kernel,
+    mm: usize,
+    vpn: u32,
+    ra: RaState,
+    found: Option<(Pfn, bool)>,
+    write: bool,
+) -> (FaultCost, bool) {
+    store_file_ra(k, mm, vpn, ra);
+    let Some((pfn, major)) = found else {
+        return (NO_FAULT, false);
+    };
+    if major {
+        k.mms[mm].maj_flt += 1;
+    } else {
+        k.mms[mm].min_flt += 1;
+    }
+    let cost = FaultCost {
+        major,
+        cpu: if major {
+            MAJOR_FAULT_NS
+        } else {
+            MINOR_FAULT_NS
+        },
+    };
+    if k.mms[mm].dead || k.mms[mm].pte(vpn) != 0 {
+        return (cost, false);
+    }
+    let mut pte = PTE_PRESENT | PTE_YOUNG | pfn;
+    if write {
+        // page_mkwrite: the page is dirtied before the PTE becomes writable.
+        let mut task = k.mms[mm].dirty;
+        set_page_dirty(k, pfn, &mut task);
+        k.mms[mm].dirty = task;
+        pte |= PTE_DIRTY;
+    }
+    *k.mms[mm].pte_mut(vpn) = pte;
+    k.mms[mm].file_rss += 1;
+    rmap::page_add_file_rmap(k, pfn);
+    (cost, true)
+}
+
+/// `do_wp_page` on a write-protected PTE of a shared file mapping: `page_mkwrite` dirties the
+/// page again (3.9 waits for writeback in flight only on devices that need stable pages, which
+/// mmsim's do not), then `wp_page_reuse` makes the PTE writable and dirty. A mapped page is
+/// never locked in mmsim (only reads in flight are, and they are not mapped), so this does
+/// not sleep. Returns the file's inode, for the throttle that follows.
+fn do_wp_page(k: &mut Kernel, mm: usize, vpn: u32, pte: u32) -> usize {
+    let pfn = pte & PTE_PFN_MASK;
+    debug_assert!(!k.pages.test(pfn, PG_LOCKED | PG_ANON));
+    k.count(VmEvent::pgfault, 1);
+    k.mms[mm].min_flt += 1;
+    let mut task = k.mms[mm].dirty;
+    set_page_dirty(k, pfn, &mut task);
+    k.mms[mm].dirty = task;
+    *k.mms[mm].pte_mut(vpn) = pte | PTE_YOUNG | PTE_DIRTY;
+    k.pages.mapping[pfn as usize] as usize
+}
+
+/// `balance_dirty_pages_ratelimited` after a write fault dirtied a page of `ino`.
+async fn balance_after_fault(w: &World, mm: usize, ino: usize) {
+    let (bdi, mut task) = {
+        let k = w.borrow();
+        (k.inodes[ino].bdi, k.mms[mm].dirty)
+    };
+    balance_dirty_pages_ratelimited(w, bdi, &mut task).await;
+    w.borrow_mut().mms[mm].dirty = task;
+}
+
+/// `mmap(MAP_SHARED)` of `pages` pages of file `ino` from page `pgoff`: a new mapping, entered
+/// in the file's `i_mmap`. Returns its first virtual page number.
+pub fn mmap_file(k: &mut Kernel, mm: usize, ino: usize, pgoff: u64, pages: u32, flags: u32) -> u32 {
+    let m = &mut k.mms[mm];
+    let start = m.next_vpn;
+    m.vmas.push(Vma {
+        start,
+        flags: flags | VM_SHARED,
+        ptes: vec![0; pages as usize],
+        file: Some(VmFile {
+            ino,
+            pgoff,
+            ra: RaState::default(),
+        }),
+    });
+    m.next_vpn = start + pages + 16;
+    k.inodes[ino].i_mmap.push(crate::fs::inode::IMmap {
+        mm: mm as u32,
+        start,
+        pgoff,
+        pages: pages as u64,
+    });
+    start
+}
+
+/// `munmap` of the whole mapping that starts at `start`.
+pub fn munmap(k: &mut Kernel, mm: usize, start: u32) {
+    let Some(v) = k.mms[mm].vmas.iter().position(|v| v.start == start) else {
+        return;
+    };
+    let vma = k.mms[mm].vmas.remove(v);
+    let mut task = k.mms[mm].dirty;
+    unmap_vma(k, mm, &vma, &mut task);
+    k.mms[mm].dirty = task;
+}
+
+/// `zap_pte_range` for one present PTE of a file mapping: the PTE's dirty bit goes to the page
+/// (`set_page_dirty`), a young one counts as an access (`mark_page_accessed`), and the mapping
+/// is dropped. The page stays in the page cache.
+pub fn zap_file_pte(k: &mut Kernel, mm: usize, pte: u32, task: &mut DirtyTask) {
+    let pfn = pte & PTE_PFN_MASK;
+    if pte & PTE_DIRTY != 0 {
+        set_page_dirty(k, pfn, task);
+    }
+    if pte & PTE_YOUNG != 0 {
+        filemap::mark_page_accessed(k, pfn);
+    }
+    k.mms[mm].file_rss -= 1;
+    rmap::page_remove_rmap(k, pfn);
+}
+
+/// `unmap_mapping_range` for file pages `from..to` of `ino` (truncation): zap every PTE that
+/// maps one of them, in every mapping of the file.
+pub fn unmap_mapping_range(k: &mut Kernel, ino: usize, from: u64, to: u64, task: &mut DirtyTask) {
+    for j in 0..k.inodes[ino].i_mmap.len() {
+        let e = k.inodes[ino].i_mmap[j];
+        let (first, end) = (from.max(e.pgoff), to.min(e.pgoff + e.pages));
+        let mm = e.mm as usize;
+        for index in first..end {
+            let vpn = e.start + (index - e.pgoff) as u32;
+            let pte = std::mem::take(k.mms[mm].pte_mut(vpn));
+            if pte & PTE_PRESENT != 0 {
+                zap_file_pte(k, mm, pte, task);
+            }
+        }
+    }
+}
+
+/// `unmap_vmas` + `free_pgtables` for one mapping taken out of its mm: anonymous pages are
+/// freed (or left to whoever holds them), swap entries released, file pages unmapped.
+fn unmap_vma(k: &mut Kernel, mm: usize, v: &Vma, task: &mut DirtyTask) {
+    if let Some(f) = v.file {
+        let i_mmap = &mut k.inodes[f.ino].i_mmap;
+        if let Some(j) = i_mmap
+            .iter()
+            .position(|e| e.mm as usize == mm && e.start == v.start)
+        {
+            i_mmap.remove(j);
+        }
+    }
+    for &pte in &v.ptes {
+        if pte & PTE_PRESENT != 0 {
+            if v.file.is_some() {
+                zap_file_pte(k, mm, pte, task);
+                continue;
+            }
+            let pfn = pte & PTE_PFN_MASK;
+            if pte & PTE_DIRTY != 0 {
+                k.pages.set(pfn, PG_DIRTY);
+            }
+            rmap::page_remove_rmap(k, pfn);
+            k.mms[mm].rss -= 1;
+            release_unmapped_anon(k, pfn);
+        } else if pte != 0 {
+            swapfile::swap_free(k, pte - 1);
+            k.mms[mm].swapents -= 1;
+        }
+    }
+}
+
 /// `exit_mmap`: tear down an address space. Pages that reclaim holds isolated, or that are
 /// under IO, are left to whoever holds them: they are unmapped here and freed there.
 pub fn exit_mmap(k: &mut Kernel, mm: usize) {
     let vmas = std::mem::take(&mut k.mms[mm].vmas);
+    let mut task = k.mms[mm].dirty;
     for v in &vmas {
-        for &pte in &v.ptes {
-            if pte & PTE_PRESENT != 0 {
-                let pfn = pte & PTE_PFN_MASK;
-                if pte & PTE_DIRTY != 0 {
-                    k.pages.set(pfn, PG_DIRTY);
-                }
-                super::rmap::page_remove_rmap(k, pfn);
-                release_unmapped_anon(k, pfn);
-            } else if pte != 0 {
-                swapfile::swap_free(k, pte - 1);
-            }
-        }
+        unmap_vma(k, mm, v, &mut task);
     }
     let m = &mut k.mms[mm];
-    m.rss = 0;
-    m.swapents = 0;
+    m.dirty = task;
+    debug_assert!(m.rss == 0 && m.swapents == 0 && m.file_rss == 0);
     m.dead = true;
     if k.oom_victim == Some(mm) {
         k.oom_victim = None;

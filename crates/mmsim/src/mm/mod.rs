@@ -5,11 +5,11 @@
 //! | `page` | `include/linux/page-flags.h`, `mm_types.h` | page frames, flags, list links |
 //! | `mmzone` | `include/linux/mmzone.h` | zones, lruvecs, the node |
 //! | `page_alloc` | `mm/page_alloc.c` | buddy allocator, watermarks, allocation slow path |
-//! | `filemap` | `mm/filemap.c` | the page cache: find, add, delete, `mark_page_accessed` |
+//! | `filemap` | `mm/filemap.c`, `mm/truncate.c` | the page cache: find, add, delete, `mark_page_accessed`, `filemap_fault`, truncation |
 //! | `readahead` | `mm/readahead.c` | on-demand readahead and the buffered read path |
 //! | `swap` | `mm/swap.c` | LRU insertion, activation, rotation |
-//! | `rmap` | `mm/rmap.c` | `page_referenced`, `try_to_unmap` |
-//! | `memory` | `mm/memory.c` | page tables, faults |
+//! | `rmap` | `mm/rmap.c` | `page_referenced`, `try_to_unmap`, `page_mkclean`, anon and file rmap |
+//! | `memory` | `mm/memory.c` | page tables, faults, shared file mappings, `unmap_mapping_range` |
 //! | `page_writeback` | `mm/page-writeback.c`, `lib/flex_proportions.c` | dirty limits, bdi bandwidth, IO-less dirty throttling maths |
 //! | `swapfile`, `swap_state`, `page_io` | `mm/swapfile.c`, `mm/swap_state.c`, `mm/page_io.c` | swap slots, swap cache, swap IO |
 //! | `backing_dev` | `mm/backing-dev.c` | backing devices: queue, device, writeback statistics, congestion |

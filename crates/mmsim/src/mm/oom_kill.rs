@@ -1,6 +1,6 @@
 //! The OOM killer (`mm/oom_kill.c`, 3.9): when reclaim makes no progress at all, kill the
-//! task with the largest footprint (resident + swapped pages), unless a victim is still on
-//! its way out.
+//! task with the largest footprint (resident anonymous and file pages + swapped pages), unless
+//! a victim is still on its way out.
 
 use super::Kernel;
 use crate::engine::SEC;
@@ -14,13 +14,13 @@ pub fn out_of_memory(k: &mut Kernel, _preferred_zone: usize) -> bool {
             return false;
         }
     }
-    // select_bad_process: badness = rss + swap entries (page tables ignored).
+    // select_bad_process: badness = get_mm_rss + swap entries (page tables ignored).
     let victim = k
         .mms
         .iter()
         .enumerate()
         .filter(|(_, m)| !m.dead && m.task.is_some())
-        .max_by_key(|(i, m)| (m.rss + m.swapents, std::cmp::Reverse(*i)))
+        .max_by_key(|(i, m)| (m.rss + m.file_rss + m.swapents, std::cmp::Reverse(*i)))
         .map(|(i, _)| i);
     let Some(v) = victim else {
         return false;
@@ -30,7 +30,7 @@ pub fn out_of_memory(k: &mut Kernel, _preferred_zone: usize) -> bool {
     k.oom_kills.push(OomKill {
         at_seconds: now as f64 / SEC as f64,
         victim: k.mms[v].name.clone(),
-        rss_pages: k.mms[v].rss,
+        rss_pages: k.mms[v].rss + k.mms[v].file_rss,
     });
     k.oom_victim = Some(v);
     k.sched.kill(task);

@@ -1412,10 +1412,14 @@ pub fn account_page_dirtied(k: &mut super::Kernel, pfn: super::page::Pfn, task: 
 
 /// `set_page_dirty` of a file page (`__set_page_dirty_nobuffers`, or
 /// `__set_page_dirty_buffers` when it has buffers): dirty it, account it and mark its inode
-/// dirty. Returns whether it was clean before. This is the write(2) path's dirtying
-/// (`mark_buffer_dirty` / `__set_page_dirty`), which leaves PG_reclaim alone; the
-/// `set_page_dirty()` of faults and unmapping also clears PG_reclaim.
-pub fn set_page_dirty(k: &mut super::Kernel, pfn: super::page::Pfn, task: &mut DirtyTask) -> bool {
+/// dirty. Returns whether it was clean before. This is `write(2)`'s dirtying
+/// (`block_write_end` → `mark_buffer_dirty` → `__set_page_dirty`), which leaves PG_reclaim
+/// alone; [`set_page_dirty`] (faults, unmapping, page_mkclean) also clears it.
+pub fn mark_buffer_dirty(
+    k: &mut super::Kernel,
+    pfn: super::page::Pfn,
+    task: &mut DirtyTask,
+) -> bool {
     // __set_page_dirty_buffers: dirtying a page with buffers dirties them all.
     if crate::fs::buffer::page_has_buffers(k, pfn) {
         k.pages.set(pfn, super::page::PG_BH_DIRTY);
@@ -1430,9 +1434,24 @@ pub fn set_page_dirty(k: &mut super::Kernel, pfn: super::page::Pfn, task: &mut D
     true
 }
 
+/// `set_page_dirty()`: dirty a page from a page table (write faults, unmapping a dirty PTE,
+/// `page_mkclean`). Since 2.6.39 it clears PG_reclaim: a page reclaim marked for immediate
+/// reclaim is in use again. Returns whether it was clean before.
+pub fn set_page_dirty(k: &mut super::Kernel, pfn: super::page::Pfn, task: &mut DirtyTask) -> bool {
+    k.pages.clear(pfn, super::page::PG_RECLAIM);
+    mark_buffer_dirty(k, pfn, task)
+}
+
 /// `clear_page_dirty_for_io`: writeback takes a dirty page. Returns whether it was dirty.
+/// First `page_mkclean` moves the dirty bits of the PTEs mapping it to the page and
+/// write-protects them, so a write through a mapping after writeback starts faults and
+/// dirties the page again.
 pub fn clear_page_dirty_for_io(k: &mut super::Kernel, pfn: super::page::Pfn) -> bool {
     use super::vmstat::ZoneStat as S;
+    if super::rmap::page_mkclean(k, pfn) {
+        // The dirtying is the writeback thread's; it never throttles on it.
+        set_page_dirty(k, pfn, &mut DirtyTask::default());
+    }
     // PG_reclaim stays: a page reclaim left to the flusher is rotated to the LRU tail when
     // this write completes (since 2.6.39 only set_page_dirty() clears it).
     if !k.pages.test_and_clear(pfn, super::page::PG_DIRTY) {

@@ -3,11 +3,15 @@
 //! `async_size` pages before the window's end carries PG_readahead, and reaching it starts
 //! the next window without waiting.
 //!
+//! Faults on file mappings read around the faulting page instead (`do_sync_mmap_readahead`,
+//! `mm/filemap.c`): a window of `ra_pages` centred on it, with its last quarter asynchronous,
+//! until the file has missed far more than it hit (`mmap_miss`).
+//!
 //! mmsim deviations: only the sequential patterns are modelled (a read that is neither the
 //! start of a file nor a hit on the marker starts a fresh initial window); no thrashing or
 //! interleaved-stream detection.
 
-use super::page::{Pfn, PG_LOCKED, PG_READAHEAD, PG_UPTODATE};
+use super::page::{Pfn, PG_LOCKED, PG_READAHEAD, PG_UPTODATE, PG_WRITEBACK};
 use super::page_alloc::{alloc_pages, AllocError};
 use super::{filemap, Gfp, World};
 use crate::block::{Bio, Dir};
@@ -15,6 +19,8 @@ use crate::mm::backing_dev::{submit_bio, PAGE_SECTORS};
 
 /// `VM_MAX_READAHEAD`: 128 KiB, in pages.
 pub const MAX_READAHEAD_PAGES: u64 = 32;
+/// `MMAP_LOTSAMISS`: past this many more misses than hits, faults stop reading around.
+pub const MMAP_LOTSAMISS: u32 = 100;
 
 /// A file's readahead state (`struct file_ra_state`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -25,6 +31,8 @@ pub struct RaState {
     pub size: u64,
     /// Pages before the window's end where PG_readahead sits.
     pub async_size: u64,
+    /// `mmap_miss`: faults that missed the page cache, less those that hit.
+    pub mmap_miss: u32,
 }
 
 /// `get_init_ra_size`: the first window for a read of `req` pages.
@@ -113,6 +121,55 @@ pub async fn ondemand_readahead(
     }
     let mark = ra.start + ra.size - ra.async_size;
     do_page_cache_readahead(w, ino, ra.start, ra.size, mark).await
+}
+
+/// `page_cache_read`: read the one page at `index` (a fault with no readahead).
+pub async fn page_cache_read(w: &World, ino: usize, index: u64) -> Result<(), AllocError> {
+    do_page_cache_readahead(w, ino, index, 1, u64::MAX).await
+}
+
+/// `do_sync_mmap_readahead`: a fault found no page at `index`. mmap read-around: a window of
+/// `ra_pages` centred on the fault, its last quarter asynchronous (`ra_submit`). Nothing is
+/// read ahead once the file's faults miss far more than they hit.
+pub async fn do_sync_mmap_readahead(
+    w: &World,
+    ino: usize,
+    ra: &mut RaState,
+    index: u64,
+) -> Result<(), AllocError> {
+    if ra.mmap_miss < MMAP_LOTSAMISS * 10 {
+        ra.mmap_miss += 1;
+    }
+    if ra.mmap_miss > MMAP_LOTSAMISS {
+        return Ok(());
+    }
+    let ra_pages = MAX_READAHEAD_PAGES;
+    ra.start = index.saturating_sub(ra_pages / 2);
+    ra.size = ra_pages;
+    ra.async_size = ra_pages / 4;
+    let mark = ra.start + ra.size - ra.async_size;
+    do_page_cache_readahead(w, ino, ra.start, ra.size, mark).await
+}
+
+/// `do_async_mmap_readahead`: a fault found `pfn` cached at `index`: a hit, and if the page
+/// carries PG_readahead (and is not under writeback), the next window starts
+/// (`page_cache_async_readahead`).
+pub async fn do_async_mmap_readahead(
+    w: &World,
+    ino: usize,
+    ra: &mut RaState,
+    pfn: Pfn,
+    index: u64,
+) -> Result<(), AllocError> {
+    ra.mmap_miss = ra.mmap_miss.saturating_sub(1);
+    let marker = {
+        let mut k = w.borrow_mut();
+        !k.pages.test(pfn, PG_WRITEBACK) && k.pages.test_and_clear(pfn, PG_READAHEAD)
+    };
+    if marker {
+        ondemand_readahead(w, ino, ra, index, MAX_READAHEAD_PAGES, true).await?;
+    }
+    Ok(())
 }
 
 /// One page of `do_generic_file_read`: find or read the page at `index` (with readahead),

@@ -258,6 +258,8 @@ pub enum WorkloadKind {
     /// `type = "cat"`: read a file of `size` bytes that is on `device` at boot, sequentially
     /// in 128 KiB reads, through the page cache with readahead.
     Cat { device: String, size: u64 },
+    /// `type = "mmap"`: access a file through a shared mapping (see [`MmapParams`]).
+    Mmap(MmapParams),
     /// `type = "parallelio"`: MMTests' parallelio driver (see [`ParallelioParams`]).
     Parallelio(ParallelioParams),
 }
@@ -305,8 +307,8 @@ impl ParallelioParams {
     }
 }
 
-/// `type = "dd"`: write `size` bytes in `bs` blocks to a new file on `device`, then
-/// `fdatasync` if `conv = "fdatasync"`.
+/// `type = "dd"`: write `size` bytes in `bs` blocks to a new file on `device`, then sync it
+/// as `conv` says, then optionally truncate it and unlink it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DdParams {
     /// The `[[device]]` it writes to.
@@ -315,8 +317,10 @@ pub struct DdParams {
     pub size: u64,
     /// Block size of each `write(2)`.
     pub bs: u64,
-    /// `conv=fdatasync`.
-    pub fdatasync: bool,
+    /// `conv=fdatasync`, `conv=fsync` or neither.
+    pub conv: DdConv,
+    /// `truncate -s`: after the sync, cut the file to this many bytes (whole pages).
+    pub truncate_to: Option<u64>,
     /// Unlink the file when done (`rm`), freeing its pages.
     pub unlink: bool,
     /// MMTests parallelio's start condition: wait (polling every 2 s) until "used" memory
@@ -325,6 +329,54 @@ pub struct DdParams {
     /// The file's name on the device; an existing file of that name is truncated first
     /// (`O_TRUNC`), as dd does. None: a file named after the workload.
     pub file: Option<String>,
+}
+
+/// dd's `conv=` sync at the end of the copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DdConv {
+    /// No sync: the data may still be dirty when dd exits.
+    None,
+    /// `conv=fdatasync`.
+    Fdatasync,
+    /// `conv=fsync`.
+    Fsync,
+}
+
+/// `type = "mmap"`: `mmap(MAP_SHARED)` a file of `size` bytes that is on `device` at boot and
+/// read or write every page through the mapping, `passes` times, in file order or at random
+/// (uniform, with repeats), then `munmap` it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MmapParams {
+    /// The `[[device]]` the file is on.
+    pub device: String,
+    /// File and mapping size in bytes (whole pages).
+    pub size: u64,
+    /// Read or write the pages.
+    pub access: MmapAccess,
+    /// In which order.
+    pub pattern: AccessPattern,
+    /// Passes over the mapping; each touches as many pages as the file has.
+    pub passes: u32,
+    /// `msync(MS_SYNC)` of the mapping after each pass.
+    pub msync: bool,
+}
+
+/// How an mmap workload touches its pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmapAccess {
+    /// Load from each page.
+    Read,
+    /// Store to each page.
+    Write,
+}
+
+/// The order of a pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccessPattern {
+    /// First page to last.
+    Sequential,
+    /// Uniformly random pages, repeats allowed.
+    Random,
 }
 
 /// What a mem_eater does once it has touched all its memory.

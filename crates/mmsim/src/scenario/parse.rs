@@ -42,7 +42,7 @@
 //! object_size = 1024        # size (integer bytes or string), 1..=4096, default 1024
 //!
 //! [[workload]]              # any number, including none
-//! type = "memcachetest"     # required: memcachetest, mem_eater, dd, cat or parallelio
+//! type = "memcachetest"     # required: memcachetest, mem_eater, dd, cat, mmap or parallelio
 //! name = "mc"               # optional; default: the type name, then "-2", "-3"... for
 //!                           # repeats; names must be unique
 //! start = "0s"              # time, default "0s"
@@ -58,15 +58,21 @@
 //! pause = "100ms"           # time, default "0s"
 //! then = "hold"             # "hold" (default) or "retouch"
 //! retouch_interval = "10s"  # time > 0, only with then = "retouch"; default "10s"
-//! # dd keys:
-//! device = "sda"            # required; a [[device]] with a filesystem
-//! size = "2G"               # required; whole pages, > 0, at most the device size
-//! bs = "1M"                 # whole pages, default "1M"
-//! conv = "fdatasync"        # "fdatasync" or "none" (default)
-//! unlink = false            # boolean, default false
+//! # dd, cat and mmap keys (each works on one file of a [[device]] with a filesystem):
+//! device = "sda"            # required; the name of a [[device]] whose filesystem is not raw
+//! size = "1G"               # required; size, whole 4 KiB pages, > 0, at most the device size
+//! # dd keys (writes a new file):
+//! bs = "1M"                 # size, whole pages, default "1M"
+//! conv = "fdatasync"        # "fdatasync", "fsync" or "none" (default)
+//! truncate_to = "512M"      # size, whole pages, at most size: truncate the file after the sync
+//! unlink = false            # boolean, default false: remove the file at the end
 //! file = "largefile"        # no '/' or control characters; default: named after the
 //!                           # workload; an existing file of that name is truncated
-//! # cat keys: device and size, as dd
+//! # mmap keys (maps a file that is on the device at boot, MAP_SHARED):
+//! access = "read"           # "read" (default) or "write"
+//! pattern = "seq"           # "seq" (default) or "random"
+//! passes = 1                # integer 1..=1000000, default 1
+//! msync = false             # boolean, default false: msync(MS_SYNC) after each pass
 //! # parallelio keys (MMTests' driver; also memcachetest's value_size, threads):
 //! device = "sda"            # required; a [[device]] with a filesystem
 //! pool = "5600M"            # size or "N%" of RAM; default 4/5 of MemTotal
@@ -101,9 +107,9 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 
 use super::units::{parse_decimal, parse_duration, parse_size};
 use super::{
-    BlockDevice, DdParams, DeviceKind, Filesystem, KernelSelection, Machine, MemEaterThen,
-    ParallelioParams, RunParams, Scenario, ScenarioError, Scheduler, SlabParams, SwapDevice,
-    VmSysctls, Workload, WorkloadKind,
+    AccessPattern, BlockDevice, DdConv, DdParams, DeviceKind, Filesystem, KernelSelection, Machine,
+    MemEaterThen, MmapAccess, MmapParams, ParallelioParams, RunParams, Scenario, ScenarioError,
+    Scheduler, SlabParams, SwapDevice, VmSysctls, Workload, WorkloadKind,
 };
 
 /// Load and validate a scenario file.
@@ -178,7 +184,15 @@ const DEVICE_KEYS: &[&str] = &[
 const DEVICE_TYPES: &[&str] = &["hdd", "ssd", "usb", "raid0"];
 const FILESYSTEMS: &[&str] = &["ext4", "ext3", "xfs", "btrfs", "raw"];
 const SCHEDULERS: &[&str] = &["deadline", "noop"];
-const DD_KEYS: &[&str] = &["device", "size", "bs", "conv", "unlink", "file"];
+const DD_KEYS: &[&str] = &[
+    "device",
+    "size",
+    "bs",
+    "conv",
+    "truncate_to",
+    "unlink",
+    "file",
+];
 const PARALLELIO_KEYS: &[&str] = &[
     "device",
     "pool",
@@ -191,6 +205,8 @@ const PARALLELIO_KEYS: &[&str] = &[
     "warmup",
 ];
 const CAT_KEYS: &[&str] = &["device", "size"];
+const MMAP_KEYS: &[&str] = &["device", "size", "access", "pattern", "passes", "msync"];
+const MAX_PASSES: u32 = 1_000_000;
 const MACHINE_KEYS: &[&str] = &["ram", "cpus"];
 const SWAP_KEYS: &[&str] = &[
     "size",
@@ -216,7 +232,14 @@ const VM_KEYS: &[&str] = &[
 const RUN_KEYS: &[&str] = &["duration", "seed", "end"];
 const KERNEL_KEYS: &[&str] = &["preset", "switches"];
 const SLAB_KEYS: &[&str] = &["objects", "object_size"];
-const WORKLOAD_TYPES: &[&str] = &["memcachetest", "mem_eater", "dd", "cat", "parallelio"];
+const WORKLOAD_TYPES: &[&str] = &[
+    "memcachetest",
+    "mem_eater",
+    "dd",
+    "cat",
+    "mmap",
+    "parallelio",
+];
 const COMMON_WORKLOAD_KEYS: &[&str] = &["type", "name", "start"];
 const MEMCACHETEST_KEYS: &[&str] = &["pool", "value_size", "set_percent", "threads", "duration"];
 const MEM_EATER_KEYS: &[&str] = &["size", "chunk", "pause", "then", "retouch_interval"];
@@ -1320,6 +1343,7 @@ fn assign_names(out: &mut [Workload], explicit: &[Option<String>]) {
             WorkloadKind::Dd(_) => "dd",
             WorkloadKind::Cat { .. } => "cat",
             WorkloadKind::Parallelio(_) => "parallelio",
+            WorkloadKind::Mmap(_) => "mmap",
         };
         let idx = match next.iter().position(|(t, _)| *t == ty) {
             Some(i) => i,
@@ -1362,25 +1386,26 @@ fn workload<'a>(
         t.missing(
             cx,
             "type",
-            "the workload type, \"memcachetest\", \"mem_eater\", \"dd\", \"cat\" or \"parallelio\"",
+            "the workload type, \"memcachetest\", \"mem_eater\", \"dd\", \"cat\", \"mmap\" or \"parallelio\"",
         )
     })?;
     let ty = string(
         cx,
         &ty_item,
-        "the workload type as a string, \"memcachetest\", \"mem_eater\", \"dd\", \"cat\" or \"parallelio\"",
+        "the workload type as a string, \"memcachetest\", \"mem_eater\", \"dd\", \"cat\", \"mmap\" or \"parallelio\"",
     )?;
-    const TYPES: [(&str, &[&str]); 5] = [
+    const TYPES: [(&str, &[&str]); 6] = [
         ("memcachetest", MEMCACHETEST_KEYS),
         ("mem_eater", MEM_EATER_KEYS),
         ("dd", DD_KEYS),
         ("cat", CAT_KEYS),
+        ("mmap", MMAP_KEYS),
         ("parallelio", PARALLELIO_KEYS),
     ];
     let Some(&(_, own)) = TYPES.iter().find(|(name, _)| *name == ty) else {
         let e = ty_item.fail(
             cx,
-            format!("unknown workload type \"{ty}\": expected \"memcachetest\", \"mem_eater\", \"dd\", \"cat\" or \"parallelio\""),
+            format!("unknown workload type \"{ty}\": expected \"memcachetest\", \"mem_eater\", \"dd\", \"cat\", \"mmap\" or \"parallelio\""),
         );
         return Err(with_suggestion(e, nearest(ty, WORKLOAD_TYPES)));
     };
@@ -1435,6 +1460,7 @@ fn workload<'a>(
         "memcachetest" => memcachetest(cx, t, ram)?,
         "mem_eater" => mem_eater(cx, t, ram)?,
         "cat" => (cat(cx, t, devices)?, None, 0),
+        "mmap" => (mmap(cx, t, devices)?, None, 0),
         "parallelio" => parallelio(cx, t, ram, devices)?,
         _ => (dd(cx, t, devices)?, None, 0),
     };
@@ -1785,27 +1811,94 @@ fn dd(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<WorkloadKind> 
         }
         None => MIB,
     };
-    let fdatasync = match opt(t, "conv") {
-        Some(c) => choice(cx, &c, &["fdatasync", "none"])? == "fdatasync",
-        None => false,
+    let conv = match opt(t, "conv") {
+        Some(c) => match choice(cx, &c, &["fdatasync", "fsync", "none"])? {
+            "fdatasync" => DdConv::Fdatasync,
+            "fsync" => DdConv::Fsync,
+            _ => DdConv::None,
+        },
+        None => DdConv::None,
+    };
+    let truncate_to = match opt(t, "truncate_to") {
+        Some(item) => {
+            let v = size(cx, &item, SizeKind::Size, None)?;
+            if v % 4096 != 0 || v > size_b {
+                return Err(item.fail(
+                    cx,
+                    format!("expected a size of whole 4 KiB pages up to the file size ({size_b} bytes), found {v} bytes"),
+                ));
+            }
+            Some(v)
+        }
+        None => None,
     };
     Ok(WorkloadKind::Dd(DdParams {
         device: dev_name.to_owned(),
         size: size_b,
         bs,
-        fdatasync,
-        unlink: match opt(t, "unlink") {
-            Some(item) => match item.node.val {
-                Val::Bool(b) => b,
-                _ => return Err(item.expected(cx, "true or false")),
-            },
-            None => false,
-        },
+        conv,
+        truncate_to,
+        unlink: boolean(cx, t, "unlink")?.unwrap_or(false),
         start_when_used: None,
         file: match opt(t, "file") {
             Some(item) => Some(file_name(cx, &item)?),
             None => None,
         },
+    }))
+}
+
+/// An optional `true`/`false` key.
+fn boolean(cx: &Cx<'_>, t: &Table<'_>, key: &str) -> Res<Option<bool>> {
+    match opt(t, key) {
+        Some(item) => match item.node.val {
+            Val::Bool(b) => Ok(Some(b)),
+            _ => Err(item.expected(cx, "true or false")),
+        },
+        None => Ok(None),
+    }
+}
+
+/// An mmap workload's keys.
+fn mmap(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<WorkloadKind> {
+    let (dev, size) = file_on_device(cx, t, devices, "the file is on")?;
+    if size / 4096 > u64::from(u32::MAX / 2) {
+        let item = opt(t, "size").expect("file_on_device read it");
+        return Err(item.fail(
+            cx,
+            format!("a mapping of {size} bytes is larger than mmsim's address spaces"),
+        ));
+    }
+    let access = match opt(t, "access") {
+        Some(item) => match choice(cx, &item, &["read", "write"])? {
+            "write" => MmapAccess::Write,
+            _ => MmapAccess::Read,
+        },
+        None => MmapAccess::Read,
+    };
+    let pattern = match opt(t, "pattern") {
+        Some(item) => match choice(cx, &item, &["seq", "random"])? {
+            "random" => AccessPattern::Random,
+            _ => AccessPattern::Sequential,
+        },
+        None => AccessPattern::Sequential,
+    };
+    let passes = match opt(t, "passes") {
+        Some(item) => u32_in(
+            cx,
+            &item,
+            1,
+            MAX_PASSES,
+            "a number of passes, an integer from 1 to 1000000",
+        )?,
+        None => 1,
+    };
+    Ok(WorkloadKind::Mmap(MmapParams {
+        device: dev.name.clone(),
+        size,
+        access,
+        pattern,
+        passes,
+        msync: boolean(cx, t, "msync")?.unwrap_or(false),
     }))
 }
 

@@ -1193,3 +1193,94 @@ fn a_swap_partition_may_share_a_disk_with_a_filesystem_but_not_most_of_it() {
     ));
     assert_err(&e, "swap.device", 5, "more than half");
 }
+
+// ----------------------------------------------------------------------------------------
+// dd's sync and truncation, and the mmap workload.
+
+const DISK: &str = "[machine]\nram = \"1G\"\n[[device]]\nname = \"sda\"\ntype = \"hdd\"\nsize = \"8G\"\n[[workload]]\n";
+
+#[test]
+fn dd_takes_conv_fsync_and_a_truncate_size_of_whole_pages_within_the_file() {
+    use super::super::{DdConv, DdParams};
+    let s = ok(&format!(
+        "{DISK}type = \"dd\"\ndevice = \"sda\"\nsize = \"2G\"\nconv = \"fsync\"\ntruncate_to = \"1G\"\n"
+    ));
+    let WorkloadKind::Dd(DdParams {
+        conv, truncate_to, ..
+    }) = &s.workloads[0].kind
+    else {
+        panic!("a dd workload")
+    };
+    assert_eq!((*conv, *truncate_to), (DdConv::Fsync, Some(G)));
+    let s = ok(&format!(
+        "{DISK}type = \"dd\"\ndevice = \"sda\"\nsize = \"2G\"\n"
+    ));
+    let WorkloadKind::Dd(dd) = &s.workloads[0].kind else {
+        panic!("a dd workload")
+    };
+    assert_eq!((dd.conv, dd.truncate_to), (DdConv::None, None));
+    let e = err(&format!(
+        "{DISK}type = \"dd\"\ndevice = \"sda\"\nsize = \"2G\"\nconv = \"fsyn\"\n"
+    ));
+    assert_err(&e, "workload[0].conv", 11, "\"fsync\"");
+    assert_eq!(e.suggestion.as_deref(), Some("fsync"));
+    let e = err(&format!(
+        "{DISK}type = \"dd\"\ndevice = \"sda\"\nsize = \"2G\"\ntruncate_to = \"3G\"\n"
+    ));
+    assert_err(&e, "workload[0].truncate_to", 11, "up to the file size");
+    let e = err(&format!(
+        "{DISK}type = \"dd\"\ndevice = \"sda\"\nsize = \"2G\"\ntruncate_to = 100\n"
+    ));
+    assert_err(&e, "workload[0].truncate_to", 11, "whole 4 KiB pages");
+}
+
+#[test]
+fn mmap_defaults_to_one_sequential_read_pass_without_msync() {
+    use super::super::{AccessPattern, MmapAccess, MmapParams};
+    let s = ok(&format!(
+        "{DISK}type = \"mmap\"\ndevice = \"sda\"\nsize = \"1G\"\n"
+    ));
+    assert_eq!(s.workloads[0].name, "mmap");
+    assert_eq!(
+        s.workloads[0].kind,
+        WorkloadKind::Mmap(MmapParams {
+            device: "sda".into(),
+            size: G,
+            access: MmapAccess::Read,
+            pattern: AccessPattern::Sequential,
+            passes: 1,
+            msync: false,
+        })
+    );
+    let s = ok(&format!(
+        "{DISK}type = \"mmap\"\ndevice = \"sda\"\nsize = \"1G\"\naccess = \"write\"\npattern = \"random\"\npasses = 3\nmsync = true\n"
+    ));
+    let WorkloadKind::Mmap(p) = &s.workloads[0].kind else {
+        panic!("an mmap workload")
+    };
+    assert_eq!(
+        (p.access, p.pattern, p.passes, p.msync),
+        (MmapAccess::Write, AccessPattern::Random, 3, true)
+    );
+}
+
+#[test]
+fn mmap_keys_are_checked() {
+    let base = format!("{DISK}type = \"mmap\"\ndevice = \"sda\"\nsize = \"1G\"\n");
+    let e = err(&format!("{base}access = \"rw\"\n"));
+    assert_err(&e, "workload[0].access", 11, "\"read\", \"write\"");
+    let e = err(&format!("{base}pattern = \"sequential\"\n"));
+    assert_err(&e, "workload[0].pattern", 11, "\"seq\", \"random\"");
+    let e = err(&format!("{base}passes = 0\n"));
+    assert_err(&e, "workload[0].passes", 11, "out of range");
+    let e = err(&format!("{base}msync = \"yes\"\n"));
+    assert_err(&e, "workload[0].msync", 11, "true or false");
+    let e = err(&format!("{base}bs = \"1M\"\n"));
+    assert_err(&e, "workload[0].bs", 11, "belongs to dd workloads");
+    let e = err(&format!(
+        "{DISK}type = \"mmap\"\ndevice = \"sda\"\nsize = \"9G\"\n"
+    ));
+    assert_err(&e, "workload[0].size", 10, "larger than the filesystem");
+    let e = err(&format!("{DISK}type = \"mmpa\"\n"));
+    assert_eq!(e.suggestion.as_deref(), Some("mmap"));
+}

@@ -1,27 +1,24 @@
-//! `dd if=/dev/zero of=FILE bs=BS count=N [conv=fdatasync]`: buffered writes of a new file
-//! on a filesystem, then optionally `fdatasync`. Its io-duration (MMTests' parallelio row)
-//! runs from the first write to the end of `fdatasync`. With `unlink = true` the file is
-//! then removed and its pages freed.
+//! `dd if=/dev/zero of=FILE bs=BS count=N [conv=fdatasync|fsync]`: buffered writes of a new
+//! file on a filesystem, then optionally `fdatasync` or `fsync`. Its io-duration (MMTests'
+//! parallelio row) runs from the first write to the end of the sync. With `truncate_to` the
+//! file is then cut to that size (`truncate -s`), and with `unlink = true` removed, its pages
+//! freed.
 
 use super::{exit, killed, CpuDebt};
 use crate::calibration::PAGE_SIZE;
-use crate::fs::fs_writeback::filemap_write_and_wait;
+use crate::fs::fs_writeback::vfs_fsync_range;
 use crate::fs::inode::Inode;
 use crate::mm::page_writeback::{balance_dirty_pages_ratelimited, DirtyTask};
 use crate::mm::{filemap, World};
-use crate::scenario::DdParams;
+use crate::scenario::{DdConv, DdParams};
 
 /// The dd task: write `dd.size` bytes to `dd.file` on device `bdi`, truncating the file
 /// first if it exists (`O_TRUNC`).
 pub async fn run(w: World, idx: usize, mm: usize, bdi: usize, dd: DdParams) {
-    let DdParams {
-        size,
-        fdatasync,
-        unlink,
-        ..
-    } = dd;
+    let size = dd.size;
     let name = dd
         .file
+        .clone()
         .unwrap_or_else(|| w.borrow().mms[mm].name.clone() + "-largefile");
     let ino = open_trunc(&w, bdi, &name).await;
     let mut task = DirtyTask::default();
@@ -39,12 +36,17 @@ pub async fn run(w: World, idx: usize, mm: usize, bdi: usize, dd: DdParams) {
         balance_dirty_pages_ratelimited(&w, bdi, &mut task).await;
     }
     debt.flush(&w).await;
-    if fdatasync {
-        filemap_write_and_wait(&w, ino).await;
+    match dd.conv {
+        DdConv::Fdatasync => vfs_fsync_range(&w, ino, 0..u64::MAX, true).await,
+        DdConv::Fsync => vfs_fsync_range(&w, ino, 0..u64::MAX, false).await,
+        DdConv::None => {}
     }
     let now = w.borrow().sched.now();
     w.borrow_mut().workloads[idx].io_done_at = Some(now);
-    if unlink {
+    if let Some(bytes) = dd.truncate_to {
+        filemap::truncate_setsize(&w, ino, bytes / PAGE_SIZE).await;
+    }
+    if dd.unlink {
         filemap::truncate_inode_pages(&w, ino).await;
     }
     super::finished(&mut w.borrow_mut(), idx);

@@ -4,11 +4,10 @@
 //! do `set_percent`% sets and the rest gets on uniformly random keys. A get of a key never
 //! set is a miss and touches no item memory.
 
-use super::{access, exit, killed, CpuDebt};
+use super::{access, exit, killed, uniform, CpuDebt};
 use crate::calibration::{MEMCACHETEST_OP_NS, PAGE_SIZE};
 use crate::engine::{Nanos, TaskId};
 use crate::mm::World;
-use rand_core::RngCore;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -57,12 +56,6 @@ impl Server {
         let last = ((off + ITEM_HEADER + self.value_size - 1) / PAGE_SIZE) as u32;
         self.start_vpn + first..self.start_vpn + last + 1
     }
-}
-
-/// Uniform integer in `0..n` from the run's RNG (multiply-shift, no modulo bias to speak of).
-fn uniform(w: &World, n: u64) -> u64 {
-    let r = w.borrow_mut().rng.next_u64();
-    ((r as u128 * n as u128) >> 64) as u64
 }
 
 /// Start a memcached server and `threads` memcachetest clients in task slot `idx`, `start`

@@ -6,6 +6,7 @@ pub mod cat;
 pub mod dd;
 pub mod mem_eater;
 pub mod memcachetest;
+pub mod mmap;
 pub mod parallelio;
 
 use crate::calibration::CPU_QUANTUM_NS;
@@ -25,11 +26,11 @@ pub struct WorkloadStats {
     pub touched_at: Option<Nanos>,
     /// Pages touched in total.
     pub pages_touched: u64,
-    /// Completed re-touch passes (mem_eater).
+    /// Completed re-touch passes (mem_eater), or passes over the mapping (mmap).
     pub passes: u64,
     /// Killed by the OOM killer.
     pub killed: bool,
-    /// When its IO finished, `fdatasync` included (dd).
+    /// When its IO finished, `fdatasync` included (dd), or its last pass and `msync` (mmap).
     pub io_done_at: Option<Nanos>,
     /// When it finished and exited (a memcachetest with a duration, a parallelio driver).
     pub finished_at: Option<Nanos>,
@@ -100,6 +101,13 @@ pub async fn delay_start(w: &World, idx: usize, start: Nanos) {
     }
     let now = w.borrow().sched.now();
     w.borrow_mut().workloads[idx].started_at = now;
+}
+
+/// Uniform integer in `0..n` from the run's RNG (multiply-shift, no modulo bias to speak of).
+pub fn uniform(w: &World, n: u64) -> u64 {
+    use rand_core::RngCore;
+    let r = w.borrow_mut().rng.next_u64();
+    ((r as u128 * n as u128) >> 64) as u64
 }
 
 /// Whether the current task has been killed.

@@ -9,7 +9,7 @@
 use super::{dd, finished, memcachetest, new_task, wait_for};
 use crate::mm::vmstat::VmEvent;
 use crate::mm::World;
-use crate::scenario::{DdParams, ParallelioParams};
+use crate::scenario::{DdConv, DdParams, ParallelioParams};
 
 /// memcachetest's default share of sets (the client's `setprc`; MMTests does not pass `-P`).
 const SET_PERCENT: u32 = 33;
@@ -79,7 +79,8 @@ pub async fn run(w: World, idx: usize, bdi: usize, p: ParallelioParams) {
                     device: p.device.clone(),
                     size,
                     bs: 1 << 20,
-                    fdatasync: true,
+                    conv: DdConv::Fdatasync,
+                    truncate_to: None,
                     unlink: false,
                     start_when_used: None,
                     file: Some("largefile".into()),

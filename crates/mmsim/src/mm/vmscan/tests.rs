@@ -7,6 +7,7 @@ use crate::engine::{Executor, SEC};
 use crate::mm::memory::{Mm, PTE_DIRTY, PTE_PRESENT, PTE_YOUNG, VM_EXEC, VM_LOCKED};
 use crate::mm::mmzone::{WMARK_HIGH, WMARK_LOW, ZONE_DMA, ZONE_DMA32};
 use crate::mm::page_alloc::{alloc_flags, get_page_from_freelist};
+use crate::mm::rmap;
 use crate::mm::swapfile::SWAP_HAS_CACHE;
 use crate::presets;
 use crate::sim::{boot_for_test, run_task};
@@ -398,13 +399,25 @@ fn page_check_references_reclaims_unreferenced_and_locked_anon() {
     );
 }
 
-/// A mapped page-cache page: mmsim's rmap only walks anonymous mappings, so the stand-in
-/// keeps PG_anon for the walk and drops PG_swapbacked, which is all §3.8 looks at.
-fn mapped_file_standin(k: &mut Kernel, lru: Lru, young: bool, vm_flags: u32) -> Pfn {
-    let (_, _, p) = anon_pages(k, lru, 1, young, vm_flags);
-    k.pages.clear(p[0], PG_SWAPBACKED);
-    assert!(k.pages.is_file_cache(p[0]));
-    p[0]
+/// Map page-cache page `pfn` (index 0 of its file) shared into a new mm whose mapping has
+/// `vm_flags`, in the state a read fault leaves it (young if `young`). Returns (mm, vpn).
+fn map_file_page(k: &mut Kernel, pfn: Pfn, young: bool, vm_flags: u32) -> (usize, u32) {
+    let ino = k.pages.mapping[pfn as usize] as usize;
+    k.mms.push(Mm::default());
+    let mm = k.mms.len() - 1;
+    let vpn = memory::mmap_file(k, mm, ino, 0, 1, vm_flags);
+    *k.mms[mm].pte_mut(vpn) = PTE_PRESENT | if young { PTE_YOUNG } else { 0 } | pfn;
+    k.mms[mm].file_rss += 1;
+    rmap::page_add_file_rmap(k, pfn);
+    (mm, vpn)
+}
+
+/// A page-cache page on `lru`, mapped by one mm. Returns (page, mm, vpn).
+fn mapped_file_page(k: &mut Kernel, lru: Lru, young: bool, vm_flags: u32) -> (Pfn, usize, u32) {
+    let pfn = file_pages(k, lru, 1)[0];
+    let (mm, vpn) = map_file_page(k, pfn, young, vm_flags);
+    assert!(k.pages.is_file_cache(pfn) && k.pages.mapped(pfn));
+    (pfn, mm, vpn)
 }
 
 #[test]
@@ -412,15 +425,11 @@ fn page_check_references_gives_file_pages_a_second_trip() {
     let w = world(256, "3.9");
     let mut k = w.borrow_mut();
     // Referenced once: KEEP, and PG_referenced is set for next time.
-    let p = mapped_file_standin(&mut k, Lru::InactiveFile, true, 0);
+    let (p, mm, vpn) = mapped_file_page(&mut k, Lru::InactiveFile, true, 0);
     assert_eq!(page_check_references(&mut k, p), PageReferences::Keep);
     assert!(k.pages.test(p, PG_REFERENCED));
-    assert_eq!(pte_of(&k, p) & PTE_YOUNG, 0);
+    assert_eq!(k.mms[mm].pte(vpn) & PTE_YOUNG, 0);
     // Referenced again on the second look (PG_referenced + young): ACTIVATE.
-    let (mm, vpn) = (
-        k.pages.mapping[p as usize] as usize,
-        k.pages.index[p as usize],
-    );
     *k.mms[mm].pte_mut(vpn) |= PTE_YOUNG;
     assert_eq!(page_check_references(&mut k, p), PageReferences::Activate);
     // PG_referenced only (use-once page cache): RECLAIM_CLEAN, and the flag is consumed.
@@ -440,8 +449,104 @@ fn page_check_references_gives_file_pages_a_second_trip() {
         PageReferences::ReclaimClean
     );
     // An executable mapping is activated on first use.
-    let x = mapped_file_standin(&mut k, Lru::InactiveFile, true, VM_EXEC);
+    let (x, _, _) = mapped_file_page(&mut k, Lru::InactiveFile, true, VM_EXEC);
     assert_eq!(page_check_references(&mut k, x), PageReferences::Activate);
+    invariants::check(&k).unwrap();
+}
+
+/// §3.8 `refs > 1`: a file page young in two mappings at once is activated on the first look;
+/// the walk clears both young bits.
+#[test]
+fn page_check_references_activates_a_file_page_shared_by_two_young_mappings() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    let (p, mm1, vpn1) = mapped_file_page(&mut k, Lru::InactiveFile, true, 0);
+    let (mm2, vpn2) = map_file_page(&mut k, p, true, 0);
+    assert_eq!(k.pages.mapcount(p), 2);
+    assert_eq!(k.global_stat(ZoneStat::nr_mapped), 1, "counted once");
+    assert_eq!(
+        rmap::page_referenced(&mut k, p),
+        (2, memory::VM_SHARED),
+        "two references; the flags of the referencing mappings"
+    );
+    *k.mms[mm1].pte_mut(vpn1) |= PTE_YOUNG;
+    *k.mms[mm2].pte_mut(vpn2) |= PTE_YOUNG;
+    assert_eq!(page_check_references(&mut k, p), PageReferences::Activate);
+    assert_eq!(k.mms[mm1].pte(vpn1) & PTE_YOUNG, 0);
+    assert_eq!(k.mms[mm2].pte(vpn2) & PTE_YOUNG, 0);
+    // Only one young mapping, and an executable one that is not young: its VM_EXEC does not
+    // count (the flags come from the mappings that referenced the page).
+    let (q, _, _) = mapped_file_page(&mut k, Lru::InactiveFile, true, 0);
+    map_file_page(&mut k, q, false, VM_EXEC);
+    assert_eq!(page_check_references(&mut k, q), PageReferences::Keep);
+    invariants::check(&k).unwrap();
+}
+
+/// §4.1: a clean mapped file page used once gets one more trip on the inactive list; on the
+/// next look, unreferenced, it is unmapped (`try_to_unmap`) and freed.
+#[test]
+fn shrink_page_list_keeps_a_mapped_file_page_once_then_unmaps_and_frees_it() {
+    let w = world(0, "3.9");
+    let (p, mm, vpn) = mapped_file_page(&mut w.borrow_mut(), Lru::InactiveFile, true, 0);
+    let ino = w.borrow().pages.mapping[p as usize] as usize;
+    for pass in 0..2 {
+        let mut list = isolate_all(&mut w.borrow_mut(), &[p]);
+        let w2 = w.clone();
+        let freed = Rc::new(Cell::new(0));
+        let f2 = freed.clone();
+        run_task(&w, SEC, async move {
+            let mut sc = sc_at(DEF_PRIORITY, true);
+            let mut st = PageListStats::default();
+            f2.set(shrink_page_list(&w2, Z, &mut sc, &mut list, &mut st).await);
+            putback_inactive_pages(&mut w2.borrow_mut(), Z, &list);
+        });
+        let k = w.borrow();
+        if pass == 0 {
+            assert_eq!(freed.get(), 0, "kept for a second trip");
+            assert!(k.pages.mapped(p) && k.pages.test(p, PG_REFERENCED));
+            assert_eq!(k.pages.lru(p), Lru::InactiveFile);
+        } else {
+            assert_eq!(freed.get(), 1);
+            assert_eq!(k.mms[mm].pte(vpn), 0, "unmapped");
+            assert_eq!(k.mms[mm].file_rss, 0);
+            assert_eq!(k.inodes[ino].find_page(0), None);
+            assert_eq!(k.global_stat(ZoneStat::nr_mapped), 0);
+        }
+        invariants::check(&k).unwrap();
+    }
+}
+
+/// §4.1: direct reclaim unmaps an old mapped page whose PTE is dirty; the PTE's dirty bit goes
+/// to the page, which is left to the flushers with PG_reclaim (direct reclaim never writes
+/// file pages).
+#[test]
+fn direct_reclaim_unmaps_a_dirty_mapped_file_page_and_leaves_it_to_the_flushers() {
+    let w = world(0, "3.9");
+    // The file's device, for its dirty accounting.
+    crate::sim::add_block_device(&w, &crate::scenario::BlockDevice::ext4_hdd("sda")).unwrap();
+    let (p, mm, vpn) = mapped_file_page(&mut w.borrow_mut(), Lru::InactiveFile, false, 0);
+    // Stored to through a writable PTE: dirty in the PTE only, until the unmap.
+    *w.borrow_mut().mms[mm].pte_mut(vpn) |= PTE_DIRTY;
+    let mut list = isolate_all(&mut w.borrow_mut(), &[p]);
+    let w2 = w.clone();
+    run_task(&w, SEC, async move {
+        let mut sc = sc_at(DEF_PRIORITY, false);
+        let mut st = PageListStats::default();
+        assert_eq!(
+            shrink_page_list(&w2, Z, &mut sc, &mut list, &mut st).await,
+            0
+        );
+        let mut k = w2.borrow_mut();
+        putback_inactive_pages(&mut k, Z, &list);
+        // Checked before the flusher, which the dirtying woke, gets to run.
+        assert_eq!(k.mms[mm].pte(vpn), 0);
+        assert!(k.pages.test(p, PG_DIRTY) && k.pages.test(p, PG_RECLAIM));
+        assert_eq!(k.global_stat(ZoneStat::nr_dirty), 1);
+        assert_eq!(k.global_stat(ZoneStat::nr_vmscan_immediate_reclaim), 1);
+        assert_eq!(k.global_stat(ZoneStat::nr_vmscan_write), 0);
+        invariants::check(&k).unwrap();
+    });
+    invariants::check(&w.borrow()).unwrap();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -501,7 +606,11 @@ fn shrink_active_list_deactivates_anon_pages_and_counts_referenced_ones_as_rotat
 fn shrink_active_list_keeps_referenced_executable_file_pages_active() {
     let w = world(256, "3.9");
     let mut k = w.borrow_mut();
-    let exec = mapped_file_standin(&mut k, Lru::ActiveFile, true, VM_EXEC);
+    let (exec, _, _) = mapped_file_page(&mut k, Lru::ActiveFile, true, VM_EXEC);
+    // Executable but not referenced since the last look: deactivated like any page.
+    let (idle_exec, _, _) = mapped_file_page(&mut k, Lru::ActiveFile, false, VM_EXEC);
+    // Referenced, not executable: deactivated, counted as rotated.
+    let (data, _, _) = mapped_file_page(&mut k, Lru::ActiveFile, true, 0);
     // An active unmapped page-cache page: PG_referenced is not looked at here.
     let cache = file_pages(&mut k, Lru::ActiveFile, 1)[0];
     k.pages.set(cache, PG_REFERENCED);
@@ -511,10 +620,13 @@ fn shrink_active_list_keeps_referenced_executable_file_pages_active() {
     shrink_active_list(&mut k, 32, Z, Lru::ActiveFile, &mut sc);
     assert_eq!(k.pages.lru(exec), Lru::ActiveFile);
     assert!(k.pages.test(exec, PG_ACTIVE));
-    assert_eq!(k.pages.lru(cache), Lru::InactiveFile);
-    assert_eq!(k.events.get(VmEvent::pgdeactivate) - deact, 1);
-    assert_eq!(k.zones[Z].lruvec.recent_rotated, [rr[0], rr[1] + 1]);
-    assert_eq!(k.events.get(VmEvent::pgrefill_dma32), 2);
+    for p in [idle_exec, data, cache] {
+        assert_eq!(k.pages.lru(p), Lru::InactiveFile);
+    }
+    assert_eq!(k.events.get(VmEvent::pgdeactivate) - deact, 3);
+    assert_eq!(k.zones[Z].lruvec.recent_rotated, [rr[0], rr[1] + 2]);
+    assert_eq!(k.events.get(VmEvent::pgrefill_dma32), 4);
+    invariants::check(&k).unwrap();
 }
 
 // ---------------------------------------------------------------------------------------
