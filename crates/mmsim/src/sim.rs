@@ -346,18 +346,17 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
             set_percent,
             threads,
             duration,
+            populate,
         } => {
-            workload::memcachetest::spawn(
-                w,
-                idx,
-                &wl.name,
+            let cfg = workload::memcachetest::Config {
                 pool,
                 value_size,
                 set_percent,
                 threads,
-                start,
                 duration,
-            );
+                populate,
+            };
+            workload::memcachetest::spawn(w, idx, &wl.name, cfg, start);
         }
         WorkloadKind::Parallelio(p) => {
             let bdi = w

@@ -46,6 +46,7 @@ pub fn anon_pressure(ram_mib: u64, seconds: u64) -> Scenario {
                     set_percent: 33,
                     threads: 1,
                     duration: None,
+                    populate: true,
                 },
             },
             Workload {

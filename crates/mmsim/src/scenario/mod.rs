@@ -244,14 +244,16 @@ pub enum WorkloadKind {
     },
     /// `type = "memcachetest"`: a memcached server holding an anonymous item pool of `pool`
     /// bytes (items of `value_size` bytes) and `threads` client threads doing `set_percent`%
-    /// sets and the rest gets on uniformly random keys. With a `duration` (memcachetest's
-    /// `-T`) the clients stop after it and the server exits, freeing its memory.
+    /// sets and the rest gets on uniformly random keys, after populating every item once
+    /// (`populate`, memcachetest's default). With a `duration` (memcachetest's `-T`) the
+    /// clients stop after it and the server exits, freeing its memory.
     Memcachetest {
         pool: u64,
         value_size: u64,
         set_percent: u32,
         threads: u32,
         duration: Option<Nanos>,
+        populate: bool,
     },
     /// `type = "dd"`: buffered writes of a new file (see [`DdParams`]).
     Dd(DdParams),

@@ -52,6 +52,7 @@
 //! set_percent = 33          # integer 0..=100, default 33
 //! threads = 1               # integer 1..=4096, default 1
 //! duration = "200s"         # time > 0; stop after it and exit (default: run to the end)
+//! populate = true           # boolean, default true: set every item once first (no -S)
 //! # mem_eater keys:
 //! size = "2G"               # required; size, or "N%" of RAM; > 0
 //! chunk = "64M"             # size, default the smaller of "64M" and size; 1..=size
@@ -241,7 +242,14 @@ const WORKLOAD_TYPES: &[&str] = &[
     "parallelio",
 ];
 const COMMON_WORKLOAD_KEYS: &[&str] = &["type", "name", "start"];
-const MEMCACHETEST_KEYS: &[&str] = &["pool", "value_size", "set_percent", "threads", "duration"];
+const MEMCACHETEST_KEYS: &[&str] = &[
+    "pool",
+    "value_size",
+    "set_percent",
+    "threads",
+    "duration",
+    "populate",
+];
 const MEM_EATER_KEYS: &[&str] = &["size", "chunk", "pause", "then", "retouch_interval"];
 const THEN_VALUES: &[&str] = &["hold", "retouch"];
 
@@ -1525,12 +1533,20 @@ fn memcachetest<'a>(
         Some(item) => Some(positive_time(cx, &item, "memcachetest's run time")?),
         None => None,
     };
+    let populate = match opt(t, "populate") {
+        Some(item) => match item.node.val {
+            Val::Bool(b) => b,
+            _ => return Err(item.expected(cx, "true or false")),
+        },
+        None => true,
+    };
     let kind = WorkloadKind::Memcachetest {
         pool,
         value_size,
         set_percent,
         threads,
         duration,
+        populate,
     };
     Ok((kind, src, pool))
 }

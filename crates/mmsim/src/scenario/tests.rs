@@ -115,6 +115,7 @@ fn memcachetest_defaults_to_80_percent_pool_and_mmtests_settings() {
         set_percent,
         threads,
         duration,
+        populate,
     } = w.kind
     else {
         panic!("expected memcachetest, got {w:?}");
@@ -407,6 +408,7 @@ fn full_example_round_trips_every_value() {
                     set_percent: 50,
                     threads: 4,
                     duration: None,
+                    populate: true,
                 },
             },
             Workload {

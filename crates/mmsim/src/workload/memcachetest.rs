@@ -1,8 +1,10 @@
 //! `memcachetest` against a local memcached (MMTests' parallelio foreground load,
 //! `mmtests.md` §6.1): the server keeps items of `value_size` bytes in anonymous memory,
-//! `pool / (value_size + 4 KiB)` of them, each stored where it was first set; client threads
-//! do `set_percent`% sets and the rest gets on uniformly random keys. A get of a key never
-//! set is a miss and touches no item memory.
+//! `pool / (value_size + 4 KiB)` of them, each stored where it was first set. The client
+//! first populates the data set (memcachetest's default; `-S` skips it): its threads set
+//! every key once, in key order, each thread a contiguous share. Then the measured phase:
+//! `set_percent`% sets and the rest gets on uniformly random keys, for `duration`. A get of a
+//! key never set (only without population) is a miss and touches no item memory.
 
 use super::{access, exit, killed, uniform, CpuDebt};
 use crate::calibration::{MEMCACHETEST_OP_NS, PAGE_SIZE};
@@ -25,6 +27,8 @@ pub struct Server {
     start_vpn: u32,
     /// Client threads still running; the last one out shuts the server down.
     clients: u32,
+    /// Client threads still populating (`pthread_join` of the populate threads).
+    populating: u32,
 }
 
 impl Server {
@@ -41,6 +45,7 @@ impl Server {
             value_size,
             start_vpn,
             clients: 0,
+            populating: 0,
         }
     }
 
@@ -58,23 +63,40 @@ impl Server {
     }
 }
 
-/// Start a memcached server and `threads` memcachetest clients in task slot `idx`, `start`
-/// from now; with a `duration` the clients stop after it and the server exits. Returns the
-/// first client's task (the OOM killer's victim for the slot).
-#[allow(clippy::too_many_arguments)]
-pub fn spawn(
-    w: &World,
-    idx: usize,
-    name: &str,
-    pool: u64,
-    value_size: u64,
-    set_percent: u32,
-    threads: u32,
-    start: Nanos,
-    duration: Option<Nanos>,
-) -> TaskId {
+/// What a memcachetest run does (memcached's pool and the client's options).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Config {
+    /// memcached's item pool, bytes.
+    pub pool: u64,
+    /// Value size (`-M` with `-F`).
+    pub value_size: u64,
+    /// Share of sets (`-P`).
+    pub set_percent: u32,
+    /// Client threads (`-t`).
+    pub threads: u32,
+    /// Length of the measured phase (`-T`); None: to the end of the run.
+    pub duration: Option<Nanos>,
+    /// Populate the data set first (no `-S`).
+    pub populate: bool,
+}
+
+/// Start a memcached server and the memcachetest client's threads in task slot `idx`,
+/// `start` from now. With a `duration` the clients stop after the measured phase and the
+/// server exits. Returns the first client's task (the OOM killer's victim for the slot).
+pub fn spawn(w: &World, idx: usize, name: &str, cfg: Config, start: Nanos) -> TaskId {
+    let Config {
+        pool,
+        value_size,
+        set_percent,
+        threads,
+        duration,
+        populate,
+    } = cfg;
     let server = Rc::new(RefCell::new(Server::new(w, idx, pool, value_size)));
     server.borrow_mut().clients = threads;
+    if populate {
+        server.borrow_mut().populating = threads;
+    }
     let mut first = None;
     for i in 0..threads {
         let (w2, s) = (w.clone(), server.clone());
@@ -85,6 +107,9 @@ pub fn spawn(
         };
         let t = w.borrow_mut().sched.spawn(&task_name, async move {
             super::delay_start(&w2, idx, start).await;
+            if populate && populate_share(&w2, idx, &s, i, threads).await.is_err() {
+                return;
+            }
             let deadline = duration.map(|d| w2.borrow().workloads[idx].started_at + d);
             client(w2, idx, idx, s, set_percent, deadline).await;
         });
@@ -93,6 +118,66 @@ pub fn spawn(
     let first = first.expect("memcachetest has at least one thread");
     w.borrow_mut().mms[idx].task = Some(first);
     first
+}
+
+/// Populate thread `i` of `n`: set its contiguous share of the keys, in order, then wait for
+/// the other populate threads. The measured phase starts when the last one is done.
+async fn populate_share(
+    w: &World,
+    idx: usize,
+    server: &Rc<RefCell<Server>>,
+    i: u32,
+    n: u32,
+) -> Result<(), ()> {
+    let items = server.borrow().items();
+    let (per, rest) = (items / n as u64, items % n as u64);
+    let first = i as u64 * per + (i as u64).min(rest);
+    let count = per + u64::from((i as u64) < rest);
+    let mut debt = CpuDebt::default();
+    for key in first..first + count {
+        if killed(w) {
+            exit(w, idx, idx);
+            return Err(());
+        }
+        let pages = {
+            let mut s = server.borrow_mut();
+            let slot = s.next_slot;
+            s.slot_of[key as usize] = slot;
+            s.next_slot += 1;
+            s.pages(slot)
+        };
+        for vpn in pages {
+            if access(w, idx, vpn, true, &mut debt).await.is_err() {
+                exit(w, idx, idx);
+                return Err(());
+            }
+        }
+        debt.user(MEMCACHETEST_OP_NS);
+        debt.maybe_flush(w).await;
+    }
+    debt.flush(w).await;
+    let last = {
+        let mut s = server.borrow_mut();
+        s.populating -= 1;
+        s.populating == 0
+    };
+    if last {
+        let mut k = w.borrow_mut();
+        let now = k.sched.now();
+        // The measured phase (and memcachetest's -T) starts now.
+        k.workloads[idx].started_at = now;
+        let q = k.wq.child_exit;
+        k.sched.wake_all(q);
+    }
+    while server.borrow().populating > 0 {
+        if killed(w) {
+            exit(w, idx, idx);
+            return Err(());
+        }
+        let q = w.borrow().wq.child_exit;
+        crate::engine::wait_event(w, q, None, true).await;
+    }
+    Ok(())
 }
 
 /// One client thread (with the server work it causes), until `deadline` if there is one.

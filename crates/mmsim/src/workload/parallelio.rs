@@ -47,17 +47,16 @@ fn snapshot(w: &World) -> [u64; 4] {
 /// Run memcachetest once to its end; returns its task slot.
 async fn memcachetest_run(w: &World, name: &str, p: &ParallelioParams) -> usize {
     let mc = new_task(&mut w.borrow_mut(), name);
-    memcachetest::spawn(
-        w,
-        mc,
-        name,
-        p.pool,
-        p.value_size,
-        SET_PERCENT,
-        p.threads,
-        0,
-        Some(p.duration),
-    );
+    let cfg = memcachetest::Config {
+        pool: p.pool,
+        value_size: p.value_size,
+        set_percent: SET_PERCENT,
+        threads: p.threads,
+        duration: Some(p.duration),
+        // MMTests does not pass -S.
+        populate: true,
+    };
+    memcachetest::spawn(w, mc, name, cfg, 0);
     mc
 }
 
