@@ -489,12 +489,12 @@ pub fn run_with(
     Ok((summarise(&w, scenario, kernel, seed, end), series))
 }
 
-/// One row of [`timeseries::COLUMNS`] from the machine's state now.
+/// One row of [`timeseries::COLUMNS`] and the per-device columns from the machine's state.
 fn sample(k: &Kernel) -> Vec<f64> {
     use crate::mm::vmstat::VmEvent as E;
     let per_zone = |e: E| -> u64 { (0..4).map(|z| k.events.get(e.zone(z))).sum() };
     let g = |s: ZoneStat| k.global_stat(s) as f64;
-    vec![
+    let mut row = vec![
         k.sched.now() as f64 / SEC as f64,
         k.zones[0].free_pages() as f64,
         k.zones[1].free_pages() as f64,
@@ -514,14 +514,30 @@ fn sample(k: &Kernel) -> Vec<f64> {
         per_zone(E::pgsteal_kswapd_dma) as f64,
         per_zone(E::pgsteal_direct_dma) as f64,
         k.events.get(E::allocstall) as f64,
-    ]
+    ];
+    let (background, dirty) = crate::mm::page_writeback::dirty_limits(k);
+    row.extend([background as f64, dirty as f64]);
+    for b in &k.bdis {
+        row.push((b.bw.avg_write_bandwidth * PAGE_SIZE / 1024) as f64);
+        row.push(b.written as f64);
+    }
+    row
 }
 
 /// The sampling task: a row at time 0 and every `interval` after.
 async fn sampler(w: World, interval: Nanos, series: Rc<RefCell<TimeSeries>>) {
+    series.borrow_mut().device_columns = w
+        .borrow()
+        .bdis
+        .iter()
+        .flat_map(|b| timeseries::device_columns(&b.name))
+        .collect();
     loop {
         let row = sample(&w.borrow());
-        debug_assert_eq!(row.len(), timeseries::COLUMNS.len());
+        debug_assert_eq!(
+            row.len(),
+            timeseries::COLUMNS.len() + series.borrow().device_columns.len()
+        );
         series.borrow_mut().rows.push(row);
         engine::sleep(&w, interval).await;
     }

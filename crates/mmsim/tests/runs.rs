@@ -227,6 +227,34 @@ fn a_single_dd_runs_at_disk_speed_with_dirty_pages_near_the_setpoint_and_loses_n
             "dirty {d} far from the setpoint {setpoint}"
         );
     }
+    // The sampled thresholds are the global dirty limits, and the writeback bandwidth
+    // estimate (per-device column) has converged to the rate dd saw by the end of the dd.
+    let dev_col = |name: &str| {
+        mmsim::report::timeseries::COLUMNS.len()
+            + series
+                .device_columns
+                .iter()
+                .position(|c| c == name)
+                .unwrap()
+    };
+    let row6 = series.rows.iter().find(|row| row[0] >= 6.0).unwrap();
+    let (sampled_bg, sampled_thresh) = (
+        row6[col("dirty_background_thresh")],
+        row6[col("dirty_thresh")],
+    );
+    assert!((sampled_bg / bg - 1.0).abs() < 0.1 && (sampled_thresh / thresh - 1.0).abs() < 0.1);
+    let last_io = series
+        .rows
+        .iter()
+        .filter(|row| row[0] <= r.metric("dd", "io_seconds").unwrap())
+        .last()
+        .unwrap();
+    let bw_mbps = last_io[dev_col("write_bw_kbps_sda")] / 1024.0;
+    assert!(
+        (bw_mbps / mbps - 1.0).abs() < 0.15,
+        "bandwidth estimate {bw_mbps} MB/s against {mbps} MB/s"
+    );
+    assert!(series.rows.last().unwrap()[dev_col("written_sda")] > 0.0);
     // After fdatasync: nothing dirty or under writeback, every page written once.
     let pages = 1536 * 256;
     assert_eq!(r.vmstat("nr_dirty"), 0);

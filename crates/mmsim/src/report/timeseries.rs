@@ -1,6 +1,9 @@
 //! Time series sampled during a run (`--timeseries FILE`), written as CSV: one row per
 //! sample, gauges as their value at the sample, event counters cumulative (difference rows
-//! to get per-interval counts, as MMTests' proc-vmstat graphs do).
+//! to get per-interval counts, as MMTests' proc-vmstat graphs do). After the fixed
+//! [`COLUMNS`] come two per block device: `write_bw_kbps_<dev>`, the writeback bandwidth
+//! estimate (`bdi->avg_write_bandwidth`, KiB/s), and `written_<dev>`, pages written
+//! (`BDI_WRITTEN`, cumulative).
 
 /// The columns, in order. `time_s` is simulated seconds.
 pub const COLUMNS: &[&str] = &[
@@ -23,12 +26,21 @@ pub const COLUMNS: &[&str] = &[
     "pgsteal_kswapd",
     "pgsteal_direct",
     "allocstall",
+    "dirty_background_thresh",
+    "dirty_thresh",
 ];
+
+/// The per-device columns of device `name`, in order.
+pub fn device_columns(name: &str) -> [String; 2] {
+    [format!("write_bw_kbps_{name}"), format!("written_{name}")]
+}
 
 /// Samples of one run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TimeSeries {
-    /// One row per sample, values in [`COLUMNS`] order.
+    /// The per-device columns after [`COLUMNS`] ([`device_columns`] of each device).
+    pub device_columns: Vec<String>,
+    /// One row per sample, values in [`COLUMNS`] then `device_columns` order.
     pub rows: Vec<Vec<f64>>,
 }
 
@@ -37,6 +49,10 @@ impl TimeSeries {
     /// fraction; times with 3 decimals.
     pub fn to_csv(&self) -> String {
         let mut out = COLUMNS.join(",");
+        for c in &self.device_columns {
+            out.push(',');
+            out.push_str(c);
+        }
         out.push('\n');
         for row in &self.rows {
             let cells: Vec<String> = row
@@ -66,12 +82,19 @@ mod tests {
         let mut row = vec![0.0; COLUMNS.len()];
         row[0] = 1.5;
         row[1] = 42.0;
-        let ts = TimeSeries { rows: vec![row] };
+        let mut ts = TimeSeries {
+            rows: vec![row],
+            ..Default::default()
+        };
+        ts.device_columns = device_columns("sda").to_vec();
+        ts.rows[0].extend([2048.0, 7.0]);
         let csv = ts.to_csv();
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines.len(), 2);
         assert!(lines[0].starts_with("time_s,nr_free_pages_dma,"));
         assert!(lines[1].starts_with("1.500,42,0,"));
-        assert_eq!(lines[1].split(',').count(), COLUMNS.len());
+        assert!(lines[0].ends_with(",dirty_thresh,write_bw_kbps_sda,written_sda"));
+        assert_eq!(lines[1].split(',').count(), COLUMNS.len() + 2);
+        assert!(lines[1].ends_with(",2048,7"));
     }
 }

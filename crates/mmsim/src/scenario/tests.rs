@@ -129,7 +129,10 @@ fn memcachetest_defaults_to_80_percent_pool_and_mmtests_settings() {
         duration, None,
         "memcachetest runs to the end of the run by default"
     );
-    assert!(populate, "memcachetest populates its data set first by default");
+    assert!(
+        populate,
+        "memcachetest populates its data set first by default"
+    );
 }
 
 #[test]
