@@ -246,8 +246,8 @@ fn a_single_dd_runs_at_disk_speed_with_dirty_pages_near_the_setpoint_and_loses_n
     let last_io = series
         .rows
         .iter()
-        .filter(|row| row[0] <= r.metric("dd", "io_seconds").unwrap())
-        .last()
+        .rev()
+        .find(|row| row[0] <= r.metric("dd", "io_seconds").unwrap())
         .unwrap();
     let bw_mbps = last_io[dev_col("write_bw_kbps_sda")] / 1024.0;
     assert!(
