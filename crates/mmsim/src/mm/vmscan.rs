@@ -539,7 +539,8 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Pageout {
             return Pageout::Clean;
         }
         if !page_io::swap_queue_has_room(k) {
-            // The kernel would sleep for a request; reclaim here keeps the page for later.
+            // Only the simple swap model gets here (shrink_one_page waits for a request
+            // on a swap device's queue).
             return Pageout::Keep;
         }
         k.pages.clear(pfn, PG_DIRTY);
@@ -606,6 +607,9 @@ enum Verdict {
     Cull,
     /// KS patch 7 without LD patch 3: kswapd sleeps inside the loop.
     SleepInLoop,
+    /// `pageout` of a swap page found the swap device's request pool empty: sleep for a
+    /// request (`get_request`), then take the page again.
+    WaitForRequest(usize),
 }
 
 /// An anonymous page whose owner has exited while reclaim or IO held it.
@@ -747,6 +751,12 @@ fn shrink_one_page(
         if references == PageReferences::ReclaimClean || !may_enter_fs || !sc.may_writepage {
             return Verdict::Keep;
         }
+        // swap_writepage sleeps in get_request when the swap device's pool is empty.
+        if k.pages.test(pfn, PG_SWAPCACHE) && !page_io::swap_queue_has_room(k) {
+            if let Some(bdi) = k.swap_bdi {
+                return Verdict::WaitForRequest(bdi);
+            }
+        }
         match pageout(k, pfn, sc.kswapd) {
             Pageout::Keep => {
                 if !sw.on(Switch::StallOnDirtyEncountered) {
@@ -805,6 +815,15 @@ pub async fn shrink_page_list(
         };
         after_wait = false;
         match verdict {
+            Verdict::WaitForRequest(bdi) => {
+                charge(w, sc).await;
+                let q = w.borrow().bdis[bdi].request_wq;
+                while !backing_dev::queue_has_room(&w.borrow(), bdi) {
+                    engine::wait_event(w, q, None, false).await;
+                }
+                // The same page again, now that a request is free.
+                continue;
+            }
             Verdict::SleepInLoop => {
                 // KS: unlock the page, congestion_wait(HZ/10), clear ZONE_WRITEBACK.
                 charge(w, sc).await;
