@@ -8,7 +8,8 @@
 //! yet (direct reclaim's wake-up only wakes the thread); `fdatasync` writes in the caller's
 //! context as the kernel does, through [`filemap_write_and_wait`].
 
-use super::inode::{I_DIRTY_PAGES, I_SYNC};
+use super::inode::{I_DIRTY, I_DIRTY_DATASYNC, I_DIRTY_PAGES, I_SYNC};
+use super::nfs;
 use crate::block::{Bio, Dir};
 use crate::engine::{self, Nanos, SEC};
 use crate::mm::backing_dev::{submit_bio, PAGE_SECTORS};
@@ -19,21 +20,30 @@ use crate::mm::page_writeback::{
 };
 use crate::mm::vmstat::ZoneStat;
 use crate::mm::{Kernel, World};
-use crate::scenario::Filesystem;
 
 /// `MIN_WRITEBACK_PAGES`: 4 MiB.
 pub const MIN_WRITEBACK_PAGES: u64 = 1024;
 /// ext4 block allocation granularity for a streaming file (mballoc preallocation), pages.
 pub const EXT4_EXTENT_PAGES: u64 = 8192;
 
-/// `__mark_inode_dirty(I_DIRTY_PAGES)`: the first dirtying puts the inode at the head of
-/// b_dirty with `dirtied_when = now` and wakes the flusher if the device had nothing dirty.
+/// `__mark_inode_dirty(I_DIRTY_PAGES)`.
 pub fn mark_inode_dirty(k: &mut Kernel, ino: usize) {
+    __mark_inode_dirty(k, ino, I_DIRTY_PAGES);
+}
+
+/// `__mark_inode_dirty`: set `flags`. The first dirtying of a clean inode puts it at the
+/// head of b_dirty with `dirtied_when = now` and wakes the flusher if the device had
+/// nothing dirty; an inode already dirty stays where it is.
+pub fn __mark_inode_dirty(k: &mut Kernel, ino: usize, flags: u32) {
     let inode = &mut k.inodes[ino];
-    if inode.state & I_DIRTY_PAGES != 0 {
+    if inode.state & flags == flags {
         return;
     }
-    inode.state |= I_DIRTY_PAGES;
+    let was_dirty = inode.state & I_DIRTY != 0;
+    inode.state |= flags;
+    if was_dirty {
+        return;
+    }
     inode.dirtied_when = k.sched.now();
     if inode.state & I_SYNC != 0 {
         // Being written: writeback re-files it.
@@ -119,10 +129,11 @@ fn next_dirty_page(k: &Kernel, ino: usize, from: u64) -> Option<(u64, Pfn)> {
 
 /// The sector of page `index` of a file, allocating an extent if the page has none (at
 /// writeback for delayed-allocation filesystems; for ext3 the allocation happened at
-/// `write()`, which for placement is the same). Raw devices map pages one to one.
+/// `write()`, which for placement is the same). Raw devices map pages one to one; NFS
+/// allocates nothing (its pages never reach a block queue).
 pub fn map_block(k: &mut Kernel, ino: usize, index: u64) -> u64 {
     let bdi = k.inodes[ino].bdi;
-    if k.bdis[bdi].fs == Filesystem::Raw {
+    if !k.bdis[bdi].fs.allocates_blocks() {
         return index * PAGE_SECTORS as u64;
     }
     if let Some(s) = k.inodes[ino].sector_of(index) {
@@ -154,10 +165,22 @@ async fn writepage(w: &World, ino: usize, index: u64, pfn: Pfn, sync: bool) {
     submit_bio(w, bdi, bio).await;
 }
 
-/// `write_cache_pages` (range_cyclic for `WB_SYNC_NONE`, whole file for `WB_SYNC_ALL`):
-/// write up to `nr_to_write` dirty pages from `writeback_index`, wrapping once. Returns
-/// pages written.
+/// `do_writepages` → `write_cache_pages` (range_cyclic for `WB_SYNC_NONE`, whole file for
+/// `WB_SYNC_ALL`): write up to `nr_to_write` dirty pages from `writeback_index`, wrapping
+/// once. Returns pages written. On NFS (`nfs_writepages`) the pages are coalesced into
+/// WRITE RPCs by a page-IO descriptor, sent at the end of the call at the latest.
 pub async fn write_cache_pages(w: &World, ino: usize, nr_to_write: u64, sync_all: bool) -> u64 {
+    let mut nfs_desc = {
+        let mut k = w.borrow_mut();
+        // Background and kupdate writeback send low-priority RPCs (`FLUSH_LOWPRI`).
+        let priority = if sync_all {
+            nfs::RpcPriority::Normal
+        } else {
+            nfs::RpcPriority::Low
+        };
+        nfs::is_nfs_inode(&k, ino)
+            .then(|| nfs::nfs_pageio_init(&mut k, ino, nfs::WriteHow::CondStable, priority))
+    };
     let start = if sync_all {
         0
     } else {
@@ -197,10 +220,16 @@ pub async fn write_cache_pages(w: &World, ino: usize, nr_to_write: u64, sync_all
             }
             continue;
         }
-        writepage(w, ino, i, pfn, sync_all).await;
+        match nfs_desc.as_mut() {
+            Some(d) => nfs::nfs_pageio_add(&mut w.borrow_mut(), d, i, pfn),
+            None => writepage(w, ino, i, pfn, sync_all).await,
+        }
         written += 1;
     }
     let mut k = w.borrow_mut();
+    if let Some(d) = nfs_desc {
+        nfs::nfs_pageio_complete(&mut k, d);
+    }
     k.inodes[ino].writeback_index = index;
     if next_dirty_page(&k, ino, 0).is_none() {
         k.inodes[ino].state &= !I_DIRTY_PAGES;
@@ -232,6 +261,32 @@ pub async fn filemap_write_and_wait(w: &World, ino: usize) {
     }
 }
 
+/// `vfs_fsync` / `fdatasync(2)` of file `ino`: the data of [`filemap_write_and_wait`]; on
+/// NFS (`nfs_file_fsync`) then a COMMIT of every unstable page, waited for.
+pub async fn vfs_fsync(w: &World, ino: usize) {
+    filemap_write_and_wait(w, ino).await;
+    let on_nfs = nfs::is_nfs_inode(&w.borrow(), ino);
+    if on_nfs {
+        nfs::nfs_commit_inode(w, ino).await;
+    }
+}
+
+/// `write_inode` of `__writeback_single_inode` for `WB_SYNC_NONE`: if the inode was
+/// `I_DIRTY_DATASYNC` (only NFS sets it), clear it and call the filesystem's `write_inode`.
+/// Returns the pages that counts as written (NFS: pages committed).
+fn write_inode(k: &mut Kernel, ino: usize, nr_to_write: u64) -> u64 {
+    let inode = &mut k.inodes[ino];
+    if inode.state & I_DIRTY_DATASYNC == 0 {
+        return 0;
+    }
+    inode.state &= !I_DIRTY_DATASYNC;
+    if nfs::is_nfs_inode(k, ino) {
+        nfs::nfs_write_inode(k, ino, nr_to_write)
+    } else {
+        0
+    }
+}
+
 /// `writeback_sb_inodes` over b_io for one work pass; returns pages written.
 async fn writeback_inodes(w: &World, bdi: usize, nr_pages: &mut i64) -> u64 {
     let start = w.borrow().sched.now();
@@ -255,7 +310,8 @@ async fn writeback_inodes(w: &World, bdi: usize, nr_pages: &mut i64) -> u64 {
                 (*nr_pages).max(0) as u64,
             )
         };
-        let n = write_cache_pages(w, ino, chunk, false).await;
+        let mut n = write_cache_pages(w, ino, chunk, false).await;
+        n += write_inode(&mut w.borrow_mut(), ino, chunk.saturating_sub(n));
         crate::mm::trace::writeback_single_inode(&mut w.borrow_mut(), ino, chunk, n);
         *nr_pages -= n as i64;
         wrote += n;
@@ -269,6 +325,9 @@ async fn writeback_inodes(w: &World, bdi: usize, nr_pages: &mut i64) -> u64 {
                 } else {
                     redirty_tail(&mut k, bdi, ino);
                 }
+            } else if k.inodes[ino].state & I_DIRTY != 0 {
+                // Dirtied during writeback (NFS: pages await COMMIT).
+                redirty_tail(&mut k, bdi, ino);
             }
         }
         let now = w.borrow().sched.now();

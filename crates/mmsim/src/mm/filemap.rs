@@ -33,6 +33,13 @@ pub fn add_to_page_cache_lru(k: &mut Kernel, pfn: Pfn, ino: usize, index: u64) {
 /// `__delete_from_page_cache`: the page leaves its file's index. The caller frees it.
 pub fn delete_from_page_cache(k: &mut Kernel, pfn: Pfn) {
     let ino = k.pages.mapping[pfn as usize] as usize;
+    if k.pages.test(pfn, super::page::PG_PRIVATE) && crate::fs::nfs::is_nfs_inode(k, ino) {
+        let msg = format!(
+            "invariant 'no NFS page freed while unstable' violated: pfn {pfn} of {} awaits COMMIT",
+            k.inodes[ino].name
+        );
+        k.fail(msg);
+    }
     let index = k.pages.index[pfn as usize] as u64;
     k.inodes[ino].remove_page(index, pfn);
     let zi = k.page_zone(pfn);
@@ -114,13 +121,20 @@ pub async fn truncate_inode_pages(w: &World, ino: usize) {
         let Some((_, pfn)) = next else { break };
         let (busy, q) = {
             let k = w.borrow();
-            (k.pages.test(pfn, PG_LOCKED | PG_WRITEBACK), k.wq.page(pfn))
+            match crate::fs::nfs::nfs_page_in_commit(&k, pfn) {
+                // Its request is locked until the COMMIT is answered.
+                Some(q) => (true, q),
+                None => (k.pages.test(pfn, PG_LOCKED | PG_WRITEBACK), k.wq.page(pfn)),
+            }
         };
         if busy {
             crate::engine::wait_event(w, q, None, false).await;
             continue;
         }
         let mut k = w.borrow_mut();
+        if crate::fs::nfs::is_nfs_inode(&k, ino) {
+            crate::fs::nfs::nfs_invalidate_page(&mut k, pfn);
+        }
         cancel_dirty_page(&mut k, pfn);
         delete_from_page_cache(&mut k, pfn);
         if k.pages.test(pfn, PG_LRU) {

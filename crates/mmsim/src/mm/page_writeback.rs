@@ -1411,10 +1411,14 @@ pub fn account_page_dirtied(k: &mut super::Kernel, pfn: super::page::Pfn, task: 
 }
 
 /// `set_page_dirty` of a file page (`__set_page_dirty_nobuffers`): dirty it, account it and
-/// mark its inode dirty. Returns whether it was clean before.
+/// mark its inode dirty. Returns whether it was clean before. On NFS the write request is
+/// set up first (`nfs_updatepage`): an unstable page leaves the commit list.
 pub fn set_page_dirty(k: &mut super::Kernel, pfn: super::page::Pfn, task: &mut DirtyTask) -> bool {
     if k.pages.test(pfn, super::page::PG_DIRTY) {
         return false;
+    }
+    if k.bdis[page_bdi(k, pfn)].fs == crate::scenario::Filesystem::Nfs {
+        crate::fs::nfs::nfs_updatepage(k, pfn);
     }
     k.pages.set(pfn, super::page::PG_DIRTY);
     account_page_dirtied(k, pfn, task);

@@ -468,13 +468,21 @@ pub fn page_check_references(k: &mut Kernel, pfn: Pfn) -> PageReferences {
 }
 
 /// `page_check_dirty_writeback` (LD patch 2, with the fs hooks of patches 7 and 8):
-/// anonymous pages never count; file pages by their flags (the hooks refine them once
-/// buffers and NFS exist).
+/// anonymous pages never count; file pages by their flags, refined by the filesystem's
+/// `is_dirty_writeback` hook.
 pub fn page_check_dirty_writeback(k: &Kernel, pfn: Pfn) -> (bool, bool) {
     if !k.pages.is_file_cache(pfn) {
         return (false, false);
     }
-    (k.pages.test(pfn, PG_DIRTY), k.pages.test(pfn, PG_WRITEBACK))
+    let (dirty, writeback) = (k.pages.test(pfn, PG_DIRTY), k.pages.test(pfn, PG_WRITEBACK));
+    // ---- NFS (LD patch 8, `nfs_is_dirty_writeback`): `nfs_check_dirty_writeback`. mmsim
+    // applies it with its own switch, whether or not patch 7's buffer-head hook (which
+    // brought the call site) is on.
+    if k.sw.on(Switch::NfsDirtyWritebackHook) && crate::fs::nfs::is_nfs_page(k, pfn) {
+        return crate::fs::nfs::nfs_check_dirty_writeback(k, pfn, dirty, writeback);
+    }
+    // ---- end NFS.
+    (dirty, writeback)
 }
 
 /// `pageout` result.
@@ -541,6 +549,11 @@ fn fs_writepage_for_reclaim(k: &mut Kernel, pfn: Pfn, bdi: usize, kswapd: bool) 
         super::page_writeback::redirty_page_for_writepage(k, pfn);
         return;
     }
+    if k.bdis[bdi].nfs.is_some() {
+        // A FILE_SYNC WRITE RPC; it never waits for a request.
+        crate::fs::nfs::nfs_writepage(k, pfn);
+        return;
+    }
     let sector = crate::fs::fs_writeback::map_block(k, ino, index);
     if !backing_dev::queue_has_room(k, bdi) {
         super::page_writeback::redirty_page_for_writepage(k, pfn);
@@ -567,6 +580,8 @@ enum Verdict {
     Cull,
     /// KS patch 7 without LD patch 3: kswapd sleeps inside the loop.
     SleepInLoop,
+    /// `nfs_release_page` for direct reclaim: wait for a COMMIT of this inode, then retry.
+    WaitForCommit(usize),
 }
 
 /// An anonymous page whose owner has exited while reclaim or IO held it.
@@ -725,6 +740,14 @@ fn shrink_one_page(
         }
     }
 
+    // try_to_release_page: an NFS page awaiting COMMIT is not freeable (`nfs_release_page`).
+    if file && k.pages.test(pfn, PG_PRIVATE) && crate::fs::nfs::is_nfs_page(k, pfn) {
+        return match crate::fs::nfs::nfs_release_page(k, pfn, sc.gfp, sc.kswapd) {
+            crate::fs::nfs::ReleasePage::Busy => Verdict::Activate,
+            crate::fs::nfs::ReleasePage::WaitForCommit(ino) => Verdict::WaitForCommit(ino),
+        };
+    }
+
     // __remove_mapping: a clean, unmapped page leaves the swap cache and is freed.
     if k.pages.mapped(pfn) {
         return Verdict::Keep;
@@ -734,6 +757,25 @@ fn shrink_one_page(
     } else if file {
         super::filemap::delete_from_page_cache(k, pfn);
     }
+    Verdict::Free
+}
+
+/// The rest of `shrink_page_list` for an NFS page after `nfs_release_page` waited for its
+/// COMMIT: released if the COMMIT made it stable, then `__remove_mapping` if nothing else
+/// holds it.
+fn release_after_commit(k: &mut Kernel, pfn: Pfn) -> Verdict {
+    if k.pages.test(pfn, PG_TRUNCATED) {
+        // Truncated while we waited: the last reference is ours.
+        k.pages.clear(pfn, PG_DIRTY | PG_TRUNCATED);
+        return Verdict::Free;
+    }
+    if k.pages.test(pfn, PG_PRIVATE) {
+        return Verdict::Activate;
+    }
+    if k.pages.test(pfn, PG_DIRTY | PG_WRITEBACK | PG_LOCKED) || k.pages.mapped(pfn) {
+        return Verdict::Keep;
+    }
+    super::filemap::delete_from_page_cache(k, pfn);
     Verdict::Free
 }
 
@@ -753,11 +795,17 @@ pub async fn shrink_page_list(
     let mut after_wait = false;
     while i < list.len {
         let pfn = list.pfns[i];
-        let verdict = {
+        let mut verdict = {
             let mut k = w.borrow_mut();
             shrink_one_page(&mut k, zi, sc, st, pfn, after_wait)
         };
         after_wait = false;
+        if let Verdict::WaitForCommit(ino) = verdict {
+            // nfs_release_page(FLUSH_SYNC) holds the page locked while the COMMIT runs.
+            charge(w, sc).await;
+            crate::fs::nfs::nfs_commit_inode(w, ino).await;
+            verdict = release_after_commit(&mut w.borrow_mut(), pfn);
+        }
         match verdict {
             Verdict::SleepInLoop => {
                 // KS: unlock the page, congestion_wait(HZ/10), clear ZONE_WRITEBACK.
@@ -795,7 +843,7 @@ pub async fn shrink_page_list(
                 list.pfns[kept] = pfn;
                 kept += 1;
             }
-            Verdict::Keep | Verdict::Cull => {
+            Verdict::Keep | Verdict::Cull | Verdict::WaitForCommit(_) => {
                 list.pfns[kept] = pfn;
                 kept += 1;
             }

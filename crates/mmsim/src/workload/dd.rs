@@ -5,7 +5,7 @@
 
 use super::{exit, killed, CpuDebt};
 use crate::calibration::PAGE_SIZE;
-use crate::fs::fs_writeback::filemap_write_and_wait;
+use crate::fs::fs_writeback::vfs_fsync;
 use crate::fs::inode::Inode;
 use crate::mm::page_writeback::{balance_dirty_pages_ratelimited, DirtyTask};
 use crate::mm::{filemap, World};
@@ -42,7 +42,7 @@ pub async fn run(
     }
     debt.flush(&w).await;
     if fdatasync {
-        filemap_write_and_wait(&w, ino).await;
+        vfs_fsync(&w, ino).await;
     }
     let now = w.borrow().sched.now();
     w.borrow_mut().workloads[idx].io_done_at = Some(now);
