@@ -69,3 +69,20 @@ pub const CPU_QUANTUM_NS: Nanos = 200 * USEC;
 /// `include/linux/jbd.h`; the `commit=` mount option changes it): kjournald commits the
 /// running transaction this long after it started.
 pub const JBD_COMMIT_INTERVAL: Nanos = 5 * crate::engine::SEC;
+// NFS mounts (`block::Nfs`, `fs::nfs`): a gigabit-Ethernet client of a server with one
+// 7200 rpm disk. The `[[device]]` keys `bandwidth`, `latency`, `server_bandwidth` and
+// `wsize` override them per mount.
+
+/// Gigabit Ethernet payload rate, ≈ 117 MB/s (125 MB/s line rate less TCP/IP and RPC
+/// headers). Estimate.
+pub const NFS_NET_BW: u64 = 117_000_000;
+/// LAN round trip, 0.2 ms. Estimate.
+pub const NFS_RTT: Nanos = 200 * USEC;
+/// Server disk bandwidth: the default 7200 rpm disk's outer rate.
+pub const NFS_SERVER_DISK_BW: u64 = crate::block::device::HDD_7200_RATE_OUTER;
+/// Fixed cost of a COMMIT (or FILE_SYNC WRITE) on the server: one journal commit, taken as
+/// the default disk's average seek plus half a revolution (8.5 + 4.17 ms). Estimate.
+pub const NFS_COMMIT_COST: Nanos = 12_670 * USEC;
+/// `wsize`/`rsize`, 512 KiB (in 512-byte sectors). Estimate (negotiated with the server;
+/// knfsd offers up to 1 MiB depending on its memory).
+pub const NFS_WSIZE_SECTORS: u32 = 1024;

@@ -202,22 +202,26 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
 }
 
 /// Build a `[[device]]`: its device model and request queue, its bdi, one driver task per
-/// request the device can hold, and its flusher.
+/// request the device can hold, and its flusher. An NFS mount gets its client state and
+/// one task per RPC slot instead of driver tasks.
 pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError> {
     use crate::block::{self, ElevatorKind};
-    let config_err = |e: block::DeviceError| SimError::Config(format!("device {}: {e}", dev.name));
-    let device: Box<dyn block::Device> = match dev.kind {
-        DeviceKind::Hdd => {
-            let mut p = block::device::HddParams::desktop_7200();
-            p.sectors = dev.size / block::SECTOR_SIZE;
-            Box::new(block::Hdd::new(&dev.name, p).map_err(config_err)?)
-        }
-        DeviceKind::Ssd => Box::new(block::Ssd::sata_2012(&dev.name).map_err(config_err)?),
-        DeviceKind::Usb => Box::new(block::UsbStick::usb2_2009(&dev.name).map_err(config_err)?),
-        DeviceKind::Raid0 { members } => {
-            Box::new(block::Raid0::of_hdds(&dev.name, members as usize).map_err(config_err)?)
-        }
-    };
+    let device = dev
+        .model()
+        .map_err(|e| SimError::Config(format!("device \"{}\": {}", dev.name, e.problem)))?;
+    let nfs = (dev.kind == DeviceKind::Nfs).then(|| {
+        let mut k = w.borrow_mut();
+        // totalram_pages: what the buddy allocator manages.
+        let ram_pages = k.zones.iter().map(|z| z.managed_pages).sum();
+        let wsize_pages = u64::from(device.max_sectors()) / u64::from(backing_dev::PAGE_SECTORS);
+        let (slot_wq, commit_wq) = (k.sched.new_queue(), k.sched.new_queue());
+        Box::new(crate::fs::nfs::NfsClient::new(
+            ram_pages,
+            wsize_pages,
+            slot_wq,
+            commit_wq,
+        ))
+    });
     let mut cfg = device.queue_config();
     cfg.nr_requests = cfg.nr_requests.max(dev.nr_requests);
     cfg.elevator = match dev.scheduler {
@@ -237,6 +241,7 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             name: dev.name.clone(),
             queue: block::RequestQueue::new(&dev.name, cfg),
             device,
+            nfs,
             fs: dev.filesystem,
             reclaimable: 0,
             writeback: 0,
@@ -265,16 +270,26 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
         k.bdi_props = crate::mm::page_writeback::BdiProportions::new(n);
         n - 1
     };
-    for i in 0..depth {
-        let w2 = w.clone();
-        let name = if depth == 1 {
-            dev.name.clone()
-        } else {
-            format!("{}/{i}", dev.name)
-        };
-        w.borrow_mut()
-            .sched
-            .spawn(&name, backing_dev::device_task(w2, id));
+    if dev.kind == DeviceKind::Nfs {
+        for i in 0..block::device::NFS_RPC_SLOTS {
+            let w2 = w.clone();
+            w.borrow_mut().sched.spawn(
+                &format!("{}/rpc{i}", dev.name),
+                crate::fs::nfs::rpc_slot(w2, id),
+            );
+        }
+    } else {
+        for i in 0..depth {
+            let w2 = w.clone();
+            let name = if depth == 1 {
+                dev.name.clone()
+            } else {
+                format!("{}/{i}", dev.name)
+            };
+            w.borrow_mut()
+                .sched
+                .spawn(&name, backing_dev::device_task(w2, id));
+        }
     }
     let w2 = w.clone();
     w.borrow_mut().sched.spawn(
@@ -501,6 +516,7 @@ fn sample(k: &Kernel) -> Vec<f64> {
         k.zones[2].free_pages() as f64,
         g(ZoneStat::nr_dirty),
         g(ZoneStat::nr_writeback),
+        g(ZoneStat::nr_unstable),
         g(ZoneStat::nr_anon_pages),
         g(ZoneStat::nr_file_pages),
         g(ZoneStat::nr_active_anon),
@@ -644,9 +660,11 @@ pub fn summarise(
         workloads,
         threads,
         oom_kills: k.oom_kills.clone(),
+        // NFS mounts have no /proc/diskstats entry.
         devices: k
             .bdis
             .iter()
+            .filter(|b| b.nfs.is_none())
             .map(|b| crate::report::DeviceReport {
                 name: b.name.clone(),
                 iostat: b.iostat.samples().iter().map(|(_, s)| *s).collect(),

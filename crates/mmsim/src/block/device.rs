@@ -83,6 +83,12 @@ pub trait Device: fmt::Debug + Send {
             ..QueueConfig::default()
         }
     }
+
+    /// The NFS model, if this is an NFS mount: its WRITE, COMMIT and READ RPCs are timed
+    /// directly (`fs::nfs`), not as block requests.
+    fn as_nfs(&mut self) -> Option<&mut Nfs> {
+        None
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -660,19 +666,11 @@ impl Device for Raid0 {
 // ---------------------------------------------------------------------------------------
 // NFS
 
-/// Gigabit Ethernet payload rate, ≈ 117 MB/s (125 MB/s line rate less TCP/IP and RPC
-/// headers). Estimate.
-pub const NFS_NET_BW: u64 = 117_000_000;
-/// LAN round trip, 0.2 ms. Estimate.
-pub const NFS_RTT: Nanos = 200 * USEC;
-/// Server disk bandwidth: the default 7200 rpm disk's outer rate.
-pub const NFS_SERVER_DISK_BW: u64 = HDD_7200_RATE_OUTER;
-/// Fixed cost of a COMMIT (or FILE_SYNC WRITE) on the server: one journal commit, taken as
-/// the default disk's average seek plus half a revolution (8.5 + 4.17 ms). Estimate.
-pub const NFS_COMMIT_COST: Nanos = 12_670 * USEC;
-/// `wsize`/`rsize`, 512 KiB. Estimate (negotiated with the server; knfsd offers up to
-/// 1 MiB depending on its memory).
-pub const NFS_WSIZE_SECTORS: u32 = 1024;
+// The NFS defaults (`NFS_NET_BW`, `NFS_RTT`, `NFS_SERVER_DISK_BW`, `NFS_COMMIT_COST`,
+// `NFS_WSIZE_SECTORS`) are physical estimates: they live in `calibration.rs`.
+pub use crate::calibration::{
+    NFS_COMMIT_COST, NFS_NET_BW, NFS_RTT, NFS_SERVER_DISK_BW, NFS_WSIZE_SECTORS,
+};
 
 /// The device-like part of an NFS mount: WRITE/READ RPCs over one network link and COMMIT.
 ///
@@ -815,6 +813,10 @@ impl Device for Nfs {
 
     fn max_sectors(&self) -> u32 {
         self.wsize_sectors
+    }
+
+    fn as_nfs(&mut self) -> Option<&mut Nfs> {
+        Some(self)
     }
 
     /// RPCs in flight at once: the sunrpc slot table default, 16 (`RPC_DEF_SLOT_TABLE`;

@@ -10,7 +10,8 @@
 //! through [`vfs_fsync_range`].
 
 use super::buffer::{self, BlockWrite};
-use super::inode::{I_DIRTY_PAGES, I_SYNC};
+use super::inode::{I_DIRTY, I_DIRTY_DATASYNC, I_DIRTY_PAGES, I_SYNC};
+use super::nfs;
 use crate::block::{Bio, Dir};
 use crate::engine::{self, Nanos, SEC};
 use crate::mm::backing_dev::{submit_bio, PAGE_SECTORS};
@@ -21,7 +22,6 @@ use crate::mm::page_writeback::{
 };
 use crate::mm::vmstat::ZoneStat;
 use crate::mm::{Kernel, World};
-use crate::scenario::Filesystem;
 use std::ops::Range;
 
 /// A queued writeback request (`struct wb_writeback_work`, §6.2): WB_SYNC_NONE, no age
@@ -70,14 +70,24 @@ pub const MIN_WRITEBACK_PAGES: u64 = 1024;
 /// ext4 block allocation granularity for a streaming file (mballoc preallocation), pages.
 pub const EXT4_EXTENT_PAGES: u64 = 8192;
 
-/// `__mark_inode_dirty(I_DIRTY_PAGES)`: the first dirtying puts the inode at the head of
-/// b_dirty with `dirtied_when = now` and wakes the flusher if the device had nothing dirty.
+/// `__mark_inode_dirty(I_DIRTY_PAGES)`.
 pub fn mark_inode_dirty(k: &mut Kernel, ino: usize) {
+    __mark_inode_dirty(k, ino, I_DIRTY_PAGES);
+}
+
+/// `__mark_inode_dirty`: set `flags`. The first dirtying of a clean inode puts it at the
+/// head of b_dirty with `dirtied_when = now` and wakes the flusher if the device had
+/// nothing dirty; an inode already dirty stays where it is.
+pub fn __mark_inode_dirty(k: &mut Kernel, ino: usize, flags: u32) {
     let inode = &mut k.inodes[ino];
-    if inode.state & I_DIRTY_PAGES != 0 {
+    if inode.state & flags == flags {
         return;
     }
-    inode.state |= I_DIRTY_PAGES;
+    let was_dirty = inode.state & I_DIRTY != 0;
+    inode.state |= flags;
+    if was_dirty {
+        return;
+    }
     inode.dirtied_when = k.sched.now();
     if inode.state & I_SYNC != 0 {
         // Being written: writeback re-files it.
@@ -163,10 +173,11 @@ fn next_dirty_page(k: &Kernel, ino: usize, from: u64) -> Option<(u64, Pfn)> {
 
 /// The sector of page `index` of a file, allocating an extent if the page has none (at
 /// writeback for delayed-allocation filesystems; for ext3 the allocation happened at
-/// `write()`, which for placement is the same). Raw devices map pages one to one.
+/// `write()`, which for placement is the same). Raw devices map pages one to one; NFS
+/// allocates nothing (its pages never reach a block queue).
 pub fn map_block(k: &mut Kernel, ino: usize, index: u64) -> u64 {
     let bdi = k.inodes[ino].bdi;
-    if k.bdis[bdi].fs == Filesystem::Raw {
+    if !k.bdis[bdi].fs.allocates_blocks() {
         return index * PAGE_SECTORS as u64;
     }
     if let Some(s) = k.inodes[ino].sector_of(index) {
@@ -223,7 +234,8 @@ pub struct Written {
 /// `WB_SYNC_NONE`, or the page range of a `WB_SYNC_ALL` pass, which waits for writeback in
 /// flight on a dirty page before writing it again. A `WB_SYNC_NONE` walk is range_cyclic
 /// (from `writeback_index`, wrapping once) or, for a queued work item, the whole file
-/// from its start.
+/// from its start. On NFS (`nfs_writepages`) the pages are coalesced into WRITE RPCs by a
+/// page-IO descriptor, sent at the end of the call at the latest.
 pub async fn write_cache_pages(
     w: &World,
     ino: usize,
@@ -231,6 +243,17 @@ pub async fn write_cache_pages(
     sync: Option<Range<u64>>,
     range_cyclic: bool,
 ) -> Written {
+    let mut nfs_desc = {
+        let mut k = w.borrow_mut();
+        // Background and kupdate writeback send low-priority RPCs (`FLUSH_LOWPRI`).
+        let priority = if sync.is_some() {
+            nfs::RpcPriority::Normal
+        } else {
+            nfs::RpcPriority::Low
+        };
+        nfs::is_nfs_inode(&k, ino)
+            .then(|| nfs::nfs_pageio_init(&mut k, ino, nfs::WriteHow::CondStable, priority))
+    };
     let sync_all = sync.is_some();
     let (start, end) = match &sync {
         Some(r) => (r.start, r.end),
@@ -280,12 +303,20 @@ pub async fn write_cache_pages(
             }
             continue;
         }
-        if writepage(w, ino, i, pfn, sync_all).await {
-            skipped += 1;
+        match nfs_desc.as_mut() {
+            Some(d) => nfs::nfs_pageio_add(&mut w.borrow_mut(), d, i, pfn),
+            None => {
+                if writepage(w, ino, i, pfn, sync_all).await {
+                    skipped += 1;
+                }
+            }
         }
         written += 1;
     }
     let mut k = w.borrow_mut();
+    if let Some(d) = nfs_desc {
+        nfs::nfs_pageio_complete(&mut k, d);
+    }
     // range_cyclic and whole-file passes remember where they stopped.
     if sync.is_none_or(|r| r.start == 0 && r.end == u64::MAX) {
         k.inodes[ino].writeback_index = index;
@@ -319,12 +350,33 @@ pub async fn filemap_write_and_wait_range(w: &World, ino: usize, range: Range<u6
 }
 
 /// `vfs_fsync_range` → the filesystem's `fsync` (`fsync(2)`, `fdatasync(2)` with `datasync`,
-/// and `msync(MS_SYNC)`): write the file's dirty pages in `range` and wait for them. mmsim
-/// keeps no inode metadata or journal, so the commit that `fsync` adds and `fdatasync` may
-/// skip has nothing to write: both cost the same here.
+/// and `msync(MS_SYNC)`): write the file's dirty pages in `range` and wait for them; on NFS
+/// (`nfs_file_fsync`) then a COMMIT of every unstable page, waited for. mmsim keeps no
+/// inode metadata or journal, so the commit that `fsync` adds and `fdatasync` may skip has
+/// nothing to write: both cost the same here.
 pub async fn vfs_fsync_range(w: &World, ino: usize, range: Range<u64>, datasync: bool) {
     let _ = datasync;
     filemap_write_and_wait_range(w, ino, range).await;
+    let on_nfs = nfs::is_nfs_inode(&w.borrow(), ino);
+    if on_nfs {
+        nfs::nfs_commit_inode(w, ino).await;
+    }
+}
+
+/// `write_inode` of `__writeback_single_inode` for `WB_SYNC_NONE`: if the inode was
+/// `I_DIRTY_DATASYNC` (only NFS sets it), clear it and call the filesystem's `write_inode`.
+/// Returns the pages that counts as written (NFS: pages committed).
+fn write_inode(k: &mut Kernel, ino: usize, nr_to_write: u64) -> u64 {
+    let inode = &mut k.inodes[ino];
+    if inode.state & I_DIRTY_DATASYNC == 0 {
+        return 0;
+    }
+    inode.state &= !I_DIRTY_DATASYNC;
+    if nfs::is_nfs_inode(k, ino) {
+        nfs::nfs_write_inode(k, ino, nr_to_write)
+    } else {
+        0
+    }
 }
 
 /// `writeback_sb_inodes` over b_io for one work pass; returns pages written.
@@ -351,7 +403,7 @@ async fn writeback_inodes(w: &World, bdi: usize, nr_pages: &mut i64, range_cycli
             )
         };
         let wc = write_cache_pages(w, ino, chunk, None, range_cyclic).await;
-        let n = wc.pages;
+        let n = wc.pages + write_inode(&mut w.borrow_mut(), ino, chunk.saturating_sub(wc.pages));
         crate::mm::trace::writeback_single_inode(&mut w.borrow_mut(), ino, chunk, n);
         *nr_pages -= n as i64;
         // mmsim deviation: pages redirtied because their buffers were locked are no
@@ -371,6 +423,9 @@ async fn writeback_inodes(w: &World, bdi: usize, nr_pages: &mut i64, range_cycli
                 } else {
                     redirty_tail(&mut k, bdi, ino);
                 }
+            } else if k.inodes[ino].state & I_DIRTY != 0 {
+                // Dirtied during writeback (NFS: pages await COMMIT).
+                redirty_tail(&mut k, bdi, ino);
             }
         }
         let now = w.borrow().sched.now();

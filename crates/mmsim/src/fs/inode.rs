@@ -7,6 +7,24 @@ use crate::mm::page::Pfn;
 pub const I_DIRTY_PAGES: u32 = 1 << 0;
 /// `I_SYNC`: writeback of the inode is in progress.
 pub const I_SYNC: u32 = 1 << 1;
+/// `I_DIRTY_DATASYNC`: metadata needed to reach the data is dirty; on NFS, pages await a
+/// COMMIT, so the flusher calls `write_inode` (`nfs_write_inode`).
+pub const I_DIRTY_DATASYNC: u32 = 1 << 2;
+/// `I_DIRTY`: any of the dirty bits (`I_DIRTY_SYNC` is not modelled).
+pub const I_DIRTY: u32 = I_DIRTY_PAGES | I_DIRTY_DATASYNC;
+
+/// An NFS inode's write state (`struct nfs_inode`); stays zero on local filesystems.
+#[derive(Clone, Debug, Default)]
+pub struct NfsInode {
+    /// `npages`: pages with a write request: dirty, in a WRITE RPC, or awaiting COMMIT.
+    pub npages: u64,
+    /// `commit_info.ncommit`: unstable pages on the commit list, not yet in a COMMIT.
+    pub ncommit: u64,
+    /// `NFS_INO_COMMIT`: a COMMIT is in flight (one at a time per inode).
+    pub commit_in_flight: bool,
+    /// The unstable pages that COMMIT covers, sorted by frame number.
+    pub committing: Vec<Pfn>,
+}
 
 /// One shared mapping of a file (an entry of `mapping->i_mmap`): the mm, the first virtual
 /// page of the mapping, and the file pages it covers. The rmap of a file page walks these and
@@ -57,6 +75,8 @@ pub struct Inode {
     extents: Vec<(u64, u64, u64)>,
     /// The shared mappings of the file (`i_mmap`).
     pub i_mmap: Vec<IMmap>,
+    /// NFS write state (NFS mounts only).
+    pub nfs: NfsInode,
 }
 
 impl Inode {

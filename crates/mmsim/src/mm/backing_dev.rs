@@ -48,11 +48,18 @@ impl Filesystem {
         matches!(self, Filesystem::Ext3)
     }
 
+    /// Whether the filesystem allocates blocks of its device for file pages (a raw device
+    /// maps pages one to one; NFS leaves placement to the server).
+    pub fn allocates_blocks(self) -> bool {
+        !matches!(self, Filesystem::Raw | Filesystem::Nfs)
+    }
+
     /// The filesystem's answer to `writepage` from reclaim (3.x), for a page whose blocks are
-    /// (`mapped`) or are not yet allocated, from kswapd or direct reclaim.
+    /// (`mapped`) or are not yet allocated, from kswapd or direct reclaim. `nfs_writepage`
+    /// writes for every reclaimer, asking FILE_SYNC (`fs::nfs::nfs_writepage`).
     pub fn writepage_for_reclaim(self, kswapd: bool, mapped: bool) -> ReclaimWrite {
         match self {
-            Filesystem::Raw | Filesystem::Ext3 => ReclaimWrite::Write,
+            Filesystem::Raw | Filesystem::Ext3 | Filesystem::Nfs => ReclaimWrite::Write,
             Filesystem::Ext4 if mapped => ReclaimWrite::Write,
             Filesystem::Ext4 => ReclaimWrite::Redirty,
             Filesystem::Xfs if kswapd => ReclaimWrite::Write,
@@ -68,8 +75,11 @@ pub struct Bdi {
     pub name: String,
     /// The request queue.
     pub queue: RequestQueue,
-    /// The device's service-time model.
+    /// The device's service-time model. For an NFS mount, the server and network
+    /// (`block::Nfs`); its queue then stays empty, the RPCs going through `nfs`.
     pub device: Box<dyn Device>,
+    /// An NFS mount's client state (`fs::nfs`); `None` for a block device.
+    pub nfs: Option<Box<crate::fs::nfs::NfsClient>>,
     /// The filesystem on it.
     pub fs: Filesystem,
     /// `BDI_RECLAIMABLE`: dirty (+ unstable) pages of this device.
@@ -204,10 +214,37 @@ pub fn queue_has_room(k: &Kernel, bdi: usize) -> bool {
     q.count(crate::block::Class::Async) + 1 < q.config().nr_requests
 }
 
-/// `bdi_write_congested`.
+/// `bdi_write_congested`: the queue's async congestion, or an NFS mount's own (pages in
+/// WRITE RPCs above `NfsCongestion::on`).
 #[inline]
 pub fn bdi_write_congested(k: &Kernel, bdi: usize) -> bool {
-    k.bdis[bdi].queue.write_congested()
+    match &k.bdis[bdi].nfs {
+        Some(c) => c.congestion.congested(),
+        None => k.bdis[bdi].queue.write_congested(),
+    }
+}
+
+/// Longest time a device model may take for one request before the run is stopped: an
+/// hour. A model bound, not a physical constant: no device of the era comes near it, so a
+/// model that answers more was given impossible parameters (a bandwidth of a few bytes per
+/// second, say) and the run would only appear to hang.
+pub const MAX_SERVICE_TIME: Nanos = 3600 * crate::engine::SEC;
+
+/// Stop the run, naming the device, if its model answered `t` for an IO of `bytes` (`what`:
+/// "write", "COMMIT", ...). Returns whether the run can go on.
+pub fn check_service_time(k: &mut Kernel, bdi: usize, t: Nanos, what: &str, bytes: u64) -> bool {
+    if t <= MAX_SERVICE_TIME {
+        return true;
+    }
+    let msg = format!(
+        "device \"{}\": its model takes {:.1} s for a {what} of {bytes} bytes (more than {} s): \
+         its parameters are impossible",
+        k.bdis[bdi].name,
+        t as f64 / crate::engine::SEC as f64,
+        MAX_SERVICE_TIME / crate::engine::SEC
+    );
+    k.fail(msg);
+    false
 }
 
 /// The device: dispatch, serve, complete, one request at a time.
@@ -226,7 +263,16 @@ pub async fn device_task(w: World, bdi: usize) {
         let t = {
             let mut k = w.borrow_mut();
             let now = k.sched.now();
-            k.bdis[bdi].device.service_time(&rq.io(), now)
+            let io = rq.io();
+            let t = k.bdis[bdi].device.service_time(&io, now);
+            let what = match io.dir {
+                Dir::Read => "read",
+                Dir::Write => "write",
+            };
+            if !check_service_time(&mut k, bdi, t, what, io.bytes()) {
+                return;
+            }
+            t
         };
         engine::sleep(&w, t).await;
         let mut k = w.borrow_mut();

@@ -43,6 +43,13 @@ pub fn delete_from_page_cache(k: &mut Kernel, pfn: Pfn) {
         "pfn {pfn} leaves the page cache mapped"
     );
     let ino = k.pages.mapping[pfn as usize] as usize;
+    if k.pages.test(pfn, super::page::PG_PRIVATE) && crate::fs::nfs::is_nfs_inode(k, ino) {
+        let msg = format!(
+            "invariant 'no NFS page freed while unstable' violated: pfn {pfn} of {} awaits COMMIT",
+            k.inodes[ino].name
+        );
+        k.fail(msg);
+    }
     let index = k.pages.index[pfn as usize] as u64;
     k.inodes[ino].remove_page(index, pfn);
     let zi = k.page_zone(pfn);
@@ -214,10 +221,14 @@ pub async fn truncate_inode_pages_range(w: &World, ino: usize, from: u64) {
         cursor = index;
         let (busy, q) = {
             let k = w.borrow();
-            (
-                k.pages.test(pfn, PG_LOCKED | PG_WRITEBACK | PG_BH_LOCKED),
-                k.wq.page(pfn),
-            )
+            match crate::fs::nfs::nfs_page_in_commit(&k, pfn) {
+                // Its request is locked until the COMMIT is answered.
+                Some(q) => (true, q),
+                None => (
+                    k.pages.test(pfn, PG_LOCKED | PG_WRITEBACK | PG_BH_LOCKED),
+                    k.wq.page(pfn),
+                ),
+            }
         };
         if busy {
             crate::engine::wait_event(w, q, None, false).await;
@@ -227,6 +238,9 @@ pub async fn truncate_inode_pages_range(w: &World, ino: usize, from: u64) {
         if k.pages.mapped(pfn) {
             let mut task = DirtyTask::default();
             memory::unmap_mapping_range(&mut k, ino, index, index + 1, &mut task);
+        }
+        if crate::fs::nfs::is_nfs_inode(&k, ino) {
+            crate::fs::nfs::nfs_invalidate_page(&mut k, pfn);
         }
         cancel_dirty_page(&mut k, pfn);
         buffer::block_invalidatepage(&mut k, pfn);

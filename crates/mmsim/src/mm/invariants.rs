@@ -19,6 +19,10 @@
 //!    page-cache pages of a filesystem that attaches private data (buffer heads); dirty
 //!    buffers only on a dirty page; a buffer page under writeback has its buffers locked;
 //!    no free page carries buffers.
+//! 9. NFS: an NFS page awaiting COMMIT (PG_private) is neither dirty nor under writeback,
+//!    unstable counters match the pages per zone and per device, each NFS inode's request
+//!    and commit-list counts match its pages, and no NFS page leaves the page cache while
+//!    unstable (checked where it leaves, in `filemap::delete_from_page_cache`).
 
 use super::memory::{PTE_PFN_MASK, PTE_PRESENT};
 use super::mmzone::MAX_ORDER;
@@ -26,6 +30,7 @@ use super::page::*;
 use super::swapfile::{SWAP_COUNT_MASK, SWAP_HAS_CACHE};
 use super::vmstat::ZoneStat;
 use super::Kernel;
+use crate::scenario::Filesystem;
 
 fn describe(k: &Kernel, pfn: Pfn) -> String {
     format!(
@@ -351,14 +356,40 @@ pub fn check(k: &Kernel) -> Result<(), String> {
             k.swap.cache_len()
         ));
     }
-    // Dirty and writeback accounting matches the page flags, per zone and per device.
+    // Dirty, writeback and unstable accounting matches the page flags, per zone and per
+    // device (a device's reclaimable pages are its dirty and unstable ones).
     let mut dirty = [0u64; 3];
     let mut writeback = [0u64; 3];
+    let mut unstable = [0u64; 3];
     let mut bdi_dirty = vec![0u64; k.bdis.len()];
     let mut bdi_writeback = vec![0u64; k.bdis.len()];
-    for inode in &k.inodes {
+    for (ino, inode) in k.inodes.iter().enumerate() {
+        let nfs = k
+            .bdis
+            .get(inode.bdi)
+            .is_some_and(|b| b.fs == Filesystem::Nfs);
+        let (mut requests, mut private) = (0u64, 0u64);
         for (_, pfn) in inode.cached() {
             let zi = k.page_zone(pfn);
+            if nfs {
+                let f = k.pages.flags[pfn as usize];
+                if f & PG_PRIVATE != 0 {
+                    if f & (PG_DIRTY | PG_WRITEBACK) != 0 {
+                        return Err(format!(
+                            "invariant 'NFS unstable pages' violated: {} awaits COMMIT but is dirty or under writeback",
+                            describe(k, pfn)
+                        ));
+                    }
+                    private += 1;
+                    unstable[zi] += 1;
+                    if let Some(b) = bdi_dirty.get_mut(inode.bdi) {
+                        *b += 1;
+                    }
+                }
+                if f & (PG_PRIVATE | PG_DIRTY | PG_WRITEBACK) != 0 {
+                    requests += 1;
+                }
+            }
             if k.pages.test(pfn, PG_DIRTY) {
                 dirty[zi] += 1;
                 if let Some(b) = bdi_dirty.get_mut(inode.bdi) {
@@ -372,6 +403,14 @@ pub fn check(k: &Kernel) -> Result<(), String> {
                 }
             }
         }
+        let n = &inode.nfs;
+        let committing = n.committing.len() as u64;
+        if n.npages != requests || n.ncommit + committing != private {
+            return Err(format!(
+                "invariant 'NFS requests' violated: inode {ino} ({}) counts {} requests and {} + {} unstable pages, its pages say {requests} and {private}",
+                inode.name, n.npages, n.ncommit, committing
+            ));
+        }
     }
     for pfn in 0..n as Pfn {
         if k.pages.test(pfn, PG_SWAPCACHE) && k.pages.test(pfn, PG_WRITEBACK) {
@@ -379,6 +418,14 @@ pub fn check(k: &Kernel) -> Result<(), String> {
         }
     }
     for z in &k.zones {
+        if z.stat(ZoneStat::nr_unstable) != unstable[z.idx] {
+            return Err(format!(
+                "invariant 'counters' violated: zone {} counts {} unstable NFS pages, its pages say {}",
+                z.name(),
+                z.stat(ZoneStat::nr_unstable),
+                unstable[z.idx]
+            ));
+        }
         if z.stat(ZoneStat::nr_dirty) != dirty[z.idx]
             || z.stat(ZoneStat::nr_writeback) != writeback[z.idx]
         {
@@ -393,6 +440,20 @@ pub fn check(k: &Kernel) -> Result<(), String> {
         }
     }
     for (i, b) in k.bdis.iter().enumerate() {
+        if let Some(c) = &b.nfs {
+            if c.congestion.writeback_pages() != b.writeback
+                || c.congestion.congested() != b.congested
+            {
+                return Err(format!(
+                    "invariant 'counters' violated: NFS mount {} counts {} pages in WRITEs (congested {}), its bdi {} (congested {})",
+                    b.name,
+                    c.congestion.writeback_pages(),
+                    c.congestion.congested(),
+                    b.writeback,
+                    b.congested
+                ));
+            }
+        }
         if b.reclaimable != bdi_dirty[i] || b.writeback != bdi_writeback[i] {
             return Err(format!(
                 "invariant 'counters' violated: device {} counts {} reclaimable and {} writeback pages, its files hold {} and {}",

@@ -1427,6 +1427,11 @@ pub fn mark_buffer_dirty(
     if k.pages.test(pfn, super::page::PG_DIRTY) {
         return false;
     }
+    // On NFS the write request is set up first (`nfs_updatepage`): an unstable page
+    // leaves the commit list.
+    if k.bdis[page_bdi(k, pfn)].fs == crate::scenario::Filesystem::Nfs {
+        crate::fs::nfs::nfs_updatepage(k, pfn);
+    }
     k.pages.set(pfn, super::page::PG_DIRTY);
     account_page_dirtied(k, pfn, task);
     let ino = k.pages.mapping[pfn as usize] as usize;

@@ -15,6 +15,7 @@ use super::page::{Pfn, PG_LOCKED, PG_READAHEAD, PG_UPTODATE, PG_WRITEBACK};
 use super::page_alloc::{alloc_pages, AllocError};
 use super::{filemap, Gfp, World};
 use crate::block::{Bio, Dir};
+use crate::fs::nfs;
 use crate::mm::backing_dev::{submit_bio, PAGE_SECTORS};
 
 /// `VM_MAX_READAHEAD`: 128 KiB, in pages.
@@ -54,7 +55,8 @@ pub fn get_next_ra_size(cur: u64, max: u64) -> u64 {
 
 /// Read the missing pages of `[start, start + nr)` of `ino`: allocate them, put them in the
 /// page cache locked, mark the one at `mark` PG_readahead, and submit the reads
-/// (`__do_page_cache_readahead`). Pages past the end of the file are not read.
+/// (`__do_page_cache_readahead`). Pages past the end of the file are not read. On NFS
+/// (`nfs_readpages`) the pages go into READ RPCs of up to `rsize`, sent at the end.
 async fn do_page_cache_readahead(
     w: &World,
     ino: usize,
@@ -63,11 +65,25 @@ async fn do_page_cache_readahead(
     mark: u64,
 ) -> Result<(), AllocError> {
     let end = (start + nr).min(w.borrow().inodes[ino].size_pages);
+    let mut nfs_desc = {
+        let mut k = w.borrow_mut();
+        nfs::is_nfs_inode(&k, ino).then(|| {
+            nfs::nfs_pageio_init(&mut k, ino, nfs::WriteHow::Read, nfs::RpcPriority::Normal)
+        })
+    };
     for index in start..end {
         if filemap::find_get_page(&w.borrow(), ino, index).is_some() {
             continue;
         }
-        let pfn = alloc_pages(w, Gfp::HIGHUSER_MOVABLE, 0).await?;
+        let pfn = match alloc_pages(w, Gfp::HIGHUSER_MOVABLE, 0).await {
+            Ok(pfn) => pfn,
+            Err(e) => {
+                if let Some(d) = nfs_desc {
+                    nfs::nfs_pageio_complete(&mut w.borrow_mut(), d);
+                }
+                return Err(e);
+            }
+        };
         let (bdi, sector) = {
             let mut k = w.borrow_mut();
             if filemap::find_get_page(&k, ino, index).is_some() {
@@ -79,6 +95,10 @@ async fn do_page_cache_readahead(
                 .unwrap_or(index * PAGE_SECTORS as u64);
             k.pages.flags[pfn as usize] = PG_LOCKED | if index == mark { PG_READAHEAD } else { 0 };
             filemap::add_to_page_cache_lru(&mut k, pfn, ino, index);
+            if let Some(d) = nfs_desc.as_mut() {
+                nfs::nfs_pageio_add(&mut k, d, index, pfn);
+                continue;
+            }
             (k.inodes[ino].bdi, sector)
         };
         let bio = Bio {
@@ -89,6 +109,9 @@ async fn do_page_cache_readahead(
             tag: pfn as u64,
         };
         submit_bio(w, bdi, bio).await;
+    }
+    if let Some(d) = nfs_desc {
+        nfs::nfs_pageio_complete(&mut w.borrow_mut(), d);
     }
     Ok(())
 }

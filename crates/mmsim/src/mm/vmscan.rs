@@ -496,6 +496,11 @@ pub fn page_check_dirty_writeback(k: &Kernel, pfn: Pfn) -> (bool, bool) {
         return (false, false);
     }
     let flags = (k.pages.test(pfn, PG_DIRTY), k.pages.test(pfn, PG_WRITEBACK));
+    // LD patch 8 (`nfs_is_dirty_writeback`): `nfs_check_dirty_writeback`. mmsim applies it
+    // with its own switch, whether or not patch 7's buffer-head hook is on.
+    if k.sw.on(Switch::NfsDirtyWritebackHook) && crate::fs::nfs::is_nfs_page(k, pfn) {
+        return crate::fs::nfs::nfs_check_dirty_writeback(k, pfn, flags.0, flags.1);
+    }
     if !k.pages.test(pfn, PG_PRIVATE) {
         return flags;
     }
@@ -574,6 +579,11 @@ fn fs_writepage_for_reclaim(k: &mut Kernel, pfn: Pfn, bdi: usize, kswapd: bool) 
         super::page_writeback::redirty_page_for_writepage(k, pfn);
         return;
     }
+    if k.bdis[bdi].nfs.is_some() {
+        // A FILE_SYNC WRITE RPC; it never waits for a request.
+        crate::fs::nfs::nfs_writepage(k, pfn);
+        return;
+    }
     let sector = crate::fs::fs_writeback::map_block(k, ino, index);
     let needs_io = !fs.uses_buffer_heads() || buffer::block_write_needs_io(k, pfn);
     if needs_io && !backing_dev::queue_has_room(k, bdi) {
@@ -610,6 +620,8 @@ enum Verdict {
     /// `pageout` of a swap page found the swap device's request pool empty: sleep for a
     /// request (`get_request`), then take the page again.
     WaitForRequest(usize),
+    /// `nfs_release_page` for direct reclaim: wait for a COMMIT of this inode, then retry.
+    WaitForCommit(usize),
 }
 
 /// An anonymous page whose owner has exited while reclaim or IO held it.
@@ -780,6 +792,13 @@ fn shrink_one_page(
     {
         return Verdict::Activate;
     }
+    // try_to_release_page: an NFS page awaiting COMMIT is not freeable (`nfs_release_page`).
+    if file && k.pages.test(pfn, PG_PRIVATE) && crate::fs::nfs::is_nfs_page(k, pfn) {
+        return match crate::fs::nfs::nfs_release_page(k, pfn, sc.gfp, sc.kswapd) {
+            crate::fs::nfs::ReleasePage::Busy => Verdict::Activate,
+            crate::fs::nfs::ReleasePage::WaitForCommit(ino) => Verdict::WaitForCommit(ino),
+        };
+    }
 
     // __remove_mapping: a clean, unmapped page leaves the swap cache and is freed.
     if k.pages.mapped(pfn) {
@@ -790,6 +809,25 @@ fn shrink_one_page(
     } else if file {
         super::filemap::delete_from_page_cache(k, pfn);
     }
+    Verdict::Free
+}
+
+/// The rest of `shrink_page_list` for an NFS page after `nfs_release_page` waited for its
+/// COMMIT: released if the COMMIT made it stable, then `__remove_mapping` if nothing else
+/// holds it.
+fn release_after_commit(k: &mut Kernel, pfn: Pfn) -> Verdict {
+    if k.pages.test(pfn, PG_TRUNCATED) {
+        // Truncated while we waited: the last reference is ours.
+        k.pages.clear(pfn, PG_DIRTY | PG_TRUNCATED);
+        return Verdict::Free;
+    }
+    if k.pages.test(pfn, PG_PRIVATE) {
+        return Verdict::Activate;
+    }
+    if k.pages.test(pfn, PG_DIRTY | PG_WRITEBACK | PG_LOCKED) || k.pages.mapped(pfn) {
+        return Verdict::Keep;
+    }
+    super::filemap::delete_from_page_cache(k, pfn);
     Verdict::Free
 }
 
@@ -809,11 +847,17 @@ pub async fn shrink_page_list(
     let mut after_wait = false;
     while i < list.len {
         let pfn = list.pfns[i];
-        let verdict = {
+        let mut verdict = {
             let mut k = w.borrow_mut();
             shrink_one_page(&mut k, zi, sc, st, pfn, after_wait)
         };
         after_wait = false;
+        if let Verdict::WaitForCommit(ino) = verdict {
+            // nfs_release_page(FLUSH_SYNC) holds the page locked while the COMMIT runs.
+            charge(w, sc).await;
+            crate::fs::nfs::nfs_commit_inode(w, ino).await;
+            verdict = release_after_commit(&mut w.borrow_mut(), pfn);
+        }
         match verdict {
             Verdict::WaitForRequest(bdi) => {
                 charge(w, sc).await;
@@ -869,7 +913,7 @@ pub async fn shrink_page_list(
                 list.pfns[kept] = pfn;
                 kept += 1;
             }
-            Verdict::Keep | Verdict::Cull => {
+            Verdict::Keep | Verdict::Cull | Verdict::WaitForCommit(_) => {
                 list.pfns[kept] = pfn;
                 kept += 1;
             }

@@ -13,6 +13,7 @@ pub const COLUMNS: &[&str] = &[
     "nr_free_pages_normal",
     "nr_dirty",
     "nr_writeback",
+    "nr_unstable",
     "nr_anon_pages",
     "nr_file_pages",
     "nr_active_anon",

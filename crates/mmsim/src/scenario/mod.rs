@@ -19,6 +19,7 @@ mod units;
 pub use parse::{load, load_str};
 pub use units::{parse_duration, parse_size};
 
+use crate::block::{self, DeviceError};
 use std::fmt;
 
 /// Simulated nanoseconds.
@@ -71,6 +72,8 @@ pub struct BlockDevice {
     pub nr_requests: u32,
     /// `queue/scheduler`.
     pub scheduler: Scheduler,
+    /// Overrides of the device model's parameters.
+    pub params: DeviceParams,
 }
 
 impl BlockDevice {
@@ -83,8 +86,115 @@ impl BlockDevice {
             filesystem: Filesystem::Ext4,
             nr_requests: 128,
             scheduler: Scheduler::Deadline,
+            params: DeviceParams::default(),
         }
     }
+
+    /// An NFS mount of a 2 TB export over gigabit Ethernet, with the defaults of
+    /// `calibration.rs`.
+    pub fn nfs_mount(name: &str) -> BlockDevice {
+        BlockDevice {
+            kind: DeviceKind::Nfs,
+            filesystem: Filesystem::Nfs,
+            ..BlockDevice::ext4_hdd(name)
+        }
+    }
+
+    /// The device's timing model: its kind's defaults with `params` applied, checked by the
+    /// model's own constructor (an impossible value is a [`DeviceError`]).
+    pub fn model(&self) -> Result<Box<dyn block::Device>, DeviceError> {
+        use crate::block::device::*;
+        let p = &self.params;
+        // A disk's parameters: `seek` scales the whole seek curve, `bandwidth` the zoned
+        // transfer rates.
+        let hdd = |name: &str, sectors: u64| -> Result<Box<dyn block::Device>, DeviceError> {
+            let mut h = HddParams::desktop_7200();
+            h.sectors = sectors;
+            if let Some(rpm) = p.rpm {
+                h.rpm = rpm;
+            }
+            if let Some(seek) = p.seek {
+                let scale = |t: Nanos| scale_u64(t, seek, HDD_7200_AVG_SEEK);
+                h.track_to_track = scale(h.track_to_track);
+                h.full_stroke = scale(h.full_stroke);
+                h.avg_seek = seek;
+            }
+            if let Some(bw) = p.bandwidth {
+                h.transfer_rate_inner = scale_u64(h.transfer_rate_inner, bw, h.transfer_rate_outer);
+                h.transfer_rate_outer = bw;
+            }
+            Ok(Box::new(block::Hdd::new(name, h)?))
+        };
+        let read_write = |read: u64, write: u64| {
+            (
+                p.read_bandwidth.or(p.bandwidth).unwrap_or(read),
+                p.bandwidth.unwrap_or(write),
+            )
+        };
+        let name = self.name.as_str();
+        Ok(match self.kind {
+            DeviceKind::Hdd => hdd(name, self.size / block::SECTOR_SIZE)?,
+            DeviceKind::Ssd => {
+                let (r, w) = read_write(SSD_READ_BW, SSD_WRITE_BW);
+                Box::new(block::Ssd::new(name, SSD_OVERHEAD, r, w)?)
+            }
+            DeviceKind::Usb => {
+                let (r, w) = read_write(USB_READ_BW, USB_WRITE_BW);
+                Box::new(block::UsbStick::new(
+                    name,
+                    r,
+                    w,
+                    USB_COPY_BW,
+                    USB_OVERHEAD,
+                    USB_ERASE_BLOCK,
+                    USB_OPEN_UNITS,
+                )?)
+            }
+            DeviceKind::Raid0 { members } => {
+                let members = (0..members)
+                    .map(|i| hdd(&format!("{name}/{i}"), HDD_7200_SECTORS))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Box::new(block::Raid0::new(name, members, RAID0_CHUNK_SECTORS)?)
+            }
+            DeviceKind::Nfs => Box::new(block::Nfs::new(
+                name,
+                p.bandwidth.unwrap_or(NFS_NET_BW),
+                p.latency.unwrap_or(NFS_RTT),
+                p.server_bandwidth.unwrap_or(NFS_SERVER_DISK_BW),
+                NFS_COMMIT_COST,
+                p.wsize
+                    .map_or(NFS_WSIZE_SECTORS, |b| (b / block::SECTOR_SIZE) as u32),
+            )?),
+        })
+    }
+}
+
+/// `v * num / den` without overflow, saturating.
+fn scale_u64(v: u64, num: u64, den: u64) -> u64 {
+    (u128::from(v) * u128::from(num) / u128::from(den.max(1))).min(u128::from(u64::MAX)) as u64
+}
+
+/// Overrides of a device model's parameters (the optional `[[device]]` keys); `None` keeps
+/// the kind's default (`block::device`, `calibration.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceParams {
+    /// `bandwidth`, bytes per second. hdd and raid0 members: the outer-track rate (the
+    /// inner-track rate keeps its default ratio to it); ssd and usb: the write rate, and the
+    /// read rate unless `read_bandwidth` is given; nfs: the network's payload rate.
+    pub bandwidth: Option<u64>,
+    /// `read_bandwidth` (ssd, usb): the sequential read rate.
+    pub read_bandwidth: Option<u64>,
+    /// `rpm` (hdd, raid0 members).
+    pub rpm: Option<u32>,
+    /// `seek` (hdd, raid0 members): the average seek; the track-to-track and full-stroke
+    /// times scale with it.
+    pub seek: Option<Nanos>,
+    /// `latency` (nfs): the network round trip.
+    pub latency: Option<Nanos>,
+    /// `server_bandwidth` (nfs): the rate at which the server's disk takes the data.
+    pub server_bandwidth: Option<u64>,
+    /// `wsize` (nfs): bytes per WRITE and READ RPC.
+    pub wsize: Option<u64>,
 }
 
 /// Device models (`block::device`), with their 2012-2013 defaults.
@@ -98,6 +208,8 @@ pub enum DeviceKind {
     Usb,
     /// md RAID0 of `members` 7200 rpm disks.
     Raid0 { members: u32 },
+    /// An NFS mount: a server reached over gigabit Ethernet (`block::Nfs`).
+    Nfs,
 }
 
 /// Filesystems: what block placement and reclaim's `writepage` depend on (the behaviour is
@@ -118,6 +230,10 @@ pub enum Filesystem {
     Btrfs,
     /// No filesystem (a raw block device or a swap partition).
     Raw,
+    /// An NFS mount (`type = "nfs"` only): no block allocation; pages go to the server in
+    /// WRITE RPCs and stay "unstable" until a COMMIT; reclaim's `writepage` writes
+    /// FILE_SYNC.
+    Nfs,
 }
 
 /// Elevators.

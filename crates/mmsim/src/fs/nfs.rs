@@ -1,0 +1,680 @@
+//! The NFS client's page-cache side (`fs/nfs/write.c`, `fs/nfs/file.c`, `fs/nfs/pagelist.c`,
+//! `fs/nfs/read.c` of 3.x; `kernel-writeback.md` §3.3, §8): WRITE RPCs of up to `wsize`
+//! built by a page-IO descriptor, unstable pages awaiting COMMIT, `nfs_write_inode` and its
+//! defer rule, the mount's own congestion, and reclaim's `releasepage` and
+//! `is_dirty_writeback` hooks. A mount's RPC slots ([`rpc_slot`]) carry its WRITE, COMMIT
+//! and READ calls to the server model (`block::Nfs`); nothing of an NFS mount goes through
+//! a block request queue.
+//!
+//! Page states on an NFS mount:
+//! - dirty: PG_dirty;
+//! - in a WRITE RPC: PG_writeback, counted in the mount's congestion (`nfss->writeback`);
+//! - unstable (the server answered UNSTABLE; the page awaits a COMMIT): PG_private, neither
+//!   dirty nor under writeback, counted in NR_UNSTABLE_NFS and in the bdi's reclaimable
+//!   pages.
+//!
+//! mmsim deviation: the kernel attaches a write request (and PG_private) to a page from the
+//! `write()` that dirties it until the request is freed; mmsim sets PG_private only while the
+//! page awaits COMMIT and counts requests per inode ([`NfsInode::npages`]). A page with a
+//! request is exactly one that is dirty, under a WRITE or PG_private, which is what the
+//! `is_dirty_writeback` hook tests. A `write()` to an unstable page takes it off the commit
+//! list first (`nfs_updatepage` → `nfs_clear_request_commit`), so PG_private never goes
+//! with PG_dirty or PG_writeback.
+//!
+//! Not modelled: COMMIT verifier mismatches (the server never reboots), RPC errors and
+//! retransmits, delegations, pNFS, `launder_page`, O_DIRECT, `nfs_flush_incompatible`.
+
+use super::fs_writeback::__mark_inode_dirty;
+use super::inode::{NfsInode, I_DIRTY_DATASYNC};
+use crate::block::NfsCongestion;
+use crate::calibration::PAGE_SIZE;
+use crate::engine::{self, Nanos, WaitQueueId};
+use crate::mm::page::{Pfn, PG_DIRTY, PG_PRIVATE, PG_WRITEBACK};
+use crate::mm::page_writeback::test_set_page_writeback;
+use crate::mm::vmstat::ZoneStat;
+use crate::mm::{page_io, Gfp, Kernel, World};
+use crate::scenario::Filesystem;
+use std::collections::VecDeque;
+
+/// What an NFS mount has sent and the server has answered, for reports and tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NfsStats {
+    /// WRITE RPCs answered, and how many of them were FILE_SYNC.
+    pub write_rpcs: u64,
+    pub stable_write_rpcs: u64,
+    /// Bytes the server received in WRITEs.
+    pub bytes_written: u64,
+    /// COMMITs answered and the unstable pages they made stable.
+    pub commits: u64,
+    pub pages_committed: u64,
+    /// READ RPCs answered and the bytes they carried.
+    pub read_rpcs: u64,
+    pub bytes_read: u64,
+}
+
+/// One RPC: what it is, for which inode, on which pages.
+#[derive(Debug)]
+enum RpcKind {
+    /// WRITE; `stable` asks FILE_SYNC, otherwise UNSTABLE.
+    Write {
+        stable: bool,
+    },
+    /// COMMIT of the inode's `committing` pages.
+    Commit,
+    Read,
+}
+
+#[derive(Debug)]
+struct Rpc {
+    kind: RpcKind,
+    ino: usize,
+    pages: Vec<Pfn>,
+    priority: RpcPriority,
+}
+
+/// RPC priorities (`RPC_PRIORITY_LOW`, `_NORMAL`, `_HIGH`; `flush_task_priority`):
+/// background writeback is low, reclaim's writes high, the rest (COMMIT, READ, fsync's
+/// WRITEs) normal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RpcPriority {
+    Low = 0,
+    Normal = 1,
+    High = 2,
+}
+
+/// RPCs waiting to be sent: the transport's priority wait queue. Weighted round robin as
+/// `__rpc_find_next_queued_priority` does it: the level being served keeps the transport for
+/// up to 4^level RPCs, then the next lower non-empty level gets its turn (wrapping from the
+/// lowest to the highest). mmsim simplification: no batching by owner (`RPC_BATCH_COUNT`).
+#[derive(Debug, Default)]
+struct RpcQueue {
+    levels: [VecDeque<Rpc>; 3],
+    level: usize,
+    left: u32,
+}
+
+impl RpcQueue {
+    fn push(&mut self, rpc: Rpc) {
+        self.levels[rpc.priority as usize].push_back(rpc);
+    }
+
+    fn pop(&mut self) -> Option<Rpc> {
+        if self.left > 0 && !self.levels[self.level].is_empty() {
+            self.left -= 1;
+            return self.levels[self.level].pop_front();
+        }
+        let n = self.levels.len();
+        for step in 1..=n {
+            let l = (self.level + n - step) % n;
+            if !self.levels[l].is_empty() {
+                self.level = l;
+                self.left = (1u32 << (2 * l)) - 1;
+                return self.levels[l].pop_front();
+            }
+        }
+        None
+    }
+
+    fn len(&self) -> usize {
+        self.levels.iter().map(VecDeque::len).sum()
+    }
+}
+
+/// The client side of one NFS mount (`struct nfs_server` and its RPC transport).
+#[derive(Debug)]
+pub struct NfsClient {
+    /// `nfss->writeback` and the mount's async congestion bit.
+    pub congestion: NfsCongestion,
+    /// Pages per WRITE and READ RPC (`wsize`, `rsize`).
+    pub wsize_pages: u64,
+    /// RPCs waiting for a transport slot.
+    backlog: RpcQueue,
+    /// Idle RPC slots sleep here.
+    pub slot_wq: WaitQueueId,
+    /// Waiters for a COMMIT to finish (the `NFS_INO_COMMIT` bit waiters of every inode).
+    pub commit_wq: WaitQueueId,
+    /// Page lists of finished RPCs, reused so that sending allocates nothing.
+    spare: Vec<Vec<Pfn>>,
+    pub stats: NfsStats,
+}
+
+impl NfsClient {
+    /// A mount on a machine with `total_ram_pages`, sending `wsize_pages` per RPC.
+    pub fn new(
+        total_ram_pages: u64,
+        wsize_pages: u64,
+        slot_wq: WaitQueueId,
+        commit_wq: WaitQueueId,
+    ) -> NfsClient {
+        NfsClient {
+            congestion: NfsCongestion::new(total_ram_pages),
+            wsize_pages: wsize_pages.max(1),
+            backlog: RpcQueue::default(),
+            slot_wq,
+            commit_wq,
+            spare: Vec::new(),
+            stats: NfsStats::default(),
+        }
+    }
+
+    fn page_list(&mut self) -> Vec<Pfn> {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    fn recycle(&mut self, mut pages: Vec<Pfn>) {
+        pages.clear();
+        self.spare.push(pages);
+    }
+
+    /// RPCs not yet given a slot.
+    pub fn backlog_len(&self) -> usize {
+        self.backlog.len()
+    }
+}
+
+fn client(k: &mut Kernel, bdi: usize) -> &mut NfsClient {
+    k.bdis[bdi]
+        .nfs
+        .as_deref_mut()
+        .expect("NFS IO goes to an NFS mount")
+}
+
+/// Whether file `ino` is on an NFS mount.
+#[inline]
+pub fn is_nfs_inode(k: &Kernel, ino: usize) -> bool {
+    k.bdis[k.inodes[ino].bdi].fs == Filesystem::Nfs
+}
+
+/// Whether `pfn` is a page-cache page of an NFS file.
+#[inline]
+pub fn is_nfs_page(k: &Kernel, pfn: Pfn) -> bool {
+    k.pages.is_file_cache(pfn) && is_nfs_inode(k, k.pages.mapping[pfn as usize] as usize)
+}
+
+fn queue_rpc(k: &mut Kernel, bdi: usize, rpc: Rpc) {
+    let c = client(k, bdi);
+    c.backlog.push(rpc);
+    let q = c.slot_wq;
+    k.sched.wake_all(q);
+}
+
+// ---------------------------------------------------------------------------------------
+// Congestion (`nfs_set_page_writeback`, `nfs_end_page_writeback`).
+
+fn set_congested(k: &mut Kernel, bdi: usize, congested: bool) {
+    k.bdis[bdi].congested = congested;
+    if congested {
+        k.nr_bdi_congested_async += 1;
+    } else {
+        k.nr_bdi_congested_async -= 1;
+    }
+}
+
+/// `nfs_set_page_writeback`: the page enters a WRITE; the mount congests above ON.
+fn nfs_set_page_writeback(k: &mut Kernel, bdi: usize, pfn: Pfn) {
+    test_set_page_writeback(k, pfn);
+    if client(k, bdi).congestion.start_writeback(1) {
+        set_congested(k, bdi, true);
+    }
+}
+
+/// `nfs_end_page_writeback`: the WRITE is answered. Below OFF the congestion clears and, as
+/// `clear_bdi_congested` does on every call, `congestion_wait` sleepers are woken.
+fn nfs_end_page_writeback(k: &mut Kernel, bdi: usize, pfn: Pfn) {
+    page_io::end_page_writeback(k, pfn);
+    let c = client(k, bdi);
+    let cleared = c.congestion.end_writeback(1);
+    let below_off = c.congestion.writeback_pages() < c.congestion.off;
+    if cleared {
+        set_congested(k, bdi, false);
+    }
+    if below_off {
+        let q = k.wq.congestion_async;
+        k.sched.wake_all(q);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Building RPCs (`nfs_pageio_descriptor`).
+
+/// How a descriptor's WRITEs ask the server to store the data (`wb_priority`, 3.x).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteHow {
+    /// `FLUSH_COND_STABLE` (flusher, fsync): FILE_SYNC only if this call sends one RPC and
+    /// no page of the inode awaits COMMIT; otherwise UNSTABLE.
+    CondStable,
+    /// `FLUSH_STABLE` (reclaim's `writepage`): FILE_SYNC.
+    Stable,
+    /// Reads (`nfs_pageio_init_read`).
+    Read,
+}
+
+/// A page-IO descriptor: contiguous pages coalesced into one RPC of up to `wsize`.
+#[derive(Debug)]
+pub struct NfsPageio {
+    ino: usize,
+    bdi: usize,
+    how: WriteHow,
+    priority: RpcPriority,
+    pages: Vec<Pfn>,
+    next_index: u64,
+    /// `pg_moreio`: an RPC was sent because the next page did not fit.
+    moreio: bool,
+}
+
+/// `nfs_pageio_init_write` / `nfs_pageio_init_read` for file `ino`; `priority` of its
+/// RPCs.
+pub fn nfs_pageio_init(
+    k: &mut Kernel,
+    ino: usize,
+    how: WriteHow,
+    priority: RpcPriority,
+) -> NfsPageio {
+    let bdi = k.inodes[ino].bdi;
+    NfsPageio {
+        ino,
+        bdi,
+        how,
+        priority,
+        pages: client(k, bdi).page_list(),
+        next_index: 0,
+        moreio: false,
+    }
+}
+
+/// `nfs_pageio_add_request`: add page `index`. For a write the caller has cleared its dirty
+/// bit; it goes under writeback now. A page that does not continue the RPC, or one past
+/// `wsize`, sends the RPC so far first.
+pub fn nfs_pageio_add(k: &mut Kernel, d: &mut NfsPageio, index: u64, pfn: Pfn) {
+    let full = d.pages.len() as u64 >= client(k, d.bdi).wsize_pages;
+    if !d.pages.is_empty() && (index != d.next_index || full) {
+        d.moreio = true;
+        nfs_pageio_doio(k, d);
+    }
+    if d.how != WriteHow::Read {
+        nfs_set_page_writeback(k, d.bdi, pfn);
+    }
+    d.pages.push(pfn);
+    d.next_index = index + 1;
+}
+
+/// Send the descriptor's pages as one RPC (`nfs_generic_pg_writepages`). The FILE_SYNC
+/// decision of `FLUSH_COND_STABLE` is taken here, as `nfs_generic_pgio` takes it.
+fn nfs_pageio_doio(k: &mut Kernel, d: &mut NfsPageio) {
+    let kind = match d.how {
+        WriteHow::Read => RpcKind::Read,
+        WriteHow::Stable => RpcKind::Write { stable: true },
+        WriteHow::CondStable => RpcKind::Write {
+            stable: !d.moreio && k.inodes[d.ino].nfs.ncommit == 0,
+        },
+    };
+    let next = client(k, d.bdi).page_list();
+    let pages = std::mem::replace(&mut d.pages, next);
+    queue_rpc(
+        k,
+        d.bdi,
+        Rpc {
+            kind,
+            ino: d.ino,
+            pages,
+            priority: d.priority,
+        },
+    );
+}
+
+/// `nfs_pageio_complete`: send what is left.
+pub fn nfs_pageio_complete(k: &mut Kernel, mut d: NfsPageio) {
+    if !d.pages.is_empty() {
+        nfs_pageio_doio(k, &mut d);
+    }
+    client(k, d.bdi).recycle(d.pages);
+}
+
+/// `nfs_writepage` from reclaim (`FLUSH_STABLE`): one page, one FILE_SYNC WRITE. The
+/// caller has cleared its dirty bit. Never sleeps.
+pub fn nfs_writepage(k: &mut Kernel, pfn: Pfn) {
+    let ino = k.pages.mapping[pfn as usize] as usize;
+    let index = k.pages.index[pfn as usize] as u64;
+    let mut d = nfs_pageio_init(k, ino, WriteHow::Stable, RpcPriority::High);
+    nfs_pageio_add(k, &mut d, index, pfn);
+    nfs_pageio_complete(k, d);
+}
+
+// ---------------------------------------------------------------------------------------
+// Requests and the commit list.
+
+/// `nfs_updatepage` for a page about to be dirtied by `write()` (it is not dirty now): an
+/// unstable page leaves the commit list, its request staying; a page with no request gets
+/// one.
+pub fn nfs_updatepage(k: &mut Kernel, pfn: Pfn) {
+    let ino = k.pages.mapping[pfn as usize] as usize;
+    if k.pages.test(pfn, PG_PRIVATE) {
+        nfs_clear_request_commit(k, ino, pfn);
+    } else if !k.pages.test(pfn, PG_WRITEBACK) {
+        k.inodes[ino].nfs.npages += 1;
+    }
+}
+
+/// `nfs_mark_request_commit` (with `nfs_mark_page_unstable`): the server answered UNSTABLE.
+fn nfs_mark_request_commit(k: &mut Kernel, ino: usize, pfn: Pfn) {
+    k.pages.set(pfn, PG_PRIVATE);
+    let zi = k.page_zone(pfn);
+    k.zones[zi].mod_stat(ZoneStat::nr_unstable, 1);
+    let bdi = k.inodes[ino].bdi;
+    k.bdis[bdi].reclaimable += 1;
+    k.inodes[ino].nfs.ncommit += 1;
+    __mark_inode_dirty(k, ino, I_DIRTY_DATASYNC);
+}
+
+/// The unstable accounting of one page goes (`nfs_clear_page_commit`).
+fn nfs_clear_page_commit(k: &mut Kernel, ino: usize, pfn: Pfn) {
+    k.pages.clear(pfn, PG_PRIVATE);
+    let zi = k.page_zone(pfn);
+    k.zones[zi].mod_stat(ZoneStat::nr_unstable, -1);
+    let bdi = k.inodes[ino].bdi;
+    k.bdis[bdi].reclaimable -= 1;
+}
+
+/// `nfs_clear_request_commit`: an unstable page stops awaiting COMMIT without being
+/// committed (rewritten or truncated). If the COMMIT in flight covers it, it leaves that
+/// COMMIT's list.
+fn nfs_clear_request_commit(k: &mut Kernel, ino: usize, pfn: Pfn) {
+    nfs_clear_page_commit(k, ino, pfn);
+    let n = &mut k.inodes[ino].nfs;
+    match n.committing.binary_search(&pfn) {
+        Ok(i) => {
+            n.committing.remove(i);
+        }
+        Err(_) => n.ncommit -= 1,
+    }
+}
+
+/// Whether `pfn` is in the COMMIT in flight for its inode (its request is locked then:
+/// truncation waits for it). The queue to wait on, if so.
+pub fn nfs_page_in_commit(k: &Kernel, pfn: Pfn) -> Option<WaitQueueId> {
+    let ino = k.pages.mapping[pfn as usize] as usize;
+    let n = &k.inodes[ino].nfs;
+    if n.commit_in_flight && n.committing.binary_search(&pfn).is_ok() {
+        let bdi = k.inodes[ino].bdi;
+        k.bdis[bdi].nfs.as_deref().map(|c| c.commit_wq)
+    } else {
+        None
+    }
+}
+
+/// `nfs_invalidate_page` → `nfs_wb_page_cancel` of truncation: the page's request goes
+/// unwritten. The caller has waited for its WRITE and its COMMIT; it cancels the dirty
+/// accounting itself.
+pub fn nfs_invalidate_page(k: &mut Kernel, pfn: Pfn) {
+    let ino = k.pages.mapping[pfn as usize] as usize;
+    if k.pages.test(pfn, PG_PRIVATE) {
+        nfs_clear_request_commit(k, ino, pfn);
+        k.inodes[ino].nfs.npages -= 1;
+    } else if k.pages.test(pfn, PG_DIRTY) {
+        k.inodes[ino].nfs.npages -= 1;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// COMMIT.
+
+/// `nfs_scan_commit` + `nfs_commit_list`: every page on the commit list goes into one
+/// COMMIT. The caller holds the commit "lock" (none in flight). Returns the pages.
+fn nfs_commit_start(k: &mut Kernel, ino: usize) -> u64 {
+    let mut list = std::mem::take(&mut k.inodes[ino].nfs.committing);
+    list.clear();
+    list.extend(
+        k.inodes[ino]
+            .cached()
+            .map(|(_, pfn)| pfn)
+            .filter(|&pfn| k.pages.test(pfn, PG_PRIVATE)),
+    );
+    list.sort_unstable();
+    let n = &mut k.inodes[ino].nfs;
+    debug_assert_eq!(
+        list.len() as u64,
+        n.ncommit,
+        "the commit list is the unstable pages"
+    );
+    let count = list.len() as u64;
+    n.committing = list;
+    n.ncommit = 0;
+    n.commit_in_flight = true;
+    let bdi = k.inodes[ino].bdi;
+    let pages = client(k, bdi).page_list();
+    queue_rpc(
+        k,
+        bdi,
+        Rpc {
+            kind: RpcKind::Commit,
+            ino,
+            pages,
+            priority: RpcPriority::Normal,
+        },
+    );
+    count
+}
+
+/// `nfs_commit_inode(inode, 0)`: send a COMMIT of the commit list without waiting. If one
+/// is in flight already, none is sent. Either way the inode stays `I_DIRTY_DATASYNC`, so a
+/// later writeback makes sure the data is stable. Returns the pages sent.
+pub fn nfs_commit_inode_nowait(k: &mut Kernel, ino: usize) -> u64 {
+    let n = &k.inodes[ino].nfs;
+    if !n.commit_in_flight && n.ncommit == 0 {
+        return 0;
+    }
+    let sent = if n.commit_in_flight {
+        0
+    } else {
+        nfs_commit_start(k, ino)
+    };
+    __mark_inode_dirty(k, ino, I_DIRTY_DATASYNC);
+    sent
+}
+
+/// `nfs_commit_inode(inode, FLUSH_SYNC)`: wait for a COMMIT in flight, send one of the
+/// commit list and wait for it. Returns the pages it made stable.
+pub async fn nfs_commit_inode(w: &World, ino: usize) -> u64 {
+    loop {
+        let q = {
+            let k = w.borrow();
+            if !k.inodes[ino].nfs.commit_in_flight {
+                break;
+            }
+            client_wq(&k, ino)
+        };
+        engine::wait_event(w, q, None, false).await;
+    }
+    let sent = {
+        let mut k = w.borrow_mut();
+        if k.inodes[ino].nfs.ncommit == 0 {
+            return 0;
+        }
+        nfs_commit_start(&mut k, ino)
+    };
+    loop {
+        let q = {
+            let k = w.borrow();
+            if !k.inodes[ino].nfs.commit_in_flight {
+                return sent;
+            }
+            client_wq(&k, ino)
+        };
+        engine::wait_event(w, q, None, false).await;
+    }
+}
+
+fn client_wq(k: &Kernel, ino: usize) -> WaitQueueId {
+    let bdi = k.inodes[ino].bdi;
+    k.bdis[bdi]
+        .nfs
+        .as_deref()
+        .expect("an NFS inode is on an NFS mount")
+        .commit_wq
+}
+
+/// `nfs_write_inode` → `nfs_commit_unstable_pages` for the flusher (`WB_SYNC_NONE`):
+/// nothing if no page awaits COMMIT; deferred (the inode stays `I_DIRTY_DATASYNC`) while
+/// at most half of the inode's requests await it, since WRITEs are still outstanding;
+/// otherwise a COMMIT without waiting. Returns the pages committed, which count against
+/// the flusher's `nr_to_write` (at most `nr_to_write`).
+pub fn nfs_write_inode(k: &mut Kernel, ino: usize, nr_to_write: u64) -> u64 {
+    let n = &k.inodes[ino].nfs;
+    if n.ncommit == 0 {
+        return 0;
+    }
+    if n.ncommit <= n.npages >> 1 {
+        __mark_inode_dirty(k, ino, I_DIRTY_DATASYNC);
+        return 0;
+    }
+    nfs_commit_inode_nowait(k, ino).min(nr_to_write)
+}
+
+// ---------------------------------------------------------------------------------------
+// Reclaim hooks.
+
+/// What `nfs_release_page` leaves reclaim to do with an unstable page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReleasePage {
+    /// The page cannot be freed now (PG_private): activate it.
+    Busy,
+    /// Direct reclaim with a `GFP_KERNEL` mask: wait for the inode's COMMIT
+    /// ([`nfs_commit_inode`]), then try again.
+    WaitForCommit(usize),
+}
+
+/// `nfs_release_page` for an unstable page (`try_to_release_page` of `shrink_page_list`):
+/// with a mask that allows IO and FS calls it commits the inode, synchronously for direct
+/// reclaim, without waiting for kswapd (which must not block on the server); the page is
+/// not freeable while it has PG_private.
+pub fn nfs_release_page(k: &mut Kernel, pfn: Pfn, gfp: Gfp, kswapd: bool) -> ReleasePage {
+    let ino = k.pages.mapping[pfn as usize] as usize;
+    if gfp.has(Gfp::KERNEL.0) {
+        if !kswapd {
+            return ReleasePage::WaitForCommit(ino);
+        }
+        nfs_commit_inode_nowait(k, ino);
+    }
+    ReleasePage::Busy
+}
+
+/// `nfs_check_dirty_writeback` (LD patch 8), applied where the kernel calls the hook: on a
+/// page with a request (`page_has_private`). Pages of an inode with a COMMIT in flight count
+/// as under writeback, since they will soon be freeable; otherwise a page with a request
+/// counts as dirty, since an unstable page is not going to be cleaned soon.
+pub fn nfs_check_dirty_writeback(
+    k: &Kernel,
+    pfn: Pfn,
+    dirty: bool,
+    writeback: bool,
+) -> (bool, bool) {
+    if !(dirty || writeback || k.pages.test(pfn, PG_PRIVATE)) {
+        return (dirty, writeback);
+    }
+    let ino = k.pages.mapping[pfn as usize] as usize;
+    if k.inodes[ino].nfs.commit_in_flight {
+        (dirty, true)
+    } else {
+        (true, writeback)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The RPC slots and completions.
+
+/// One RPC slot of a mount (the sunrpc slot table holds `NFS_RPC_SLOTS`): take the oldest
+/// RPC, hold it for the server model's answer, complete it.
+pub async fn rpc_slot(w: World, bdi: usize) {
+    loop {
+        let (rpc, q) = {
+            let mut k = w.borrow_mut();
+            let c = client(&mut k, bdi);
+            (c.backlog.pop(), c.slot_wq)
+        };
+        let Some(rpc) = rpc else {
+            engine::wait_event(&w, q, None, false).await;
+            continue;
+        };
+        let t = {
+            let mut k = w.borrow_mut();
+            let now = k.sched.now();
+            let bytes = rpc.pages.len() as u64 * PAGE_SIZE;
+            let server = k.bdis[bdi]
+                .device
+                .as_nfs()
+                .expect("an NFS mount's device is the NFS model");
+            let (t, what): (Nanos, &str) = match rpc.kind {
+                RpcKind::Write { stable } => (server.write_rpc(bytes, stable, now), "WRITE"),
+                RpcKind::Commit => (server.commit(now), "COMMIT"),
+                RpcKind::Read => (server.read_rpc(bytes, now), "READ"),
+            };
+            if !crate::mm::backing_dev::check_service_time(&mut k, bdi, t, what, bytes) {
+                return;
+            }
+            t
+        };
+        engine::sleep(&w, t).await;
+        let mut k = w.borrow_mut();
+        match rpc.kind {
+            RpcKind::Write { stable } => nfs_write_completion(&mut k, bdi, &rpc, stable),
+            RpcKind::Commit => nfs_commit_release_pages(&mut k, bdi, rpc.ino),
+            RpcKind::Read => nfs_read_completion(&mut k, bdi, &rpc),
+        }
+        client(&mut k, bdi).recycle(rpc.pages);
+    }
+}
+
+/// `nfs_write_completion`: a FILE_SYNC page is clean and its request goes; an UNSTABLE one
+/// joins the commit list; a page dirtied again meanwhile keeps its request for the next
+/// WRITE. Then `end_page_writeback`.
+fn nfs_write_completion(k: &mut Kernel, bdi: usize, rpc: &Rpc, stable: bool) {
+    for &pfn in &rpc.pages {
+        if !k.pages.test(pfn, PG_DIRTY) {
+            if stable {
+                k.inodes[rpc.ino].nfs.npages -= 1;
+            } else {
+                nfs_mark_request_commit(k, rpc.ino, pfn);
+            }
+        }
+        nfs_end_page_writeback(k, bdi, pfn);
+    }
+    let s = &mut client(k, bdi).stats;
+    s.write_rpcs += 1;
+    s.stable_write_rpcs += stable as u64;
+    s.bytes_written += rpc.pages.len() as u64 * PAGE_SIZE;
+}
+
+/// `nfs_commit_release_pages`: the COMMIT's pages are stable: clean, request freed.
+fn nfs_commit_release_pages(k: &mut Kernel, bdi: usize, ino: usize) {
+    let list = std::mem::take(&mut k.inodes[ino].nfs.committing);
+    for &pfn in &list {
+        debug_assert!(
+            k.pages.test(pfn, PG_PRIVATE),
+            "committing pages are unstable"
+        );
+        nfs_clear_page_commit(k, ino, pfn);
+        k.inodes[ino].nfs.npages -= 1;
+        let q = k.wq.page(pfn);
+        k.sched.wake_all(q);
+    }
+    let committed = list.len() as u64;
+    let n: &mut NfsInode = &mut k.inodes[ino].nfs;
+    n.committing = list;
+    n.committing.clear();
+    n.commit_in_flight = false;
+    let c = client(k, bdi);
+    c.stats.commits += 1;
+    c.stats.pages_committed += committed;
+    let q = c.commit_wq;
+    k.sched.wake_all(q);
+}
+
+/// A READ is answered: its pages are uptodate and unlocked.
+fn nfs_read_completion(k: &mut Kernel, bdi: usize, rpc: &Rpc) {
+    for &pfn in &rpc.pages {
+        page_io::end_page_read(k, pfn);
+    }
+    let s = &mut client(k, bdi).stats;
+    s.read_rpcs += 1;
+    s.bytes_read += rpc.pages.len() as u64 * PAGE_SIZE;
+}
