@@ -678,3 +678,91 @@ fn nfs_read_completion(k: &mut Kernel, bdi: usize, rpc: &Rpc) {
     s.read_rpcs += 1;
     s.bytes_read += rpc.pages.len() as u64 * PAGE_SIZE;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::inode::Inode;
+    use crate::presets::Switch;
+
+    /// A 128 MiB machine with one NFS mount and one empty file on it.
+    fn mount() -> (World, usize) {
+        let w = crate::sim::boot_for_test(128, 0, "lessdisrupt-v7r10");
+        crate::sim::add_block_device(&w, &crate::scenario::BlockDevice::nfs_mount("nfs0")).unwrap();
+        let mut k = w.borrow_mut();
+        k.inodes.push(Inode::new("f", 0));
+        let ino = k.inodes.len() - 1;
+        drop(k);
+        (w, ino)
+    }
+
+    /// §8: `nfs_write_inode` defers the COMMIT while at most half of the inode's requests
+    /// await it (WRITEs are still outstanding), keeping the inode I_DIRTY_DATASYNC.
+    #[test]
+    fn write_inode_defers_the_commit_while_writes_are_outstanding() {
+        let (w, ino) = mount();
+        let mut k = w.borrow_mut();
+        k.inodes[ino].nfs.npages = 10;
+        k.inodes[ino].nfs.ncommit = 5;
+        assert_eq!(nfs_write_inode(&mut k, ino, 1024), 0);
+        assert_ne!(k.inodes[ino].state & I_DIRTY_DATASYNC, 0, "still to commit");
+        assert!(!k.inodes[ino].nfs.commit_in_flight);
+        // Nothing awaiting COMMIT: nothing to do, nothing re-marked.
+        k.inodes[ino].state = 0;
+        k.inodes[ino].nfs.ncommit = 0;
+        assert_eq!(nfs_write_inode(&mut k, ino, 1024), 0);
+        assert_eq!(k.inodes[ino].state & I_DIRTY_DATASYNC, 0);
+    }
+
+    /// LD patch 8: pages of an inode with a COMMIT in flight count as under writeback;
+    /// otherwise a page awaiting COMMIT counts as dirty; a page with no request is left as
+    /// its flags say.
+    #[test]
+    fn the_nfs_hook_reports_commit_state() {
+        let (w, ino) = mount();
+        let mut k = w.borrow_mut();
+        let pfn: Pfn = 5000;
+        k.pages.mapping[pfn as usize] = ino as u32;
+        assert_eq!(
+            nfs_check_dirty_writeback(&k, pfn, false, false),
+            (false, false)
+        );
+        k.pages.set(pfn, PG_PRIVATE);
+        assert_eq!(
+            nfs_check_dirty_writeback(&k, pfn, false, false),
+            (true, false)
+        );
+        k.inodes[ino].nfs.commit_in_flight = true;
+        assert_eq!(
+            nfs_check_dirty_writeback(&k, pfn, false, false),
+            (false, true)
+        );
+        k.pages.clear(pfn, PG_PRIVATE);
+        assert!(
+            k.sw.on(Switch::NfsDirtyWritebackHook),
+            "lessdisrupt has patch 8"
+        );
+    }
+
+    /// `nfs_release_page`: direct reclaim with GFP_KERNEL waits for the inode's COMMIT;
+    /// kswapd starts one without waiting; a mask without IO/FS only leaves the page.
+    #[test]
+    fn release_page_waits_only_in_direct_reclaim() {
+        let (w, ino) = mount();
+        let mut k = w.borrow_mut();
+        let pfn: Pfn = 5000;
+        k.pages.mapping[pfn as usize] = ino as u32;
+        assert_eq!(
+            nfs_release_page(&mut k, pfn, Gfp::KERNEL, false),
+            ReleasePage::WaitForCommit(ino)
+        );
+        assert_eq!(
+            nfs_release_page(&mut k, pfn, Gfp::KERNEL, true),
+            ReleasePage::Busy
+        );
+        assert_eq!(
+            nfs_release_page(&mut k, pfn, Gfp(0), false),
+            ReleasePage::Busy
+        );
+    }
+}
