@@ -373,6 +373,17 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
             };
             workload::memcachetest::spawn(w, idx, &wl.name, cfg, start);
         }
+        WorkloadKind::Sync => {
+            let t = w.borrow_mut().sched.spawn(&wl.name, async move {
+                workload::delay_start(&w2, idx, start).await;
+                crate::fs::fs_writeback::sys_sync(&w2).await;
+                let mut k = w2.borrow_mut();
+                let now = k.sched.now();
+                k.workloads[idx].io_done_at = Some(now);
+                workload::finished(&mut k, idx);
+            });
+            w.borrow_mut().mms[mm].task = Some(t);
+        }
         WorkloadKind::Parallelio(p) => {
             let bdi = w
                 .borrow()
@@ -576,6 +587,10 @@ pub fn summarise(
         match wl.kind {
             WorkloadKind::Parallelio(_) => {
                 m.extend(workload::parallelio::extract(&st.parallelio));
+            }
+            WorkloadKind::Sync => {
+                let secs_taken = st.io_done_at.map(|t| secs(t - st.started_at));
+                m.push(("sync_seconds".into(), secs_taken.unwrap_or(f64::NAN)));
             }
             WorkloadKind::Memcachetest { .. } => {
                 let ran = st

@@ -531,3 +531,26 @@ fn a_swap_partition_beside_a_filesystem_shares_the_disk() {
     let read = sda.diskstats.sectors_read;
     assert!(read <= 8 * r.vmstat("pswpin") && read + 8 * 128 >= 8 * r.vmstat("pswpin"));
 }
+
+/// `sync(2)` writes every dirty page and waits for it: a dd's pages, below the background
+/// threshold and not yet expired, are still dirty without it and all clean after it.
+#[test]
+fn sync_writes_every_dirty_page_and_waits() {
+    use mmsim::scenario::{DdConv, Workload, WorkloadKind};
+    let mut s = common::single_dd(2048, 64, 15);
+    if let WorkloadKind::Dd(dd) = &mut s.workloads[0].kind {
+        dd.conv = DdConv::None;
+    }
+    let without = run(&s, "3.9", 1, true);
+    assert!(without.vmstat("nr_dirty") > 0, "64 MiB stay dirty for 15 s");
+    s.workloads.push(Workload {
+        name: "sync".into(),
+        start: 10 * mmsim::engine::SEC,
+        kind: WorkloadKind::Sync,
+    });
+    let with = run(&s, "3.9", 1, true);
+    assert_eq!(with.vmstat("nr_dirty"), 0);
+    assert_eq!(with.vmstat("nr_writeback"), 0);
+    assert_eq!(with.vmstat("nr_written"), 64 * 256);
+    assert!(with.metric("sync", "sync_seconds").unwrap() > 0.0);
+}

@@ -5,9 +5,9 @@
 //! turns contiguous dirty pages into contiguous bios.
 //!
 //! Work items (§6.2): `wakeup_flusher_threads` (direct reclaim) queues one per dirty bdi,
-//! served before the periodic and background checks. mmsim deviation: `sync(2)` is not
-//! modelled; `fsync` and `fdatasync` write in the caller's context as the kernel does,
-//! through [`vfs_fsync_range`].
+//! served before the periodic and background checks. `sync(2)` is [`sys_sync`]; `fsync`
+//! and `fdatasync` write in the caller's context as the kernel does, through
+//! [`vfs_fsync_range`].
 
 use super::buffer::{self, BlockWrite};
 use super::inode::{I_DIRTY, I_DIRTY_DATASYNC, I_DIRTY_PAGES, I_SYNC};
@@ -360,6 +360,19 @@ pub async fn vfs_fsync_range(w: &World, ino: usize, range: Range<u64>, datasync:
     let on_nfs = nfs::is_nfs_inode(&w.borrow(), ino);
     if on_nfs {
         nfs::nfs_commit_inode(w, ino).await;
+    }
+}
+
+/// `sync(2)` (3.x, `kernel-writeback.md` §6.6): wake every flusher for all dirty pages
+/// (`wakeup_flusher_threads(0)`), then for each device write every dirty inode with
+/// WB_SYNC_ALL and wait for it (`sync_inodes_sb`; on NFS with its COMMIT). mmsim keeps no
+/// metadata, so `->sync_fs` and the block-device flush have nothing to do.
+pub async fn sys_sync(w: &World) {
+    wakeup_flusher_threads(&mut w.borrow_mut(), 0);
+    // Every inode: dirty ones are written, and writeback in flight is waited for.
+    let inodes = w.borrow().inodes.len();
+    for ino in 0..inodes {
+        vfs_fsync_range(w, ino, 0..u64::MAX, false).await;
     }
 }
 

@@ -380,6 +380,9 @@ pub enum WorkloadKind {
     Mmap(MmapParams),
     /// `type = "parallelio"`: MMTests' parallelio driver (see [`ParallelioParams`]).
     Parallelio(ParallelioParams),
+    /// `type = "sync"`: one `sync(2)` at `start`: every dirty page of every file written
+    /// and waited for (NFS: committed).
+    Sync,
 }
 
 /// `type = "parallelio"`: MMTests' parallelio driver (`mmtests.md` §6.1). A warm-up

@@ -42,7 +42,8 @@
 //! object_size = 1024        # size (integer bytes or string), 1..=4096, default 1024
 //!
 //! [[workload]]              # any number, including none
-//! type = "memcachetest"     # required: memcachetest, mem_eater, dd, cat, mmap or parallelio
+//! type = "memcachetest"     # required: memcachetest, mem_eater, dd, cat, mmap, parallelio
+//!                           # or sync (one sync(2) at `start`, no other keys)
 //! name = "mc"               # optional; default: the type name, then "-2", "-3"... for
 //!                           # repeats; names must be unique
 //! start = "0s"              # time, default "0s"
@@ -259,6 +260,7 @@ const WORKLOAD_TYPES: &[&str] = &[
     "cat",
     "mmap",
     "parallelio",
+    "sync",
 ];
 const COMMON_WORKLOAD_KEYS: &[&str] = &["type", "name", "start"];
 const MEMCACHETEST_KEYS: &[&str] = &[
@@ -1370,6 +1372,7 @@ fn assign_names(out: &mut [Workload], explicit: &[Option<String>]) {
             WorkloadKind::Dd(_) => "dd",
             WorkloadKind::Cat { .. } => "cat",
             WorkloadKind::Parallelio(_) => "parallelio",
+            WorkloadKind::Sync => "sync",
             WorkloadKind::Mmap(_) => "mmap",
         };
         let idx = match next.iter().position(|(t, _)| *t == ty) {
@@ -1421,13 +1424,14 @@ fn workload<'a>(
         &ty_item,
         "the workload type as a string, \"memcachetest\", \"mem_eater\", \"dd\", \"cat\", \"mmap\" or \"parallelio\"",
     )?;
-    const TYPES: [(&str, &[&str]); 6] = [
+    const TYPES: [(&str, &[&str]); 7] = [
         ("memcachetest", MEMCACHETEST_KEYS),
         ("mem_eater", MEM_EATER_KEYS),
         ("dd", DD_KEYS),
         ("cat", CAT_KEYS),
         ("mmap", MMAP_KEYS),
         ("parallelio", PARALLELIO_KEYS),
+        ("sync", &[]),
     ];
     let Some(&(_, own)) = TYPES.iter().find(|(name, _)| *name == ty) else {
         let e = ty_item.fail(
@@ -1489,6 +1493,7 @@ fn workload<'a>(
         "cat" => (cat(cx, t, devices)?, None, 0),
         "mmap" => (mmap(cx, t, devices)?, None, 0),
         "parallelio" => parallelio(cx, t, ram, devices)?,
+        "sync" => (WorkloadKind::Sync, None, 0),
         _ => (dd(cx, t, devices)?, None, 0),
     };
     let w = Workload {
