@@ -355,22 +355,7 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
             });
             w.borrow_mut().mms[mm].task = Some(t);
         }
-        WorkloadKind::Memcachetest {
-            pool,
-            value_size,
-            set_percent,
-            threads,
-            duration,
-            populate,
-        } => {
-            let cfg = workload::memcachetest::Config {
-                pool,
-                value_size,
-                set_percent,
-                threads,
-                duration,
-                populate,
-            };
+        WorkloadKind::Memcachetest(cfg) => {
             workload::memcachetest::spawn(w, idx, &wl.name, cfg, start);
         }
         WorkloadKind::Sync => {
@@ -592,7 +577,7 @@ pub fn summarise(
                 let secs_taken = st.io_done_at.map(|t| secs(t - st.started_at));
                 m.push(("sync_seconds".into(), secs_taken.unwrap_or(f64::NAN)));
             }
-            WorkloadKind::Memcachetest { .. } => {
+            WorkloadKind::Memcachetest(_) => {
                 let ran = st
                     .finished_at
                     .unwrap_or(end)

@@ -40,14 +40,14 @@ pub fn anon_pressure(ram_mib: u64, seconds: u64) -> Scenario {
             Workload {
                 name: "memcachetest".into(),
                 start: 0,
-                kind: WorkloadKind::Memcachetest {
+                kind: WorkloadKind::Memcachetest(MemcachetestParams {
                     pool: ram / 10 * 8,
                     value_size: 16384,
                     set_percent: 33,
                     threads: 1,
                     duration: None,
                     populate: true,
-                },
+                }),
             },
             Workload {
                 name: "mem_eater".into(),

@@ -387,7 +387,9 @@ fn a_memcachetest_with_a_duration_exits_and_frees_its_memory() {
     use mmsim::scenario::WorkloadKind;
     let mut s = common::anon_pressure(256, 60);
     s.workloads.truncate(1);
-    if let WorkloadKind::Memcachetest { duration, .. } = &mut s.workloads[0].kind {
+    if let WorkloadKind::Memcachetest(mmsim::scenario::MemcachetestParams { duration, .. }) =
+        &mut s.workloads[0].kind
+    {
         *duration = Some(20 * mmsim::engine::SEC);
     }
     s.run.end_when_done = true;

@@ -363,14 +363,7 @@ pub enum WorkloadKind {
     /// sets and the rest gets on uniformly random keys, after populating every item once
     /// (`populate`, memcachetest's default). With a `duration` (memcachetest's `-T`) the
     /// clients stop after it and the server exits, freeing its memory.
-    Memcachetest {
-        pool: u64,
-        value_size: u64,
-        set_percent: u32,
-        threads: u32,
-        duration: Option<Nanos>,
-        populate: bool,
-    },
+    Memcachetest(MemcachetestParams),
     /// `type = "dd"`: buffered writes of a new file (see [`DdParams`]).
     Dd(DdParams),
     /// `type = "cat"`: read a file of `size` bytes that is on `device` at boot, sequentially
@@ -383,6 +376,23 @@ pub enum WorkloadKind {
     /// `type = "sync"`: one `sync(2)` at `start`: every dirty page of every file written
     /// and waited for (NFS: committed).
     Sync,
+}
+
+/// `type = "memcachetest"`: memcached's pool and the memcachetest client's options.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MemcachetestParams {
+    /// memcached's item pool, bytes.
+    pub pool: u64,
+    /// Value size (`-M` with `-F`).
+    pub value_size: u64,
+    /// Share of sets (`-P`).
+    pub set_percent: u32,
+    /// Client threads (`-t`).
+    pub threads: u32,
+    /// Length of the measured phase (`-T`); None: to the end of the run.
+    pub duration: Option<Nanos>,
+    /// Populate the data set first (no `-S`).
+    pub populate: bool,
 }
 
 /// `type = "parallelio"`: MMTests' parallelio driver (`mmtests.md` §6.1). A warm-up

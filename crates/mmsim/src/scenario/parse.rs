@@ -110,8 +110,9 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use super::units::{parse_decimal, parse_duration, parse_size};
 use super::{
     AccessPattern, BlockDevice, DdConv, DdParams, DeviceKind, DeviceParams, Filesystem,
-    KernelSelection, Machine, MemEaterThen, MmapAccess, MmapParams, ParallelioParams, RunParams,
-    Scenario, ScenarioError, Scheduler, SlabParams, SwapDevice, VmSysctls, Workload, WorkloadKind,
+    KernelSelection, Machine, MemEaterThen, MemcachetestParams, MmapAccess, MmapParams,
+    ParallelioParams, RunParams, Scenario, ScenarioError, Scheduler, SlabParams, SwapDevice,
+    VmSysctls, Workload, WorkloadKind,
 };
 
 /// Load and validate a scenario file.
@@ -1368,7 +1369,7 @@ fn assign_names(out: &mut [Workload], explicit: &[Option<String>]) {
         }
         let ty = match w.kind {
             WorkloadKind::MemEater { .. } => "mem_eater",
-            WorkloadKind::Memcachetest { .. } => "memcachetest",
+            WorkloadKind::Memcachetest(_) => "memcachetest",
             WorkloadKind::Dd(_) => "dd",
             WorkloadKind::Cat { .. } => "cat",
             WorkloadKind::Parallelio(_) => "parallelio",
@@ -1564,14 +1565,14 @@ fn memcachetest<'a>(
         },
         None => true,
     };
-    let kind = WorkloadKind::Memcachetest {
+    let kind = WorkloadKind::Memcachetest(MemcachetestParams {
         pool,
         value_size,
         set_percent,
         threads,
         duration,
         populate,
-    };
+    });
     Ok((kind, src, pool))
 }
 
@@ -2108,11 +2109,11 @@ fn parallelio<'a>(
     } else {
         mem_total / 5 * 4 / PAGE * PAGE
     };
-    let WorkloadKind::Memcachetest {
+    let WorkloadKind::Memcachetest(MemcachetestParams {
         value_size,
         threads,
         ..
-    } = mc
+    }) = mc
     else {
         unreachable!("memcachetest() builds a memcachetest")
     };

@@ -1,8 +1,8 @@
 //! Tests of scenario loading: defaults, every validation error, a full round trip.
 
 use super::super::{
-    KernelSelection, Machine, MemEaterThen, RunParams, Scenario, ScenarioError, SlabParams,
-    SwapDevice, VmSysctls, Workload, WorkloadKind,
+    KernelSelection, Machine, MemEaterThen, MemcachetestParams, RunParams, Scenario, ScenarioError,
+    SlabParams, SwapDevice, VmSysctls, Workload, WorkloadKind,
 };
 use super::{load_str, nearest};
 
@@ -109,14 +109,14 @@ fn memcachetest_defaults_to_80_percent_pool_and_mmtests_settings() {
     let w = &s.workloads[0];
     assert_eq!(w.name, "memcachetest");
     assert_eq!(w.start, 0);
-    let WorkloadKind::Memcachetest {
+    let WorkloadKind::Memcachetest(MemcachetestParams {
         pool,
         value_size,
         set_percent,
         threads,
         duration,
         populate,
-    } = w.kind
+    }) = w.kind
     else {
         panic!("expected memcachetest, got {w:?}");
     };
@@ -242,9 +242,9 @@ value_size = 100
         panic!("not a mem_eater");
     };
     assert_eq!((size, chunk), (256 * M, 4096));
-    let WorkloadKind::Memcachetest {
+    let WorkloadKind::Memcachetest(MemcachetestParams {
         pool, value_size, ..
-    } = s.workloads[1].kind
+    }) = s.workloads[1].kind
     else {
         panic!("not memcachetest");
     };
@@ -406,14 +406,14 @@ fn full_example_round_trips_every_value() {
             Workload {
                 name: "mc".into(),
                 start: 1_500 * MS,
-                kind: WorkloadKind::Memcachetest {
+                kind: WorkloadKind::Memcachetest(MemcachetestParams {
                     pool: (4 * G / 5 * 4) / 4096 * 4096,
                     value_size: 4 * K,
                     set_percent: 50,
                     threads: 4,
                     duration: None,
                     populate: true,
-                },
+                }),
             },
             Workload {
                 name: "mem_eater".into(),
@@ -1165,7 +1165,8 @@ fn memcachetest_duration_dd_file_and_run_end_are_checked() {
     let s = ok(&format!(
         "{PARALLELIO_MACHINE}[[workload]]\ntype = \"memcachetest\"\nduration = \"200s\"\n[[workload]]\ntype = \"dd\"\ndevice = \"sda\"\nsize = \"1G\"\nfile = \"largefile\"\n"
     ));
-    let WorkloadKind::Memcachetest { duration, .. } = &s.workloads[0].kind else {
+    let WorkloadKind::Memcachetest(MemcachetestParams { duration, .. }) = &s.workloads[0].kind
+    else {
         panic!("memcachetest")
     };
     assert_eq!(*duration, Some(200 * S));

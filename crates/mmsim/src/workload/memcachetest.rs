@@ -64,21 +64,7 @@ impl Server {
 }
 
 /// What a memcachetest run does (memcached's pool and the client's options).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Config {
-    /// memcached's item pool, bytes.
-    pub pool: u64,
-    /// Value size (`-M` with `-F`).
-    pub value_size: u64,
-    /// Share of sets (`-P`).
-    pub set_percent: u32,
-    /// Client threads (`-t`).
-    pub threads: u32,
-    /// Length of the measured phase (`-T`); None: to the end of the run.
-    pub duration: Option<Nanos>,
-    /// Populate the data set first (no `-S`).
-    pub populate: bool,
-}
+pub type Config = crate::scenario::MemcachetestParams;
 
 /// Start a memcached server and the memcachetest client's threads in task slot `idx`,
 /// `start` from now. With a `duration` the clients stop after the measured phase and the
