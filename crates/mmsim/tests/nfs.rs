@@ -82,3 +82,45 @@ fn unstable_pages_are_throttled_like_dirty_ones() {
         );
     }
 }
+
+/// Reclaim meets NFS pages in every state (dirty, in WRITEs, awaiting COMMIT) while a
+/// mem_eater pushes a small machine into swap and a dd streams to the mount, then unlinks
+/// its file: the page-state invariants (unstable counts, requests, no unstable page freed)
+/// hold after every reclaim batch under every preset.
+#[test]
+fn reclaim_and_unlink_keep_nfs_page_state_exact_under_every_preset() {
+    use mmsim::scenario::{MemEaterThen, Workload};
+    let mut s = common::single_dd(256, 256, 12);
+    s.machine.devices = vec![BlockDevice::nfs_mount("nfs0")];
+    s.machine.swap = common::anon_pressure(256, 12).machine.swap;
+    if let WorkloadKind::Dd(dd) = &mut s.workloads[0].kind {
+        dd.device = "nfs0".into();
+        dd.unlink = true;
+    }
+    s.workloads.push(Workload {
+        name: "mem_eater".into(),
+        start: 2 * SEC,
+        kind: WorkloadKind::MemEater {
+            size: 160 << 20,
+            chunk: 16 << 20,
+            pause: 100 * mmsim::engine::MSEC,
+            then: MemEaterThen::Retouch { interval: 3 * SEC },
+        },
+    });
+    for p in presets::PRESETS {
+        let k = presets::resolve(p.name, &[]).unwrap();
+        let r = sim::run(
+            &s,
+            &k,
+            1,
+            RunOptions {
+                check_every_batch: true,
+            },
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        assert!(r.vmstat("pgscan_kswapd_normal") + r.vmstat("pgscan_kswapd_dma32") > 0);
+        let done = r.metric("dd", "io_seconds").is_some_and(f64::is_finite);
+        assert!(done, "{}: the dd finished and unlinked its file", p.name);
+        assert_eq!(r.vmstat("nr_unstable"), 0, "{}: the file is gone", p.name);
+    }
+}

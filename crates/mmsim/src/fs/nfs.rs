@@ -765,4 +765,208 @@ mod tests {
             ReleasePage::Busy
         );
     }
+
+    /// Cache `indexes` of `ino` as clean pages on the inactive file list (the file grows to
+    /// hold them).
+    fn cached(k: &mut Kernel, ino: usize, indexes: &[u64]) -> Vec<Pfn> {
+        use crate::mm::page_alloc::{alloc_flags, get_page_from_freelist};
+        indexes
+            .iter()
+            .map(|&i| {
+                let pfn = get_page_from_freelist(k, Gfp::KERNEL, 0, alloc_flags::NO_WATERMARKS)
+                    .expect("a free page");
+                k.pages.flags[pfn as usize] = crate::mm::page::PG_UPTODATE;
+                crate::mm::filemap::add_to_page_cache_lru(k, pfn, ino, i);
+                let inode = &mut k.inodes[ino];
+                inode.size_pages = inode.size_pages.max(i + 1);
+                pfn
+            })
+            .collect()
+    }
+
+    /// `nfs_writepages` of `pages` (at `indexes`) as the flusher does it: dirtied by
+    /// `write()`, then taken for IO into one descriptor.
+    fn write_back(k: &mut Kernel, ino: usize, indexes: &[u64], pages: &[Pfn]) {
+        use crate::mm::page_writeback::{clear_page_dirty_for_io, set_page_dirty, DirtyTask};
+        let mut task = DirtyTask::default();
+        for &pfn in pages {
+            set_page_dirty(k, pfn, &mut task);
+        }
+        assert_eq!(
+            k.inodes[ino].nfs.npages,
+            pages.len() as u64,
+            "one request a page"
+        );
+        let mut d = nfs_pageio_init(k, ino, WriteHow::CondStable, RpcPriority::Low);
+        for (&i, &pfn) in indexes.iter().zip(pages) {
+            assert!(clear_page_dirty_for_io(k, pfn));
+            nfs_pageio_add(k, &mut d, i, pfn);
+        }
+        nfs_pageio_complete(k, d);
+    }
+
+    /// Run `ex` (the machine's only executor) to `t`; the invariants must hold there.
+    fn run_to(ex: &mut crate::engine::Executor<Kernel>, w: &World, t: Nanos) {
+        ex.run_until(t, |_| false);
+        let k = w.borrow();
+        assert_eq!(k.fatal, None);
+        crate::mm::invariants::check(&k).expect("invariants hold");
+    }
+
+    /// A mount with eight pages of a file written back in two runs: the descriptor sends
+    /// the first because the second does not continue it (pg_moreio), so neither is
+    /// FILE_SYNC. Run to 5 ms: the WRITEs are answered, no COMMIT (12.7 ms on the server)
+    /// yet.
+    fn eight_unstable_pages() -> (World, crate::engine::Executor<Kernel>, usize) {
+        let (w, ino) = mount();
+        let mut ex = crate::engine::Executor::new(w.clone());
+        let indexes = [0, 1, 2, 3, 10, 11, 12, 13];
+        {
+            let mut k = w.borrow_mut();
+            let pages = cached(&mut k, ino, &indexes);
+            write_back(&mut k, ino, &indexes, &pages);
+            assert_eq!(k.global_stat(ZoneStat::nr_writeback), 8);
+            assert_eq!(k.bdis[0].reclaimable, 0);
+        }
+        run_to(&mut ex, &w, 5 * crate::engine::MSEC);
+        (w, ex, ino)
+    }
+
+    /// §3.3: an UNSTABLE reply leaves the page clean, not under writeback, PG_private, in
+    /// NR_UNSTABLE_NFS and the bdi's reclaimable pages, with the inode I_DIRTY_DATASYNC;
+    /// the COMMIT's answer cleans it and frees its request.
+    #[test]
+    fn unstable_pages_are_accounted_until_their_commit_is_answered() {
+        use crate::engine::SEC;
+        let (w, mut ex, ino) = eight_unstable_pages();
+        {
+            let mut k = w.borrow_mut();
+            let c = k.bdis[0].nfs.as_ref().unwrap();
+            assert_eq!((c.stats.write_rpcs, c.stats.stable_write_rpcs), (2, 0));
+            assert_eq!(c.stats.commits, 0);
+            for (_, pfn) in k.inodes[ino].cached() {
+                assert!(k.pages.test(pfn, PG_PRIVATE));
+                assert!(!k.pages.test(pfn, PG_DIRTY | PG_WRITEBACK));
+            }
+            assert_eq!(k.global_stat(ZoneStat::nr_unstable), 8);
+            assert_eq!(k.global_stat(ZoneStat::nr_writeback), 0);
+            assert_eq!(k.bdis[0].reclaimable, 8, "unstable pages are reclaimable");
+            assert_ne!(k.inodes[ino].state & I_DIRTY_DATASYNC, 0);
+            let n = &k.inodes[ino].nfs;
+            assert_eq!((n.npages, n.ncommit + n.committing.len() as u64), (8, 8));
+            // The flusher may have sent the COMMIT already; one per inode in any case.
+            nfs_commit_inode_nowait(&mut k, ino);
+            assert!(k.inodes[ino].nfs.commit_in_flight);
+            assert_eq!(
+                nfs_commit_inode_nowait(&mut k, ino),
+                0,
+                "one COMMIT at a time"
+            );
+        }
+        run_to(&mut ex, &w, SEC);
+        let k = w.borrow();
+        assert_eq!(k.global_stat(ZoneStat::nr_unstable), 0);
+        assert_eq!(k.bdis[0].reclaimable, 0);
+        for (_, pfn) in k.inodes[ino].cached() {
+            assert!(!k.pages.test(pfn, PG_PRIVATE | PG_DIRTY | PG_WRITEBACK));
+        }
+        let n = &k.inodes[ino].nfs;
+        assert_eq!((n.npages, n.ncommit, n.commit_in_flight), (0, 0, false));
+        let c = k.bdis[0].nfs.as_ref().unwrap();
+        assert_eq!((c.stats.commits, c.stats.pages_committed), (1, 8));
+    }
+
+    /// §8 `FLUSH_COND_STABLE`: a writepages call that sends a single RPC while nothing of
+    /// the inode awaits COMMIT asks FILE_SYNC: the pages come back clean, never unstable.
+    #[test]
+    fn a_single_rpc_with_nothing_to_commit_is_written_file_sync() {
+        let (w, ino) = mount();
+        let mut ex = crate::engine::Executor::new(w.clone());
+        let indexes = [20, 21, 22, 23];
+        {
+            let mut k = w.borrow_mut();
+            let pages = cached(&mut k, ino, &indexes);
+            write_back(&mut k, ino, &indexes, &pages);
+        }
+        run_to(&mut ex, &w, crate::engine::SEC);
+        let k = w.borrow();
+        let c = k.bdis[0].nfs.as_ref().unwrap();
+        assert_eq!((c.stats.write_rpcs, c.stats.stable_write_rpcs), (1, 1));
+        assert_eq!(c.stats.commits, 0);
+        assert_eq!(k.inodes[ino].nfs.npages, 0);
+        assert_eq!(k.global_stat(ZoneStat::nr_unstable), 0);
+        for (_, pfn) in k.inodes[ino].cached() {
+            assert!(!k.pages.test(pfn, PG_PRIVATE | PG_DIRTY | PG_WRITEBACK));
+        }
+    }
+
+    /// §8: the mount is write-congested once more than ON = 16·√(RAM pages) pages are in
+    /// WRITE RPCs, and stays so until fewer than OFF = ON − ON/4 are; `bdi_write_congested`
+    /// and `nr_bdi_congested` follow.
+    #[test]
+    fn the_mount_congests_above_on_and_clears_below_off() {
+        use crate::mm::backing_dev::bdi_write_congested;
+        let (w, ino) = mount();
+        let mut k = w.borrow_mut();
+        let managed: u64 = k.zones.iter().map(|z| z.managed_pages).sum();
+        let (on, off) = {
+            let c = &k.bdis[0].nfs.as_ref().unwrap().congestion;
+            (c.on, c.off)
+        };
+        assert_eq!(on, 16 * managed.isqrt());
+        assert_eq!(off, on - on / 4);
+        let indexes: Vec<u64> = (0..=on).collect();
+        let pages = cached(&mut k, ino, &indexes);
+        for (n, &pfn) in pages.iter().enumerate() {
+            assert_eq!(bdi_write_congested(&k, 0), n as u64 > on);
+            nfs_set_page_writeback(&mut k, 0, pfn);
+        }
+        assert!(bdi_write_congested(&k, 0));
+        assert_eq!(k.nr_bdi_congested_async, 1);
+        for (n, &pfn) in pages.iter().enumerate() {
+            let left = on + 1 - n as u64;
+            assert_eq!(bdi_write_congested(&k, 0), left >= off, "{left} in WRITEs");
+            nfs_end_page_writeback(&mut k, 0, pfn);
+        }
+        assert!(!bdi_write_congested(&k, 0));
+        assert_eq!(k.nr_bdi_congested_async, 0);
+    }
+
+    /// Truncation of unstable pages keeps the counters exact: a page in the COMMIT in
+    /// flight is waited for (its request is locked), one still on the commit list is taken
+    /// off it unwritten.
+    #[test]
+    fn truncating_unstable_pages_keeps_the_counters_exact() {
+        use crate::engine::SEC;
+        let (w, mut ex, ino) = eight_unstable_pages();
+        {
+            // Four more unstable pages after the COMMIT was sent: on the commit list only.
+            let mut k = w.borrow_mut();
+            nfs_commit_inode_nowait(&mut k, ino);
+            let more = cached(&mut k, ino, &[30, 31, 32, 33]);
+            for pfn in more {
+                k.inodes[ino].nfs.npages += 1;
+                nfs_mark_request_commit(&mut k, ino, pfn);
+            }
+            assert_eq!(k.global_stat(ZoneStat::nr_unstable), 12);
+            assert!(k.inodes[ino].nfs.commit_in_flight);
+            assert_eq!(k.inodes[ino].nfs.ncommit, 4);
+        }
+        let w2 = w.clone();
+        w.borrow_mut().sched.spawn("truncate", async move {
+            crate::mm::filemap::truncate_inode_pages(&w2, ino).await;
+        });
+        run_to(&mut ex, &w, SEC);
+        let k = w.borrow();
+        assert_eq!(k.inodes[ino].nrpages, 0);
+        assert_eq!(k.global_stat(ZoneStat::nr_unstable), 0);
+        assert_eq!(k.bdis[0].reclaimable, 0);
+        let n = &k.inodes[ino].nfs;
+        assert_eq!((n.npages, n.ncommit, n.commit_in_flight), (0, 0, false));
+        let c = k.bdis[0].nfs.as_ref().unwrap();
+        assert_eq!(
+            c.stats.pages_committed, 8,
+            "the COMMIT in flight finished first"
+        );
+    }
 }

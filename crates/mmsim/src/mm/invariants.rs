@@ -16,7 +16,7 @@
 //! 7. Counters: page cache, dirty and writeback per zone and device, `nr_anon_pages` and
 //!    `nr_mapped` against the pages.
 //! 8. Buffers: PG_BH_DIRTY and PG_BH_LOCKED only with PG_PRIVATE; PG_PRIVATE only on
-//!    page-cache pages of a filesystem that attaches private data (buffer heads); dirty
+//!    page-cache pages of a filesystem that attaches private data (buffer heads, NFS); dirty
 //!    buffers only on a dirty page; a buffer page under writeback has its buffers locked;
 //!    no free page carries buffers.
 //! 9. NFS: an NFS page awaiting COMMIT (PG_private) is neither dirty nor under writeback,
@@ -41,9 +41,10 @@ fn describe(k: &Kernel, pfn: Pfn) -> String {
     )
 }
 
-/// Whether pages of `fs` may carry private data (PG_PRIVATE): buffer heads.
+/// Whether pages of `fs` may carry private data (PG_PRIVATE): buffer heads, or an NFS
+/// page awaiting COMMIT (invariant 9 checks those).
 fn has_page_private(fs: crate::scenario::Filesystem) -> bool {
-    fs.uses_buffer_heads()
+    fs.uses_buffer_heads() || fs == Filesystem::Nfs
 }
 
 /// Invariant 6 for one frame.

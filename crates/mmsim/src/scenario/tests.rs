@@ -1291,3 +1291,167 @@ fn mmap_keys_are_checked() {
     let e = err(&format!("{DISK}type = \"mmpa\"\n"));
     assert_eq!(e.suggestion.as_deref(), Some("mmap"));
 }
+
+// ----------------------------------------------------------------------------------------
+// NFS mounts and device parameters.
+
+/// `[machine]` then one `[[device]]` named "sdb" of `ty` with `extra` keys (from line 5).
+fn device(ty: &str, extra: &str) -> String {
+    format!("[machine]\nram = \"4G\"\n[[device]]\nname = \"sdb\"\ntype = \"{ty}\"\n{extra}")
+}
+
+#[test]
+fn an_nfs_mount_implies_filesystem_nfs_and_takes_its_network_keys() {
+    use super::super::{DeviceKind, Filesystem};
+    let s = ok(&device(
+        "nfs",
+        "bandwidth = \"10M\"\nlatency = \"1ms\"\nserver_bandwidth = \"50M\"\nwsize = \"256K\"\n",
+    ));
+    let d = &s.machine.devices[0];
+    assert_eq!((d.kind, d.filesystem), (DeviceKind::Nfs, Filesystem::Nfs));
+    assert_eq!(d.params.bandwidth, Some(10 * M));
+    assert_eq!(d.params.latency, Some(1_000_000));
+    assert_eq!(d.params.wsize, Some(256 * 1024));
+    let model = d.model().expect("a valid mount");
+    assert_eq!(model.max_sectors(), 512, "wsize in sectors");
+}
+
+/// Each (type, keys, error key, line, message part) is rejected as described.
+fn device_errors(cases: &[(&str, &str, &str, usize, &str)]) {
+    for &(ty, extra, key, line, needle) in cases {
+        assert_err(&err(&device(ty, extra)), key, line, needle);
+    }
+}
+
+#[test]
+fn nfs_filesystem_and_nfs_type_go_together() {
+    device_errors(&[
+        (
+            "nfs",
+            "filesystem = \"ext4\"\n",
+            "device[0].filesystem",
+            6,
+            "its filesystem is \"nfs\"",
+        ),
+        (
+            "hdd",
+            "filesystem = \"nfs\"\n",
+            "device[0].filesystem",
+            6,
+            "type = \"nfs\"",
+        ),
+        (
+            "nfs",
+            "nr_requests = 64\n",
+            "device[0].nr_requests",
+            6,
+            "no request queue",
+        ),
+        (
+            "nfs",
+            "scheduler = \"noop\"\n",
+            "device[0].scheduler",
+            6,
+            "no request queue",
+        ),
+    ]);
+}
+
+#[test]
+fn device_keys_apply_only_to_their_kinds() {
+    device_errors(&[
+        (
+            "ssd",
+            "rpm = 5400\n",
+            "device[0].rpm",
+            6,
+            "only for type = \"hdd\" or \"raid0\"",
+        ),
+        (
+            "hdd",
+            "wsize = \"64K\"\n",
+            "device[0].wsize",
+            6,
+            "only for type = \"nfs\"",
+        ),
+        (
+            "nfs",
+            "read_bandwidth = \"1G\"\n",
+            "device[0].read_bandwidth",
+            6,
+            "only for type",
+        ),
+    ]);
+}
+
+/// Impossible values are caught by the device model's own checks (`block::DeviceError`)
+/// and reported at the key, naming the device.
+#[test]
+fn impossible_device_parameters_name_the_device_and_the_key() {
+    for ty in ["hdd", "ssd", "usb", "raid0", "nfs"] {
+        let e = err(&device(ty, "bandwidth = 0\n"));
+        assert_err(&e, "device[0].bandwidth", 6, "device \"sdb\": ");
+        assert!(e.message.contains("bandwidth is zero"), "{ty}: {e}");
+    }
+    device_errors(&[
+        (
+            "hdd",
+            "rpm = 0\n",
+            "device[0].rpm",
+            6,
+            "device \"sdb\": rpm is zero",
+        ),
+        (
+            "raid0",
+            "seek = \"0s\"\n",
+            "device[0].seek",
+            6,
+            "seek must be greater than 0",
+        ),
+        (
+            "nfs",
+            "server_bandwidth = 0\n",
+            "device[0].server_bandwidth",
+            6,
+            "server disk bandwidth is zero",
+        ),
+        (
+            "nfs",
+            "wsize = \"3K\"\n",
+            "device[0].wsize",
+            6,
+            "power of two from 4K to 1M",
+        ),
+        (
+            "nfs",
+            "wsize = \"2M\"\n",
+            "device[0].wsize",
+            6,
+            "power of two from 4K to 1M",
+        ),
+        // The key that made the model impossible is the one named, here the second.
+        (
+            "ssd",
+            "read_bandwidth = \"1G\"\nbandwidth = 0\n",
+            "device[0].bandwidth",
+            7,
+            "write bandwidth is zero",
+        ),
+    ]);
+}
+
+#[test]
+fn disk_parameters_scale_the_model() {
+    let s = ok(&device(
+        "hdd",
+        "rpm = 5400\nseek = \"12ms\"\nbandwidth = \"100M\"\n",
+    ));
+    let p = s.machine.devices[0].params;
+    assert_eq!((p.rpm, p.seek), (Some(5400), Some(12_000_000)));
+    assert_eq!(p.bandwidth, Some(100 * M));
+    // A 12 ms average seek is outside what the 7200 rpm seek curve can average; scaled
+    // with it, the curve can.
+    s.machine.devices[0].model().expect("a valid disk");
+    let s = ok(&device("ssd", "bandwidth = \"200M\"\n"));
+    assert_eq!(s.machine.devices[0].params.read_bandwidth, None);
+}
