@@ -1,15 +1,19 @@
 //! The `mmsim` command line: a thin layer over the `mmsim` library.
 //!
-//! Exit status: 0 on success, 2 for bad input (scenario, preset or switch), 1 when a run
-//! stopped on a broken invariant or output could not be written.
+//! Exit status: 0 on success; 2 for bad input (scenario, preset, switch, option, an output
+//! path that cannot be written, a machine too big for this host), found before any run
+//! starts; 1 when a run stopped on a broken invariant or an output failed while being
+//! written.
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use mmsim::engine::{Nanos, SEC};
 use mmsim::presets::{self, KernelConfig, PRESETS, SWITCHES};
 use mmsim::report::{json, terminal, RunResult};
 use mmsim::scenario::{self, Scenario};
 use mmsim::sim::{self, RunOptions, RunOutputs};
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -35,17 +39,22 @@ enum Command {
         #[arg(long = "kernel", value_name = "PRESET")]
         kernels: Vec<String>,
         /// Set a behaviour switch: NAME=true|false (repeatable; applies to every kernel).
-        #[arg(long = "set", value_name = "SWITCH=VALUE")]
+        #[arg(long = "set", value_name = "SWITCH=true|false")]
         set: Vec<String>,
-        /// Seed of the run's RNG (default: the scenario's [run] seed).
-        #[arg(long)]
+        /// Seed of the run's RNG, 0 to 2^64-1 (default: the scenario's [run] seed).
+        #[arg(long, allow_hyphen_values = true, value_parser = parse_seed)]
         seed: Option<u64>,
         /// Write the results as JSON to FILE.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
-        /// Check page-state invariants after every reclaim batch (slow).
+        /// Check the page-state invariants after reclaim batches, at most once per
+        /// --check-interval of simulated time (they are always checked at the end).
         #[arg(long)]
         check: bool,
+        /// With --check: the least simulated time between two checks; 0s checks after every
+        /// reclaim batch (slowest).
+        #[arg(long, value_name = "TIME", requires = "check")]
+        check_interval: Option<String>,
         /// Write mm_vmscan_* tracepoint events in ftrace's text format to FILE (with several
         /// kernels, one file each: the kernel label goes before the extension).
         #[arg(long, value_name = "FILE")]
@@ -54,9 +63,12 @@ enum Command {
         /// reclaim counters to FILE (one file per kernel, as with --trace).
         #[arg(long, value_name = "FILE")]
         timeseries: Option<PathBuf>,
-        /// Time between time-series samples.
-        #[arg(long, value_name = "TIME", default_value = "1s")]
-        sample_interval: String,
+        /// Time between time-series samples (default 1s; at least 1ms).
+        #[arg(long, value_name = "TIME", requires = "timeseries")]
+        sample_interval: Option<String>,
+        /// Run even if the machine is predicted not to fit in this host's memory.
+        #[arg(long)]
+        force: bool,
     },
     /// Re-run a published experiment and print its tables, published beside simulated, with
     /// the authors' claims judged on the simulated figures. Experiments: parallelio (seed 000).
@@ -71,9 +83,10 @@ enum Command {
         /// fresh machine with its own seed).
         #[arg(long)]
         sequential: bool,
-        /// Runs at once (default: the number of CPUs). Results do not depend on it.
-        #[arg(long)]
-        jobs: Option<usize>,
+        /// Runs at once, at least 1 (default: the number of CPUs). Results do not depend on
+        /// it.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        jobs: Option<u64>,
         /// Write the tables and verdicts as JSON to FILE.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
@@ -83,7 +96,7 @@ enum Command {
     /// Benchmark: simulated page events per second and resident bytes per simulated page,
     /// on examples/anon-pressure.toml under 3.9 (single-threaded).
     Bench,
-    /// Check a scenario file without running it.
+    /// Check a scenario file without running it, and predict the host memory a run needs.
     Validate {
         /// The scenario file (TOML).
         scenario: PathBuf,
@@ -126,34 +139,69 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             seed,
             json: json_path,
             check,
+            check_interval,
             trace,
             timeseries,
             sample_interval,
+            force,
         } => {
             let s = load(&scenario)?;
             let configs = resolve_kernels(&s, &kernels, &set)?;
             let seed = seed.unwrap_or(s.run.seed);
-            let interval = scenario::parse_duration(&sample_interval)
-                .ok()
-                .filter(|&t| t > 0)
-                .ok_or_else(|| {
-                    BadInput(format!(
-                        "--sample-interval {sample_interval}: expected a time such as 1s or 500ms"
-                    ))
-                })?;
-            let files = RunFiles {
-                traces: per_kernel_paths(trace.as_deref(), &configs),
-                series: per_kernel_paths(timeseries.as_deref(), &configs),
-                interval,
+            let interval = match &sample_interval {
+                Some(t) => parse_time("--sample-interval", t, MIN_SAMPLE_INTERVAL)?,
+                None => SEC,
             };
+            let check_interval = match &check_interval {
+                Some(t) => parse_time("--check-interval", t, 0)?,
+                None => DEFAULT_CHECK_INTERVAL,
+            };
+            check_host_memory(&s, configs.len(), force)?;
+            // Every output is opened before the run: a bad path costs no simulation.
+            let json_out = json_path
+                .as_deref()
+                .map(|p| create_output("--json", p))
+                .transpose()?;
+            let mut outputs = Vec::new();
+            let traces = per_kernel_paths(trace.as_deref(), &configs);
+            let series = per_kernel_paths(timeseries.as_deref(), &configs);
+            for (t, ts) in traces.iter().zip(&series) {
+                let trace = t
+                    .as_deref()
+                    .map(|p| create_output("--trace", p).map(|f| warn_past(f, p, TRACE_WARN_BYTES)))
+                    .transpose()?;
+                let series_out = match ts.as_deref() {
+                    Some(p) => {
+                        warn_series_size(&s, interval, p);
+                        Some(warn_past(create_output("--timeseries", p)?, p, u64::MAX))
+                    }
+                    None => None,
+                };
+                outputs.push(RunOutputs {
+                    trace,
+                    sample_interval: series_out.as_ref().map(|_| interval),
+                    series_out,
+                    progress: None,
+                });
+            }
             let opts = RunOptions {
                 check_every_batch: check,
+                check_interval,
             };
-            let runs = run_all(&s, &configs, seed, opts, &files)?;
+            let runs = match run_all(&s, &configs, seed, opts, outputs) {
+                Ok(runs) => runs,
+                Err(e) => {
+                    if let Some(p) = &json_path {
+                        let _ = std::fs::remove_file(p);
+                    }
+                    return Err(e);
+                }
+            };
             print!("{}", terminal::summary(&runs));
-            if let Some(path) = json_path {
+            if let (Some(mut f), Some(path)) = (json_out, json_path) {
                 let text = serde_json::to_string_pretty(&json::runs_to_json(&runs))? + "\n";
-                std::fs::write(&path, text)
+                f.write_all(text.as_bytes())
+                    .and_then(|()| f.flush())
                     .with_context(|| format!("writing {}", path.display()))?;
             }
             Ok(())
@@ -165,7 +213,13 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             sequential,
             jobs,
             json: json_path,
-        } => reproduce(&experiment, fast, sequential, jobs, json_path),
+        } => reproduce(
+            &experiment,
+            fast,
+            sequential,
+            jobs.map(|j| j as usize),
+            json_path,
+        ),
         Command::Kernels => {
             print!("{}", kernels_text());
             Ok(())
@@ -174,12 +228,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             let s = load(&scenario)?;
             resolve_kernels(&s, &[], &[])?;
             println!(
-                "{}: ok ({} MiB RAM, {} CPUs, {} workloads, {} s)",
+                "{}: ok ({} MiB RAM, {} CPUs, {} workloads, {} s; a run needs about {} MiB \
+                 of host memory)",
                 scenario.display(),
                 s.machine.ram >> 20,
                 s.machine.cpus,
                 s.workloads.len(),
-                s.run.duration / mmsim::engine::SEC
+                s.run.duration / SEC,
+                sim::host_memory_estimate(&s).div_ceil(1 << 20)
             );
             Ok(())
         }
@@ -203,13 +259,20 @@ fn resolve_kernels(
                 "--set {item}: expected SWITCH=true or SWITCH=false"
             ))
         })?;
+        // The switch first: a misspelt name matters more than its value.
+        if presets::find_switch(name).is_none() {
+            let e = presets::resolve(PRESETS[0].name, &[(name.to_string(), true)])
+                .expect_err("the switch is unknown");
+            return Err(BadInput(format!("--set {item}: {e}")).into());
+        }
         let on = match value {
-            "true" | "1" | "on" => true,
-            "false" | "0" | "off" => false,
+            "true" => true,
+            "false" => false,
             _ => {
-                return Err(
-                    BadInput(format!("--set {item}: the value must be true or false")).into(),
-                )
+                return Err(BadInput(format!(
+                    "--set {item}: the value must be true or false, not '{value}'"
+                ))
+                .into())
             }
         };
         overrides.push((name.to_string(), on));
@@ -223,17 +286,158 @@ fn resolve_kernels(
     } else {
         kernels.to_vec()
     };
-    names
+    let configs: Vec<KernelConfig> = names
         .iter()
-        .map(|p| presets::resolve(p, &overrides).map_err(|e| BadInput(e.to_string()).into()))
-        .collect()
+        .map(|p| presets::resolve(p, &overrides).map_err(|e| BadInput(e.to_string())))
+        .collect::<Result<_, _>>()?;
+    for (i, k) in configs.iter().enumerate() {
+        if configs[..i].iter().any(|o| o.label() == k.label()) {
+            return Err(BadInput(format!(
+                "--kernel {}: given twice; a run is a pure function of scenario, kernel and \
+                 seed, so the second run would repeat the first",
+                k.label()
+            ))
+            .into());
+        }
+    }
+    Ok(configs)
 }
 
-/// Per-kernel output files of `run`.
-struct RunFiles {
-    traces: Vec<Option<PathBuf>>,
-    series: Vec<Option<PathBuf>>,
-    interval: u64,
+/// `--seed`: a whole number that fits in 64 bits, with a message that says so.
+fn parse_seed(text: &str) -> Result<u64, String> {
+    text.parse::<u64>()
+        .map_err(|_| format!("expected a whole number from 0 to {}", u64::MAX))
+}
+
+/// Time-series samples closer than this are refused: a sample per simulated millisecond is
+/// already 1,000 rows per simulated second.
+const MIN_SAMPLE_INTERVAL: Nanos = 1_000_000;
+
+/// `--check` without `--check-interval`: at most one full check per simulated second.
+const DEFAULT_CHECK_INTERVAL: Nanos = SEC;
+
+/// A trace past this size gets a warning on stderr (once).
+const TRACE_WARN_BYTES: u64 = 256 << 20;
+
+/// A time-series file predicted to pass this size gets a warning before the run.
+const SERIES_WARN_BYTES: u64 = 256 << 20;
+
+/// A time option: `TIME` with a unit, at least `min` (and positive when `min` is 0 only if
+/// the option allows 0).
+fn parse_time(option: &str, text: &str, min: Nanos) -> anyhow::Result<Nanos> {
+    let t =
+        scenario::parse_duration(text).map_err(|e| BadInput(format!("{option} {text}: {e}")))?;
+    if min > 0 && t == 0 {
+        return Err(BadInput(format!("{option} {text}: the time must be positive")).into());
+    }
+    if t < min {
+        return Err(BadInput(format!(
+            "{option} {text}: at least {}ms (a shorter interval gives more samples than \
+             anyone can read; sample a shorter run instead)",
+            min / 1_000_000
+        ))
+        .into());
+    }
+    Ok(t)
+}
+
+/// Refuse a machine predicted not to fit in the host's available memory, unless forced.
+fn check_host_memory(s: &Scenario, runs: usize, force: bool) -> anyhow::Result<()> {
+    let need = sim::host_memory_estimate(s) * runs as u64;
+    let Some(available) = host_available_memory() else {
+        return Ok(());
+    };
+    if need <= available || force {
+        return Ok(());
+    }
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    Err(BadInput(format!(
+        "{}: machine.ram = {} MiB needs about {:.1} GiB of host memory for {runs} run(s) at \
+         once, and this host has {:.1} GiB available; use a smaller machine, fewer --kernel \
+         runs, or --force to try anyway",
+        s.name,
+        s.machine.ram >> 20,
+        gib(need),
+        gib(available)
+    ))
+    .into())
+}
+
+/// `MemAvailable` of this host (Linux), if it can be read.
+fn host_available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Create an output file before the run; a path that cannot be written is bad input.
+fn create_output(option: &str, path: &Path) -> anyhow::Result<std::fs::File> {
+    if path.is_dir() {
+        return Err(BadInput(format!(
+            "{option} {}: is a directory; give a file name",
+            path.display()
+        ))
+        .into());
+    }
+    std::fs::File::create(path).map_err(|e| {
+        BadInput(format!(
+            "{option} {}: cannot create the file: {e}",
+            path.display()
+        ))
+        .into()
+    })
+}
+
+/// Warn before the run when a time-series file is predicted to be large.
+fn warn_series_size(s: &Scenario, interval: Nanos, path: &Path) {
+    let rows = s.run.duration / interval + 1;
+    let columns = mmsim::report::timeseries::COLUMNS.len() + 2 * s.machine.devices.len();
+    let bytes = rows * mmsim::report::timeseries::max_line_bytes(columns);
+    if bytes > SERIES_WARN_BYTES {
+        eprintln!(
+            "mmsim: warning: {} will hold {rows} samples, up to {} MiB; a longer \
+             --sample-interval makes it smaller",
+            path.display(),
+            bytes >> 20
+        );
+    }
+}
+
+/// A buffered output file that warns on stderr, once, when it passes `limit` bytes.
+fn warn_past(f: std::fs::File, path: &Path, limit: u64) -> Box<dyn Write + Send> {
+    Box::new(std::io::BufWriter::new(WarnPast {
+        f,
+        path: path.to_path_buf(),
+        written: 0,
+        limit,
+    }))
+}
+
+struct WarnPast {
+    f: std::fs::File,
+    path: PathBuf,
+    written: u64,
+    limit: u64,
+}
+
+impl Write for WarnPast {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.f.write(buf)?;
+        let before = self.written;
+        self.written += n as u64;
+        if before <= self.limit && self.written > self.limit {
+            eprintln!(
+                "mmsim: warning: {} has passed {} MiB and is still growing",
+                self.path.display(),
+                self.limit >> 20
+            );
+        }
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.f.flush()
+    }
 }
 
 /// The output file of each kernel: FILE itself for one kernel, else FILE with the kernel's
@@ -259,29 +463,26 @@ fn per_kernel_paths(file: Option<&Path>, configs: &[KernelConfig]) -> Vec<Option
         .collect()
 }
 
-/// Run every kernel, each on its own thread; results come back in the order given.
+/// Run every kernel, each on its own thread; results come back in the order given. On a
+/// terminal each run shows a progress bar in simulated seconds.
 fn run_all(
     s: &Scenario,
     configs: &[KernelConfig],
     seed: u64,
     opts: RunOptions,
-    files: &RunFiles,
+    mut outputs: Vec<RunOutputs>,
 ) -> anyhow::Result<Vec<RunResult>> {
-    let mut outputs = Vec::new();
-    for (trace, series) in files.traces.iter().zip(&files.series) {
-        let trace = match trace {
-            Some(p) => {
-                let f = std::fs::File::create(p)
-                    .with_context(|| format!("creating {}", p.display()))?;
-                Some(Box::new(std::io::BufWriter::new(f)) as Box<dyn std::io::Write + Send>)
-            }
-            None => None,
-        };
-        outputs.push(RunOutputs {
-            trace,
-            sample_interval: series.as_ref().map(|_| files.interval),
-            progress: None,
-        });
+    let bars = indicatif::MultiProgress::new();
+    let total = s.run.duration / SEC;
+    let style = indicatif::ProgressStyle::with_template(
+        "{prefix:>20} {bar:40} {pos}/{len} simulated s {elapsed_precise}",
+    )
+    .expect("a valid template");
+    for (k, out) in configs.iter().zip(&mut outputs) {
+        let bar = bars.add(indicatif::ProgressBar::new(total));
+        bar.set_style(style.clone());
+        bar.set_prefix(k.label());
+        out.progress = Some(Box::new(move |now: Nanos| bar.set_position(now / SEC)));
     }
     let results: Vec<_> = std::thread::scope(|scope| {
         let handles: Vec<_> = configs
@@ -294,16 +495,11 @@ fn run_all(
             .map(|h| h.join().expect("a run thread panicked"))
             .collect()
     });
+    bars.clear().ok();
     let mut runs = Vec::new();
-    for ((r, k), series_path) in results.into_iter().zip(configs).zip(&files.series) {
+    for (r, k) in results.into_iter().zip(configs) {
         match r {
-            Ok((r, series)) => {
-                if let (Some(path), Some(series)) = (series_path, series) {
-                    std::fs::write(path, series.to_csv())
-                        .with_context(|| format!("writing {}", path.display()))?;
-                }
-                runs.push(r)
-            }
+            Ok((r, _)) => runs.push(r),
             Err(sim::SimError::Config(m)) => {
                 return Err(BadInput(format!("{}: {m}", s.name)).into())
             }
@@ -332,6 +528,10 @@ fn reproduce(
         ))
         .into());
     }
+    let json_out = json_path
+        .as_deref()
+        .map(|p| create_output("--json", p))
+        .transpose()?;
     let mut p = if fast {
         parallelio::Procedure::fast()
     } else {
@@ -388,11 +588,13 @@ fn reproduce(
     }
     let simulated = parallelio::tables(&p, &per_kernel);
     let published = parallelio::Tables::published();
-    print!("{}", parallelio::report(&published, &simulated));
-    if let Some(path) = json_path {
+    print!("{}", parallelio::report(&p, &published, &simulated));
+    if let (Some(mut f), Some(path)) = (json_out, json_path) {
         let text =
             serde_json::to_string_pretty(&parallelio::to_json(&published, &simulated))? + "\n";
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        f.write_all(text.as_bytes())
+            .and_then(|()| f.flush())
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }

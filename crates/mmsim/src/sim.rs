@@ -18,9 +18,9 @@ use crate::mm::vmstat::{VmEvents, ZoneStat};
 use crate::mm::{invariants, vmscan, Gfp, Kernel, Queues, World};
 use crate::presets::KernelConfig;
 use crate::report::timeseries::{self, TimeSeries};
-use crate::report::{RunResult, ThreadTimes};
+use crate::report::{RunResult, ThreadTimes, WorkloadState};
 use crate::scenario::{BlockDevice, DeviceKind, Scenario, Scheduler, WorkloadKind};
-use crate::workload::{self, secs};
+use crate::workload::{self, secs, Phase, WorkloadStats};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use std::cell::RefCell;
@@ -39,6 +39,8 @@ pub enum SimError {
     Invariant(String),
     /// The trace file could not be written.
     Trace(String),
+    /// The time-series file could not be written.
+    TimeSeries(String),
 }
 
 impl fmt::Display for SimError {
@@ -47,6 +49,7 @@ impl fmt::Display for SimError {
             SimError::Config(m) => write!(f, "{m}"),
             SimError::Invariant(m) => write!(f, "simulation stopped: {m}"),
             SimError::Trace(m) => write!(f, "writing the trace: {m}"),
+            SimError::TimeSeries(m) => write!(f, "writing the time series: {m}"),
         }
     }
 }
@@ -56,8 +59,61 @@ impl std::error::Error for SimError {}
 /// Options that change how a run is checked, never what it computes.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RunOptions {
-    /// Check the page-state invariants after every reclaim batch (slow; for tests).
+    /// Check the page-state invariants after reclaim batches (slow; for tests and
+    /// `--check`).
     pub check_every_batch: bool,
+    /// With `check_every_batch`: the least simulated time between two checks (0: after
+    /// every batch).
+    pub check_interval: Nanos,
+}
+
+/// Host memory a run of `scenario` is expected to need at its peak, in bytes: what the
+/// model keeps per simulated frame, per mapped virtual page, per file page and per swap
+/// slot, plus a fixed allowance. Used to refuse a machine that cannot fit on the host
+/// before booting it; it errs high (measured peaks are in the README).
+pub fn host_memory_estimate(scenario: &Scenario) -> u64 {
+    /// Per frame: `struct page`'s six u32 fields (flags, two links, mapping, index, private).
+    const PAGE_STATE: u64 = 24;
+    /// Per mapped virtual page: one u32 PTE.
+    const PTE: u64 = 4;
+    /// Per file page: the page-cache slot (u32).
+    const PAGE_CACHE_SLOT: u64 = 4;
+    /// Per swap slot: the swap map byte; and a swap-cache hash entry for each page in the
+    /// swap cache, allowed for a quarter of the frames at once.
+    const SWAP_SLOT: u64 = 1;
+    const SWAP_CACHE_ENTRY: u64 = 16;
+    /// Executor, devices, request queues, buffers and the binary itself.
+    const FIXED: u64 = 16 << 20;
+    let pages = |bytes: u64| bytes.div_ceil(PAGE_SIZE);
+    let frames = pages(scenario.machine.ram);
+    let mut mapped = 0;
+    let mut file = 0;
+    for wl in &scenario.workloads {
+        match &wl.kind {
+            WorkloadKind::MemEater { size, .. } => mapped += pages(*size),
+            WorkloadKind::Memcachetest(m) => mapped += pages(m.pool),
+            WorkloadKind::Dd(d) => file += pages(d.size),
+            WorkloadKind::Cat { size, .. } => file += pages(*size),
+            WorkloadKind::Mmap(m) => {
+                mapped += pages(m.size);
+                file += pages(m.size);
+            }
+            WorkloadKind::Parallelio(p) => {
+                mapped += pages(p.pool);
+                file += pages(p.steps.iter().copied().max().unwrap_or(0));
+            }
+            WorkloadKind::Sync => {}
+        }
+    }
+    let swap = scenario.machine.swap.as_ref().map_or(0, |s| pages(s.size));
+    let estimate = frames * PAGE_STATE
+        + mapped * PTE
+        + file * PAGE_CACHE_SLOT
+        + swap * SWAP_SLOT
+        + swap.min(frames) / 4 * SWAP_CACHE_ENTRY
+        + FIXED;
+    // Vectors that grow by doubling may hold up to twice what they use for a moment.
+    estimate + estimate / 4
 }
 
 /// Boot a machine: zones, watermarks, slab, swap, kswapd and the workloads' tasks.
@@ -136,6 +192,8 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         oom_kills: Vec::new(),
         oom_victim: None,
         check_every_batch: false,
+        check_interval: 0,
+        next_check: 0,
         fatal: None,
         end_when_done: scenario
             .run
@@ -329,6 +387,7 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
             let t = w.borrow_mut().sched.spawn(&wl.name, async move {
                 workload::delay_start(&w2, idx, start).await;
                 if let Some(used) = dd.start_when_used {
+                    workload::enter(&mut w2.borrow_mut(), idx, Phase::Waiting, 0);
                     workload::dd::wait_for_used_memory(&w2, used).await;
                 }
                 let now = w2.borrow().sched.now();
@@ -455,6 +514,9 @@ pub struct RunOutputs {
     pub trace: Option<Box<dyn std::io::Write + Send>>,
     /// Sample the time series every this often (`--timeseries FILE`).
     pub sample_interval: Option<Nanos>,
+    /// Write each time-series sample here as a CSV line when it is taken, instead of
+    /// keeping the samples for the result (memory stays flat however many there are).
+    pub series_out: Option<Box<dyn std::io::Write + Send>>,
     /// Told the simulated time about every 10 simulated seconds (progress bars).
     pub progress: Option<Box<dyn FnMut(Nanos) + Send>>,
 }
@@ -464,6 +526,7 @@ impl fmt::Debug for RunOutputs {
         f.debug_struct("RunOutputs")
             .field("trace", &self.trace.is_some())
             .field("sample_interval", &self.sample_interval)
+            .field("series_out", &self.series_out.is_some())
             .field("progress", &self.progress.is_some())
             .finish()
     }
@@ -479,15 +542,32 @@ pub fn run_with(
 ) -> Result<(RunResult, Option<TimeSeries>), SimError> {
     let w = boot(scenario, kernel, seed)?;
     w.borrow_mut().check_every_batch = opts.check_every_batch;
+    w.borrow_mut().check_interval = opts.check_interval;
     w.borrow_mut().trace = outputs.trace.map(crate::mm::trace::Tracer::new);
     let series = outputs.sample_interval.map(|interval| {
-        let series = Rc::new(RefCell::new(TimeSeries::default()));
-        let (w2, s2) = (w.clone(), series.clone());
+        let mut sink = SeriesSink {
+            series: TimeSeries {
+                device_columns: w
+                    .borrow()
+                    .bdis
+                    .iter()
+                    .flat_map(|b| timeseries::device_columns(&b.name))
+                    .collect(),
+                rows: Vec::new(),
+            },
+            out: outputs.series_out,
+            error: None,
+        };
+        // The header goes out now: a run may end before the sampler first runs.
+        let header = sink.series.header();
+        sink.write(&header);
+        let sink = Rc::new(RefCell::new(sink));
+        let (w2, s2) = (w.clone(), sink.clone());
         // Spawned last: it only reads state, so the other tasks run exactly as without it.
         w.borrow_mut()
             .sched
             .spawn("sampler", sampler(w2, interval.max(1), s2));
-        series
+        sink
     });
     let end = run_world_with(&w, scenario.run.duration, outputs.progress)?;
     if let Some(t) = w.borrow_mut().trace.as_mut() {
@@ -496,8 +576,53 @@ pub fn run_with(
         }
         t.flush().map_err(|e| SimError::Trace(e.to_string()))?;
     }
-    let series = series.map(|s| s.borrow().clone());
+    let series = match series {
+        None => None,
+        Some(sink) => {
+            let mut sink = sink.borrow_mut();
+            if let Some(out) = sink.out.as_mut() {
+                let flushed = out.flush();
+                if let Some(e) = sink.error.take().or(flushed.err()) {
+                    return Err(SimError::TimeSeries(e.to_string()));
+                }
+                None
+            } else {
+                Some(std::mem::take(&mut sink.series))
+            }
+        }
+    };
     Ok((summarise(&w, scenario, kernel, seed, end), series))
+}
+
+/// Where the sampler puts its rows: kept in `series`, or written to `out` as taken.
+struct SeriesSink {
+    series: TimeSeries,
+    out: Option<Box<dyn std::io::Write + Send>>,
+    /// The first write error; sampling stops writing after it and the run reports it.
+    error: Option<std::io::Error>,
+}
+
+impl SeriesSink {
+    /// Keep or write one sample.
+    fn take(&mut self, row: Vec<f64>) {
+        debug_assert_eq!(
+            row.len(),
+            timeseries::COLUMNS.len() + self.series.device_columns.len()
+        );
+        if self.out.is_some() {
+            self.write(&TimeSeries::line(&row));
+        } else {
+            self.series.rows.push(row);
+        }
+    }
+
+    fn write(&mut self, text: &str) {
+        if let (Some(out), None) = (self.out.as_mut(), &self.error) {
+            if let Err(e) = out.write_all(text.as_bytes()) {
+                self.error = Some(e);
+            }
+        }
+    }
 }
 
 /// One row of [`timeseries::COLUMNS`] and the per-device columns from the machine's state.
@@ -537,21 +662,68 @@ fn sample(k: &Kernel) -> Vec<f64> {
 }
 
 /// The sampling task: a row at time 0 and every `interval` after.
-async fn sampler(w: World, interval: Nanos, series: Rc<RefCell<TimeSeries>>) {
-    series.borrow_mut().device_columns = w
-        .borrow()
-        .bdis
-        .iter()
-        .flat_map(|b| timeseries::device_columns(&b.name))
-        .collect();
+async fn sampler(w: World, interval: Nanos, sink: Rc<RefCell<SeriesSink>>) {
     loop {
         let row = sample(&w.borrow());
-        debug_assert_eq!(
-            row.len(),
-            timeseries::COLUMNS.len() + series.borrow().device_columns.len()
-        );
-        series.borrow_mut().rows.push(row);
+        sink.borrow_mut().take(row);
         engine::sleep(&w, interval).await;
+    }
+}
+
+/// Why a workload's report is short of its measured figures at the end of the run, if it
+/// is: the phase it was in and how far it got.
+fn state_note(kind: &WorkloadKind, st: &WorkloadStats, end: Nanos) -> Option<String> {
+    let at_end = format!("at the end of the run ({:.2} s)", secs(end));
+    let done = |what: &str| {
+        let pct = st.progress as f64 * 100.0 / st.progress_total.max(1) as f64;
+        format!(
+            "{} of {} {what} ({pct:.0}%)",
+            st.progress, st.progress_total
+        )
+    };
+    let unit = match kind {
+        WorkloadKind::Dd(_) => "pages written",
+        WorkloadKind::Cat { .. } => "pages read",
+        WorkloadKind::Mmap(_) => "pages touched",
+        WorkloadKind::Parallelio(_) => "iterations done",
+        _ => "pages touched",
+    };
+    let unfinished_io = matches!(
+        kind,
+        WorkloadKind::Dd(_) | WorkloadKind::Cat { .. } | WorkloadKind::Mmap(_) | WorkloadKind::Sync
+    ) && st.io_done_at.is_none();
+    match st.phase {
+        Phase::NotStarted => Some(format!("had not started {at_end}; no metric of its work")),
+        Phase::Waiting => Some(format!(
+            "still waiting to start its IO {at_end}; io_seconds and mb_per_sec are not reported"
+        )),
+        Phase::Populating => Some(format!(
+            "population not finished {at_end}: {}; the measured phase never began, so ops \
+             and ops_per_sec are not reported",
+            done("items set")
+        )),
+        Phase::Filling => Some(format!(
+            "first pass not finished {at_end}: {}; fill_seconds is not reported",
+            done("pages touched")
+        )),
+        Phase::Retouching => Some(format!(
+            "re-touch pass {} in progress {at_end}: {}",
+            st.passes + 1,
+            done("pages touched")
+        )),
+        Phase::Running if matches!(kind, WorkloadKind::Sync) && unfinished_io => Some(format!(
+            "sync(2) had not returned {at_end}; sync_seconds is not reported"
+        )),
+        Phase::Running if unfinished_io => Some(format!(
+            "not finished {at_end}: {}; io_seconds and mb_per_sec are not reported",
+            done(unit)
+        )),
+        Phase::Running if matches!(kind, WorkloadKind::Parallelio(_)) => Some(format!(
+            "not finished {at_end}: {}; the rows cover the iterations done",
+            done(unit)
+        )),
+        Phase::Killed => Some("killed by the OOM killer; its metrics stop at the kill".into()),
+        _ => None,
     }
 }
 
@@ -565,80 +737,75 @@ pub fn summarise(
 ) -> RunResult {
     let k = w.borrow();
     let mut workloads = Vec::new();
+    let mut workload_states = Vec::new();
     for (i, wl) in scenario.workloads.iter().enumerate() {
         let st = &k.workloads[i];
         let mm = &k.mms[i];
         let mut m: Vec<(String, f64)> = Vec::new();
+        // A metric of a phase the workload never completed is left out, never NaN.
+        let mut opt = |name: &str, v: Option<f64>| {
+            if let Some(v) = v {
+                m.push((name.into(), v));
+            }
+        };
+        let io_secs = st.io_done_at.map(|t| secs(t - st.started_at));
+        let rate = |bytes: f64| io_secs.map(|s| bytes / (1 << 20) as f64 / s);
         match wl.kind {
             WorkloadKind::Parallelio(_) => {
                 m.extend(workload::parallelio::extract(&st.parallelio));
             }
-            WorkloadKind::Sync => {
-                let secs_taken = st.io_done_at.map(|t| secs(t - st.started_at));
-                m.push(("sync_seconds".into(), secs_taken.unwrap_or(f64::NAN)));
-            }
+            WorkloadKind::Sync => opt("sync_seconds", io_secs),
             WorkloadKind::Memcachetest(_) => {
+                let measured = match st.phase {
+                    Phase::NotStarted | Phase::Populating => false,
+                    Phase::Killed => st.ops > 0,
+                    _ => true,
+                };
                 let ran = st
                     .finished_at
                     .unwrap_or(end)
                     .saturating_sub(st.started_at)
                     .max(1);
-                m.push(("ops".into(), st.ops as f64));
-                m.push((
-                    "ops_per_sec".into(),
-                    (st.ops as f64 / secs(ran) * 100.0).round() / 100.0,
-                ));
+                opt("ops", measured.then_some(st.ops as f64));
+                opt(
+                    "ops_per_sec",
+                    measured.then(|| (st.ops as f64 / secs(ran) * 100.0).round() / 100.0),
+                );
             }
             WorkloadKind::Dd(ref dd) => {
-                let secs_taken = st.io_done_at.map(|t| secs(t - st.started_at));
-                m.push(("io_seconds".into(), secs_taken.unwrap_or(f64::NAN)));
-                m.push((
-                    "mb_per_sec".into(),
-                    secs_taken
-                        .map(|s| dd.size as f64 / (1 << 20) as f64 / s)
-                        .unwrap_or(f64::NAN),
-                ));
-                m.push(("pages_written".into(), st.pages_touched as f64));
+                opt("io_seconds", io_secs);
+                opt("mb_per_sec", rate(dd.size as f64));
+                opt("pages_written", Some(st.pages_touched as f64));
             }
             WorkloadKind::Cat { size, .. } => {
-                let secs_taken = st.io_done_at.map(|t| secs(t - st.started_at));
-                m.push(("io_seconds".into(), secs_taken.unwrap_or(f64::NAN)));
-                m.push((
-                    "mb_per_sec".into(),
-                    secs_taken
-                        .map(|s| size as f64 / (1 << 20) as f64 / s)
-                        .unwrap_or(f64::NAN),
-                ));
-                m.push(("pages_read".into(), st.pages_touched as f64));
+                opt("io_seconds", io_secs);
+                opt("mb_per_sec", rate(size as f64));
+                opt("pages_read", Some(st.pages_touched as f64));
             }
             WorkloadKind::Mmap(ref p) => {
-                let secs_taken = st.io_done_at.map(|t| secs(t - st.started_at));
-                let bytes = p.size as f64 * st.passes as f64;
-                m.push(("io_seconds".into(), secs_taken.unwrap_or(f64::NAN)));
-                m.push((
-                    "mb_per_sec".into(),
-                    secs_taken
-                        .map(|s| bytes / (1 << 20) as f64 / s)
-                        .unwrap_or(f64::NAN),
-                ));
-                m.push(("pages_touched".into(), st.pages_touched as f64));
-                m.push(("passes".into(), st.passes as f64));
+                opt("io_seconds", io_secs);
+                opt("mb_per_sec", rate(p.size as f64 * st.passes as f64));
+                opt("pages_touched", Some(st.pages_touched as f64));
+                opt("passes", Some(st.passes as f64));
             }
             WorkloadKind::MemEater { .. } => {
-                m.push(("pages_touched".into(), st.pages_touched as f64));
-                m.push((
-                    "fill_seconds".into(),
-                    st.touched_at
-                        .map(|t| secs(t - st.started_at))
-                        .unwrap_or(f64::NAN),
-                ));
-                m.push(("retouch_passes".into(), st.passes as f64));
+                opt("pages_touched", Some(st.pages_touched as f64));
+                opt(
+                    "fill_seconds",
+                    st.touched_at.map(|t| secs(t - st.started_at)),
+                );
+                opt("retouch_passes", Some(st.passes as f64));
             }
         }
         m.push(("minor_faults".into(), mm.min_flt as f64));
         m.push(("major_faults".into(), mm.maj_flt as f64));
         m.push(("oom_killed".into(), st.killed as u8 as f64));
         workloads.push((wl.name.clone(), m));
+        workload_states.push(WorkloadState {
+            workload: wl.name.clone(),
+            state: st.phase.name().to_string(),
+            note: state_note(&wl.kind, st, end),
+        });
     }
     let threads = k
         .sched
@@ -658,6 +825,7 @@ pub fn summarise(
         simulated_seconds: end as f64 / SEC as f64,
         vmstat: k.proc_vmstat(),
         workloads,
+        workload_states,
         threads,
         oom_kills: k.oom_kills.clone(),
         // NFS mounts have no /proc/diskstats entry.
@@ -692,15 +860,14 @@ pub(crate) fn run_task<F: std::future::Future<Output = ()> + 'static>(w: &World,
     assert_eq!(w.borrow().fatal, None);
 }
 
-/// Boot a machine with no workloads for unit tests: `ram_mib` MiB of RAM, `swap_mib` MiB of
-/// swap on a 5 ms, 100 MiB/s device (0 = no swap), a 250-page slab, and the kernel of
-/// `preset`. Only kswapd (and the swap device) run until a test spawns its own tasks.
+/// A scenario with no workloads for unit tests: `ram_mib` MiB of RAM, `swap_mib` MiB of
+/// swap on a 5 ms, 100 MiB/s device (0 = no swap), a 250-page slab, one simulated second.
 #[cfg(test)]
-pub(crate) fn boot_for_test(ram_mib: u64, swap_mib: u64, preset: &str) -> World {
+pub(crate) fn scenario_for_test(ram_mib: u64, swap_mib: u64) -> Scenario {
     use crate::engine::MSEC;
     use crate::scenario::{KernelSelection, Machine, RunParams, SlabParams, SwapDevice, VmSysctls};
     const MIB: u64 = 1 << 20;
-    let scenario = Scenario {
+    Scenario {
         name: "unit-test".into(),
         machine: Machine {
             ram: ram_mib * MIB,
@@ -726,7 +893,57 @@ pub(crate) fn boot_for_test(ram_mib: u64, swap_mib: u64, preset: &str) -> World 
             object_size: 1024,
         },
         workloads: Vec::new(),
-    };
+    }
+}
+
+/// Boot [`scenario_for_test`] under the kernel of `preset`. Only kswapd (and the swap
+/// device) run until a test spawns its own tasks.
+#[cfg(test)]
+pub(crate) fn boot_for_test(ram_mib: u64, swap_mib: u64, preset: &str) -> World {
     let kernel = crate::presets::resolve(preset, &[]).expect("a known preset");
-    boot(&scenario, &kernel, 1).expect("the test machine boots")
+    boot(&scenario_for_test(ram_mib, swap_mib), &kernel, 1).expect("the test machine boots")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A writer whose bytes the test can read afterwards.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn streamed_samples_are_written_as_taken_and_not_kept() {
+        let mut s = scenario_for_test(64, 0);
+        s.run.duration = 10 * SEC;
+        let k = crate::presets::resolve("3.9", &[]).unwrap();
+        let kept = RunOutputs {
+            sample_interval: Some(SEC),
+            ..Default::default()
+        };
+        let (_, series) = run_with(&s, &k, 1, RunOptions::default(), kept).unwrap();
+        let series = series.expect("samples are kept without a writer");
+        assert_eq!(series.rows.len(), 11, "a sample at 0 s and every second to 10 s");
+        let out = Captured::default();
+        let streamed = RunOutputs {
+            sample_interval: Some(SEC),
+            series_out: Some(Box::new(out.clone())),
+            ..Default::default()
+        };
+        let (_, none) = run_with(&s, &k, 1, RunOptions::default(), streamed).unwrap();
+        assert!(none.is_none(), "streamed samples are not kept in memory");
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(text, series.to_csv());
+    }
 }

@@ -18,6 +18,7 @@ fn run(s: &Scenario, check: bool) -> (RunResult, mmsim::report::timeseries::Time
         1,
         RunOptions {
             check_every_batch: check,
+            check_interval: 0,
         },
         RunOutputs {
             sample_interval: Some(mmsim::engine::SEC),

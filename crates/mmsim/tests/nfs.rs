@@ -115,6 +115,7 @@ fn reclaim_and_unlink_keep_nfs_page_state_exact_under_every_preset() {
             1,
             RunOptions {
                 check_every_batch: true,
+                check_interval: 0,
             },
         )
         .unwrap_or_else(|e| panic!("{}: {e}", p.name));

@@ -15,6 +15,7 @@ fn run(s: &mmsim::scenario::Scenario, preset: &str, seed: u64, check: bool) -> R
         seed,
         RunOptions {
             check_every_batch: check,
+            check_interval: 0,
         },
     )
     .unwrap()
@@ -150,6 +151,7 @@ fn sampling_a_time_series_does_not_change_the_run() {
         trace: Some(Box::new(std::io::sink())),
         sample_interval: Some(mmsim::engine::SEC),
         progress: Some(Box::new(|_| {})),
+        series_out: None,
     };
     let (sampled, series) = sim::run_with(&s, &k, 5, RunOptions::default(), outputs).unwrap();
     // The sampler's own thread appears in the CPU table; everything else is identical.
@@ -191,6 +193,7 @@ fn a_single_dd_runs_at_disk_speed_with_dirty_pages_near_the_setpoint_and_loses_n
         1,
         RunOptions {
             check_every_batch: false,
+            check_interval: 0,
         },
         outputs,
     )

@@ -418,8 +418,10 @@ impl<W: SchedHost> Executor<W> {
         }
     }
 
-    /// Run until simulated time would pass `end`, or no task can ever run again. Returns the
-    /// time reached. `stop` is polled after every task step: returning true ends the run early.
+    /// Run until simulated time would pass `end`. Returns the time reached: `end`, unless
+    /// `stop`, polled after every task step, returned true earlier. When no task can run
+    /// again before `end` (every task asleep with no timer), the clock jumps to `end`: an
+    /// idle machine still lives to the end of its run.
     pub fn run_until(&mut self, end: Nanos, mut stop: impl FnMut(&mut W) -> bool) -> Nanos {
         let waker = Waker::noop();
         let mut cx = Context::from_waker(waker);
@@ -464,7 +466,10 @@ impl<W: SchedHost> Executor<W> {
                         s.current = t;
                         t
                     }
-                    None => return s.now,
+                    None => {
+                        s.now = s.now.max(end);
+                        return s.now;
+                    }
                 }
             };
             let fut = self.tasks[next as usize]
@@ -590,5 +595,21 @@ mod tests {
         });
         let end = Executor::new(w.clone()).run_until(95, |_| false);
         assert_eq!(end, 95);
+    }
+
+    #[test]
+    fn an_idle_machine_lives_to_the_end_time() {
+        // Every task asleep with no timer: nothing can happen again, but the run still
+        // lasts until its end (a machine idles; it does not stop).
+        let w = world(1);
+        let q = w.borrow_mut().s.new_queue();
+        let w1 = w.clone();
+        w.borrow_mut().s.spawn("sleeper", async move {
+            sleep(&w1, 7).await;
+            wait_event(&w1, q, None, false).await;
+        });
+        let end = Executor::new(w.clone()).run_until(1000, |_| false);
+        assert_eq!(end, 1000);
+        assert_eq!(w.borrow().s.now(), 1000);
     }
 }

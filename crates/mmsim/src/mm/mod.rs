@@ -175,8 +175,12 @@ pub struct Kernel {
     pub oom_kills: Vec<OomKill>,
     /// The mm of an OOM victim that has not exited yet.
     pub oom_victim: Option<usize>,
-    /// Check page-state invariants after every reclaim batch (tests).
+    /// Check page-state invariants after reclaim batches (tests, `--check`).
     pub check_every_batch: bool,
+    /// The least simulated time between two such checks (0: every batch).
+    pub check_interval: crate::engine::Nanos,
+    /// When the next batch check is due.
+    pub next_check: crate::engine::Nanos,
     /// First invariant violation: stops the run.
     pub fatal: Option<String>,
     /// `[run] end = "workloads"`: the number of scenario workloads whose end ends the run.

@@ -1054,7 +1054,8 @@ pub async fn shrink_inactive_list(
             file,
         );
         k.zones[zi].mod_stat(isolated_stat(file), -(nr_taken as i64));
-        if k.check_every_batch {
+        if k.check_every_batch && k.sched.now() >= k.next_check {
+            k.next_check = k.sched.now() + k.check_interval;
             if let Err(e) = invariants::check(&k) {
                 k.fail(e);
             }

@@ -14,7 +14,8 @@
 //! | `simulated_seconds` | number | simulated seconds from start to end (MMTests' elapsed time) |
 //! | `vmstat` | object: string → integer | `/proc/vmstat` at the end of the run |
 //! | `mmtests_vmstat` | object: string → number | the MMTests "vmstat" summary rows (see below) |
-//! | `workloads` | object: string → (object: string → number) | per workload, its metrics |
+//! | `workloads` | object: string → (object: string → number) | per workload, its metrics; a metric of a phase the workload did not complete is absent, never null |
+//! | `workload_states` | object: workload → `{state, note}` | where each workload was at the end: `state` is `not started`, `waiting`, `populating`, `running`, `filling`, `holding`, `retouching`, `finished` or `oom-killed`; `note` (string or null) says which metrics are missing or partial and how far the workload got |
 //! | `devices` | object: device → `{iostat: {row → number}, diskstats: {field → integer}}` | per `[[device]]`: the MMTests iostat rows ("Mean sda-await", ...) over the 10 s samples, and `/proc/diskstats` at the end (times in ms) |
 //! | `threads` | array of `{name, system_seconds, user_seconds}` | CPU time per simulated thread, in run order |
 //! | `oom_kills` | array of `{at_seconds, rss_pages, victim}` | OOM kills in order: time (s), resident pages of the victim, victim workload |
@@ -121,6 +122,23 @@ pub fn run_to_json(r: &RunResult) -> Value {
         ),
     );
     o.insert(
+        "workload_states".into(),
+        Value::Object(
+            r.workload_states
+                .iter()
+                .map(|s| {
+                    let mut m = Map::new();
+                    m.insert("state".into(), Value::from(s.state.as_str()));
+                    m.insert(
+                        "note".into(),
+                        s.note.as_deref().map_or(Value::Null, Value::from),
+                    );
+                    (s.workload.clone(), Value::Object(m))
+                })
+                .collect(),
+        ),
+    );
+    o.insert(
         "devices".into(),
         Value::Object(
             r.devices
@@ -220,6 +238,11 @@ mod tests {
             simulated_seconds: 10.0,
             vmstat: vec![("pgscan_kswapd_normal".into(), 25), ("pgfault".into(), 3)],
             workloads: vec![("w".into(), vec![("nan".into(), f64::NAN)])],
+            workload_states: vec![crate::report::WorkloadState {
+                workload: "w".into(),
+                state: "populating".into(),
+                note: Some("population not finished".into()),
+            }],
             threads: vec![ThreadTimes {
                 name: "kswapd0".into(),
                 user_seconds: 0.0,
@@ -239,6 +262,19 @@ mod tests {
         let v = run_to_json(&run());
         assert_eq!(v["workloads"]["w"]["nan"], Value::Null);
         assert_eq!(v["threads"][0]["system_seconds"], Value::Null);
+    }
+
+    #[test]
+    fn workload_states_carry_state_and_note() {
+        let v = run_to_json(&run());
+        assert_eq!(
+            v["workload_states"]["w"]["state"],
+            Value::from("populating")
+        );
+        assert_eq!(
+            v["workload_states"]["w"]["note"],
+            Value::from("population not finished")
+        );
     }
 
     #[test]

@@ -258,10 +258,27 @@ pub fn split_kernel_name(name: &str) -> (&str, &str) {
     (first, rest.strip_prefix('-').unwrap_or(rest))
 }
 
+/// The width of a table's kernel columns: `min`, or more where a part of a kernel name
+/// ([`split_kernel_name`]) needs it, so that every part fits with a space before it.
+/// MMTests prints a long part whole and lets it push the following cells right, which runs
+/// names together and puts them over the wrong columns; mmsim widens the columns instead.
+pub fn column_width(names: &[&str], min: usize) -> usize {
+    names
+        .iter()
+        .map(|n| {
+            let (a, b) = split_kernel_name(n);
+            a.len().max(b.len()) + 1
+        })
+        .max()
+        .unwrap_or(0)
+        .max(min)
+}
+
 /// The two header lines naming the kernels (§5.2), each ending in `\n`: a blank cell
 /// `label_width` wide, then per kernel a cell right-aligned in `cell_width` columns holding
-/// the first (line 1) or second (line 2) part of [`split_kernel_name`]. Like MMTests, a
-/// part longer than the cell is printed whole, pushing the following cells right.
+/// the first (line 1) or second (line 2) part of [`split_kernel_name`]. A part longer than
+/// the cell is printed whole; the tables size their cells with [`column_width`] so that
+/// none is.
 pub fn kernel_header(names: &[&str], label_width: usize, cell_width: usize) -> String {
     let mut first = " ".repeat(label_width);
     let mut second = first.clone();
@@ -281,11 +298,12 @@ const MONITOR_CELL_WIDTH: usize = 12;
 /// cell's own format. No percentages. Every line ends in `\n`.
 pub fn format_monitor_table(kernels: &[&str], rows: &[(String, Vec<Cell>)]) -> String {
     let label_width = rows.iter().map(|(l, _)| l.len()).max().unwrap_or(0);
-    let mut out = kernel_header(kernels, label_width, MONITOR_CELL_WIDTH);
+    let width = column_width(kernels, MONITOR_CELL_WIDTH);
+    let mut out = kernel_header(kernels, label_width, width);
     for (label, cells) in rows {
         out.push_str(&format!("{label:<label_width$}"));
         for cell in cells {
-            out.push_str(&cell.render(MONITOR_CELL_WIDTH));
+            out.push_str(&cell.render(width));
         }
         out.push('\n');
     }
@@ -357,21 +375,42 @@ pub fn format_compare_table(
     value_width: usize,
 ) -> String {
     let (labels, label_width) = padded_labels(rows.iter().map(|(l, _, _)| l.as_str()));
-    let mut out = kernel_header(kernels, label_width, value_width + 6 + 4);
+    // One kernel has nothing to compare with: its cells carry no percentage.
+    let pct_width = if kernels.len() > 1 { PCT_WIDTH } else { 0 };
+    let cell = column_width(kernels, value_width + pct_width);
+    let value_width = cell - pct_width;
+    let mut out = kernel_header(kernels, label_width, cell);
     for (label, (_, values, direction)) in labels.iter().zip(rows) {
         out.push_str(label);
         let base = values.first().copied().unwrap_or(0.0);
         for (i, &value) in values.iter().enumerate() {
-            let pct = if i == 0 {
-                0.0
-            } else {
-                percent_diff(*direction, base, value)
-            };
-            out.push_str(&format!("{value:>value_width$.2} ({pct:>6.2}%)"));
+            let pct = (i > 0).then(|| percent_diff(*direction, base, value));
+            out.push_str(&compare_cell(value, pct, value_width, pct_width));
         }
         out.push('\n');
     }
     out
+}
+
+/// Width of a percentage after a value: ` (` + 6 + `%)`.
+const PCT_WIDTH: usize = 10;
+
+/// One benchmark cell: the value with 2 decimals, then its percentage unless `pct_width` is
+/// 0 (0.00% for the baseline, `pct` None). A value that is missing (NaN: a metric the run
+/// did not produce) prints as `-`, and a percentage against a missing value is left blank.
+fn compare_cell(value: f64, pct: Option<f64>, value_width: usize, pct_width: usize) -> String {
+    let v = if value.is_nan() {
+        format!("{:>value_width$}", "-")
+    } else {
+        format!("{value:>value_width$.2}")
+    };
+    if pct_width == 0 {
+        return v;
+    }
+    match pct.unwrap_or(0.0) {
+        p if p.is_nan() || value.is_nan() => format!("{v}{:pct_width$}", ""),
+        p => format!("{v} ({p:>6.2}%)"),
+    }
 }
 
 /// A benchmark comparison table with two columns per kernel, e.g. the published and the
@@ -391,19 +430,16 @@ pub fn format_paired_compare_table(
         .collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let (labels, label_width) = padded_labels(rows.iter().map(|(l, _, _)| l.as_str()));
-    let mut out = kernel_header(&names, label_width, value_width + 6 + 4);
+    let cell = column_width(&names, value_width + PCT_WIDTH);
+    let value_width = cell - PCT_WIDTH;
+    let mut out = kernel_header(&names, label_width, cell);
     for (label, (_, values, direction)) in labels.iter().zip(rows) {
         out.push_str(label);
         let base = values.first().copied().unwrap_or([0.0; 2]);
         for (i, pair) in values.iter().enumerate() {
             for src in 0..2 {
-                let value = pair[src];
-                let pct = if i == 0 {
-                    0.0
-                } else {
-                    percent_diff(*direction, base[src], value)
-                };
-                out.push_str(&format!("{value:>value_width$.2} ({pct:>6.2}%)"));
+                let pct = (i > 0).then(|| percent_diff(*direction, base[src], pair[src]));
+                out.push_str(&compare_cell(pair[src], pct, value_width, PCT_WIDTH));
             }
         }
         out.push('\n');
@@ -446,11 +482,12 @@ pub fn iostat_rows(dev: &str, s: &crate::block::IostatSummary) -> [(String, f64)
 /// then one `%12.2f` cell per kernel, no percentages. Every line ends in `\n`.
 pub fn format_iostat_table(kernels: &[&str], rows: &[(String, Vec<f64>)]) -> String {
     let (labels, label_width) = padded_labels(rows.iter().map(|(l, _)| l.as_str()));
-    let mut out = kernel_header(kernels, label_width, MONITOR_CELL_WIDTH);
+    let width = column_width(kernels, MONITOR_CELL_WIDTH);
+    let mut out = kernel_header(kernels, label_width, width);
     for (label, (_, values)) in labels.iter().zip(rows) {
         out.push_str(label);
         for &value in values {
-            out.push_str(&Cell::Float2(value).render(MONITOR_CELL_WIDTH));
+            out.push_str(&Cell::Float2(value).render(width));
         }
         out.push('\n');
     }

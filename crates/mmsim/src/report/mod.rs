@@ -26,8 +26,11 @@ pub struct RunResult {
     /// `/proc/vmstat` at the end of the run, in the kernel's order: cumulative event counters
     /// (they start at 0 at boot, so they are also the deltas over the run) and gauges.
     pub vmstat: Vec<(String, u64)>,
-    /// Per workload, in scenario order: metric name -> value.
+    /// Per workload, in scenario order: metric name -> value. A metric of a phase the
+    /// workload did not complete is absent (see `workload_states`).
     pub workloads: Vec<(String, Vec<(String, f64)>)>,
+    /// Per workload, in scenario order: where it was at the end of the run.
+    pub workload_states: Vec<WorkloadState>,
     /// Simulated threads and the CPU time they used.
     pub threads: Vec<ThreadTimes>,
     /// OOM kills, in order.
@@ -72,6 +75,19 @@ impl RunResult {
             .find(|(w, _)| w == workload)
             .and_then(|(_, m)| m.iter().find(|(n, _)| n == metric).map(|(_, v)| *v))
     }
+}
+
+/// Where a workload was when the run ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkloadState {
+    /// The workload's name.
+    pub workload: String,
+    /// Its phase: `not started`, `waiting`, `populating`, `running`, `filling`, `holding`,
+    /// `retouching`, `finished` or `oom-killed`.
+    pub state: String,
+    /// Why some of its metrics are missing or partial, when they are: the phase it did not
+    /// complete and how far it got.
+    pub note: Option<String>,
 }
 
 /// CPU time of one simulated thread.

@@ -5,7 +5,9 @@
 //!
 //! 1. a heading line: scenario, seed and simulated seconds;
 //! 2. the workload metrics as an MMTests benchmark table
-//!    ([`format_compare_table`]; direction from [`metric_direction`]);
+//!    ([`format_compare_table`]; direction from [`metric_direction`]; `-` for a metric a
+//!    run did not produce), then a note for each workload that ended short of its
+//!    measured figures (still populating, filling, writing...);
 //! 3. the MMTests vmstat table ([`format_monitor_table`]);
 //! 4. the OOM kills, if any.
 //!
@@ -50,7 +52,8 @@ pub fn summary(runs: &[RunResult]) -> String {
         joined(runs, |r| format!("{:.2}", r.simulated_seconds)),
     );
 
-    // Workload metrics, in the order they first appear; a metric a run lacks reads NaN.
+    // Workload metrics, in the order they first appear; a metric a run lacks reads NaN
+    // and prints as `-`.
     let mut keys: Vec<(&str, &str)> = Vec::new();
     for r in runs {
         for (w, metrics) in &r.workloads {
@@ -74,7 +77,11 @@ pub fn summary(runs: &[RunResult]) -> String {
             .collect();
         let widest = rows
             .iter()
-            .flat_map(|(_, v, _)| v.iter().map(|x| format!("{x:.2}").len() + 1))
+            .flat_map(|(_, v, _)| {
+                v.iter()
+                    .filter(|x| !x.is_nan())
+                    .map(|x| format!("{x:.2}").len() + 1)
+            })
             .max()
             .unwrap_or(0);
         out.push('\n');
@@ -83,6 +90,16 @@ pub fn summary(runs: &[RunResult]) -> String {
             &rows,
             VALUE_WIDTH.max(widest),
         ));
+    }
+    for r in runs {
+        for st in &r.workload_states {
+            if let Some(note) = &st.note {
+                out.push_str(&format!(
+                    "note: {} ({}) {}: {note}\n",
+                    st.workload, r.kernel, st.state
+                ));
+            }
+        }
     }
 
     let summaries: Vec<_> = runs

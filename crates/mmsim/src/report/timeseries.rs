@@ -46,32 +46,48 @@ pub struct TimeSeries {
 }
 
 impl TimeSeries {
-    /// The CSV text: a header line, then one line per sample. Integers print without a
-    /// fraction; times with 3 decimals.
-    pub fn to_csv(&self) -> String {
+    /// The CSV header line, `\n` included.
+    pub fn header(&self) -> String {
         let mut out = COLUMNS.join(",");
         for c in &self.device_columns {
             out.push(',');
             out.push_str(c);
         }
         out.push('\n');
+        out
+    }
+
+    /// One sample as a CSV line, `\n` included. Integers print without a fraction; the
+    /// time with 3 decimals.
+    pub fn line(row: &[f64]) -> String {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                if i == 0 {
+                    format!("{v:.3}")
+                } else {
+                    format!("{v}")
+                }
+            })
+            .collect();
+        cells.join(",") + "\n"
+    }
+
+    /// The CSV text: [`header`](Self::header), then one [`line`](Self::line) per sample.
+    pub fn to_csv(&self) -> String {
+        let mut out = self.header();
         for row in &self.rows {
-            let cells: Vec<String> = row
-                .iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    if i == 0 {
-                        format!("{v:.3}")
-                    } else {
-                        format!("{v}")
-                    }
-                })
-                .collect();
-            out.push_str(&cells.join(","));
-            out.push('\n');
+            out.push_str(&Self::line(row));
         }
         out
     }
+}
+
+/// Bytes a CSV line of `columns` columns is expected to take at most, for predicting a
+/// file's size before a run: a counter of up to 10 digits and a comma per column.
+pub const fn max_line_bytes(columns: usize) -> u64 {
+    columns as u64 * 11
 }
 
 #[cfg(test)]

@@ -13,10 +13,52 @@ pub const SEED000_KERNELS: [&str; 3] = ["3.9", "mmotm-20130522", "lessdisrupt-v7
 pub struct Verdict {
     /// Claim id, e.g. "P1".
     pub id: &'static str,
-    /// The claim in words.
-    pub claim: &'static str,
-    /// Whether it holds on the table it was judged on.
+    /// The claim in words, naming the rows it reads as the judged table labels them.
+    pub claim: String,
+    /// Whether it holds on the table it was judged on (false when not judged).
     pub holds: bool,
+    /// Whether it could be judged: a claim whose numbers are all 0 says nothing either way
+    /// (e.g. swap against swap on a machine that never swapped).
+    pub judged: bool,
     /// The numbers it was judged on: (what, value).
     pub values: Vec<(String, f64)>,
+}
+
+impl Verdict {
+    /// `holds`, `FAILS` or `not judged`.
+    pub fn outcome(&self) -> &'static str {
+        match (self.judged, self.holds) {
+            (false, _) => "not judged",
+            (true, true) => "holds",
+            (true, false) => "FAILS",
+        }
+    }
+}
+
+/// A number as a verdict prints it: whole numbers without a fraction, others with 3
+/// decimals (MMTests' velocity precision).
+pub fn verdict_number(x: f64) -> String {
+    if x.is_finite() && x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else if x.is_finite() {
+        format!("{x:.3}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// The closing line of a list of verdicts: "9 of 12 claims hold", then how many fail and
+/// how many could not be judged, when any.
+pub fn verdict_summary(verdicts: &[Verdict]) -> String {
+    let count = |o: &str| verdicts.iter().filter(|v| v.outcome() == o).count();
+    let mut line = format!("{} of {} claims hold", count("holds"), verdicts.len());
+    for (n, what) in [
+        (count("FAILS"), "fail"),
+        (count("not judged"), "not judged"),
+    ] {
+        if n > 0 {
+            line.push_str(&format!(", {n} {what}"));
+        }
+    }
+    line
 }

@@ -263,6 +263,16 @@ const WORKLOAD_TYPES: &[&str] = &[
     "parallelio",
     "sync",
 ];
+/// `"a", "b" or "c"`.
+fn quoted_list(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+    match quoted.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
 const COMMON_WORKLOAD_KEYS: &[&str] = &["type", "name", "start"];
 const MEMCACHETEST_KEYS: &[&str] = &[
     "pool",
@@ -1417,13 +1427,16 @@ fn workload<'a>(
         t.missing(
             cx,
             "type",
-            "the workload type, \"memcachetest\", \"mem_eater\", \"dd\", \"cat\", \"mmap\" or \"parallelio\"",
+            &format!("the workload type, {}", quoted_list(WORKLOAD_TYPES)),
         )
     })?;
     let ty = string(
         cx,
         &ty_item,
-        "the workload type as a string, \"memcachetest\", \"mem_eater\", \"dd\", \"cat\", \"mmap\" or \"parallelio\"",
+        &format!(
+            "the workload type as a string, {}",
+            quoted_list(WORKLOAD_TYPES)
+        ),
     )?;
     const TYPES: [(&str, &[&str]); 7] = [
         ("memcachetest", MEMCACHETEST_KEYS),
@@ -1437,7 +1450,10 @@ fn workload<'a>(
     let Some(&(_, own)) = TYPES.iter().find(|(name, _)| *name == ty) else {
         let e = ty_item.fail(
             cx,
-            format!("unknown workload type \"{ty}\": expected \"memcachetest\", \"mem_eater\", \"dd\", \"cat\", \"mmap\" or \"parallelio\""),
+            format!(
+                "unknown workload type \"{ty}\": expected {}",
+                quoted_list(WORKLOAD_TYPES)
+            ),
         );
         return Err(with_suggestion(e, nearest(ty, WORKLOAD_TYPES)));
     };

@@ -27,6 +27,7 @@ pub fn create_file(w: &World, name: &str, bdi: usize, size: u64) -> usize {
 /// The cat task.
 pub async fn run(w: World, idx: usize, mm: usize, ino: usize) {
     let pages = w.borrow().inodes[ino].size_pages;
+    super::enter(&mut w.borrow_mut(), idx, super::Phase::Running, pages);
     let mut ra = RaState::default();
     let mut debt = CpuDebt::default();
     let mut index = 0;
@@ -43,12 +44,14 @@ pub async fn run(w: World, idx: usize, mm: usize, ino: usize) {
                 return exit(&w, mm, idx);
             }
             debt.system(COPY_PAGE_NS);
-            w.borrow_mut().workloads[idx].pages_touched += 1;
+            super::page_done(&w, idx);
         }
         index += req;
         debt.maybe_flush(&w).await;
     }
     debt.flush(&w).await;
-    let now = w.borrow().sched.now();
-    w.borrow_mut().workloads[idx].io_done_at = Some(now);
+    let mut k = w.borrow_mut();
+    let now = k.sched.now();
+    k.workloads[idx].io_done_at = Some(now);
+    super::finished(&mut k, idx);
 }

@@ -4,7 +4,7 @@
 //! file is then cut to that size (`truncate -s`), and with `unlink = true` removed, its pages
 //! freed.
 
-use super::{exit, killed, CpuDebt};
+use super::{enter, exit, killed, CpuDebt, Phase};
 use crate::calibration::PAGE_SIZE;
 use crate::fs::fs_writeback::vfs_fsync_range;
 use crate::fs::inode::Inode;
@@ -21,6 +21,7 @@ pub async fn run(w: World, idx: usize, mm: usize, bdi: usize, dd: DdParams) {
         .clone()
         .unwrap_or_else(|| w.borrow().mms[mm].name.clone() + "-largefile");
     let ino = open_trunc(&w, bdi, &name).await;
+    enter(&mut w.borrow_mut(), idx, Phase::Running, size / PAGE_SIZE);
     let mut task = DirtyTask::default();
     let mut debt = CpuDebt::default();
     for index in 0..size / PAGE_SIZE {
@@ -31,7 +32,7 @@ pub async fn run(w: World, idx: usize, mm: usize, bdi: usize, dd: DdParams) {
             Ok(cpu) => debt.system(cpu),
             Err(_) => return exit(&w, mm, idx),
         }
-        w.borrow_mut().workloads[idx].pages_touched += 1;
+        super::page_done(&w, idx);
         debt.maybe_flush(&w).await;
         balance_dirty_pages_ratelimited(&w, bdi, &mut task).await;
     }

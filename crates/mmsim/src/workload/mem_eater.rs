@@ -1,7 +1,7 @@
 //! `mem_eater`: map `size` bytes of anonymous memory and write it `chunk` by `chunk`,
 //! pausing after each chunk; then hold it, or re-touch all of it every interval.
 
-use super::{access, exit, killed, CpuDebt};
+use super::{access, enter, exit, killed, CpuDebt, Phase};
 use crate::calibration::{PAGE_SIZE, TOUCH_PAGE_NS};
 use crate::engine::{self, Nanos};
 use crate::mm::World;
@@ -21,6 +21,7 @@ pub async fn run(
     let chunk_pages = (chunk / PAGE_SIZE).max(1) as u32;
     let start = w.borrow_mut().mms[mm].mmap_anon(pages, 0);
     let hold_q = w.borrow_mut().sched.new_queue();
+    enter(&mut w.borrow_mut(), idx, Phase::Filling, pages as u64);
     let mut debt = CpuDebt::default();
     let mut p = 0;
     while p < pages {
@@ -30,7 +31,7 @@ pub async fn run(
                 return exit(&w, mm, idx);
             }
             debt.user(TOUCH_PAGE_NS);
-            w.borrow_mut().workloads[idx].pages_touched += 1;
+            super::page_done(&w, idx);
             debt.maybe_flush(&w).await;
         }
         p = end;
@@ -43,21 +44,25 @@ pub async fn run(
     w.borrow_mut().workloads[idx].touched_at = Some(now);
     match then {
         MemEaterThen::Hold => {
+            enter(&mut w.borrow_mut(), idx, Phase::Holding, 0);
             engine::wait_event(&w, hold_q, None, true).await;
             exit(&w, mm, idx);
         }
         MemEaterThen::Retouch { interval } => loop {
+            enter(&mut w.borrow_mut(), idx, Phase::Retouching, pages as u64);
             let pass_start = w.borrow().sched.now();
             for vpn in start..start + pages {
                 if access(&w, mm, vpn, true, &mut debt).await.is_err() || killed(&w) {
                     return exit(&w, mm, idx);
                 }
                 debt.user(TOUCH_PAGE_NS);
-                w.borrow_mut().workloads[idx].pages_touched += 1;
+                super::page_done(&w, idx);
                 debt.maybe_flush(&w).await;
             }
             debt.flush(&w).await;
             w.borrow_mut().workloads[idx].passes += 1;
+            // Untouched until the next pass.
+            enter(&mut w.borrow_mut(), idx, Phase::Holding, 0);
             let now = w.borrow().sched.now();
             let next = pass_start + interval;
             if next > now && engine::sleep_killable(&w, hold_q, next - now).await {

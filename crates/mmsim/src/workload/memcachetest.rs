@@ -6,7 +6,7 @@
 //! `set_percent`% sets and the rest gets on uniformly random keys, for `duration`. A get of a
 //! key never set (only without population) is a miss and touches no item memory.
 
-use super::{access, exit, killed, uniform, CpuDebt};
+use super::{access, enter, exit, killed, uniform, CpuDebt, Phase};
 use crate::calibration::{MEMCACHETEST_OP_NS, PAGE_SIZE};
 use crate::engine::{Nanos, TaskId};
 use crate::mm::World;
@@ -93,6 +93,10 @@ pub fn spawn(w: &World, idx: usize, name: &str, cfg: Config, start: Nanos) -> Ta
         };
         let t = w.borrow_mut().sched.spawn(&task_name, async move {
             super::delay_start(&w2, idx, start).await;
+            if populate && i == 0 {
+                let items = s.borrow().items();
+                enter(&mut w2.borrow_mut(), idx, Phase::Populating, items);
+            }
             if populate && populate_share(&w2, idx, &s, i, threads).await.is_err() {
                 return;
             }
@@ -138,6 +142,7 @@ async fn populate_share(
                 return Err(());
             }
         }
+        w.borrow_mut().workloads[idx].progress += 1;
         debt.user(MEMCACHETEST_OP_NS);
         debt.maybe_flush(w).await;
     }
@@ -152,6 +157,7 @@ async fn populate_share(
         let now = k.sched.now();
         // The measured phase (and memcachetest's -T) starts now.
         k.workloads[idx].started_at = now;
+        enter(&mut k, idx, Phase::Running, 0);
         let q = k.wq.child_exit;
         k.sched.wake_all(q);
     }

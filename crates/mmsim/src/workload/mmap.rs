@@ -16,6 +16,12 @@ pub async fn run(w: World, idx: usize, mm: usize, ino: usize, p: MmapParams) {
     let write = p.access == MmapAccess::Write;
     let start = memory::mmap_file(&mut w.borrow_mut(), mm, ino, 0, pages as u32, 0);
     let mut debt = CpuDebt::default();
+    super::enter(
+        &mut w.borrow_mut(),
+        idx,
+        super::Phase::Running,
+        pages * p.passes as u64,
+    );
     for _ in 0..p.passes {
         for n in 0..pages {
             if killed(&w) {
@@ -32,7 +38,7 @@ pub async fn run(w: World, idx: usize, mm: usize, ino: usize, p: MmapParams) {
                 return exit(&w, mm, idx);
             }
             debt.user(TOUCH_PAGE_NS);
-            w.borrow_mut().workloads[idx].pages_touched += 1;
+            super::page_done(&w, idx);
             debt.maybe_flush(&w).await;
         }
         debt.flush(&w).await;
@@ -46,4 +52,5 @@ pub async fn run(w: World, idx: usize, mm: usize, ino: usize, p: MmapParams) {
     let now = k.sched.now();
     k.workloads[idx].io_done_at = Some(now);
     memory::munmap(&mut k, mm, start);
+    super::finished(&mut k, idx);
 }

@@ -15,9 +15,58 @@ use crate::mm::memory::{self, Access};
 use crate::mm::page_alloc::AllocError;
 use crate::mm::{Kernel, World};
 
+/// Where a workload is in its life. A run can end before a workload reaches its measured
+/// phase; the report then says so instead of printing a metric of a phase that never ran.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Phase {
+    /// Waiting for its `start` time.
+    #[default]
+    NotStarted,
+    /// Started, waiting for a condition before its work (dd's "used memory" wait).
+    Waiting,
+    /// memcachetest setting every key once before the measured phase.
+    Populating,
+    /// Doing its work (memcachetest: the measured phase).
+    Running,
+    /// mem_eater's first pass over its memory.
+    Filling,
+    /// mem_eater holding its memory untouched.
+    Holding,
+    /// mem_eater re-touching its memory every interval.
+    Retouching,
+    /// Done and exited.
+    Finished,
+    /// Killed by the OOM killer.
+    Killed,
+}
+
+impl Phase {
+    /// The name reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::NotStarted => "not started",
+            Phase::Waiting => "waiting",
+            Phase::Populating => "populating",
+            Phase::Running => "running",
+            Phase::Filling => "filling",
+            Phase::Holding => "holding",
+            Phase::Retouching => "retouching",
+            Phase::Finished => "finished",
+            Phase::Killed => "oom-killed",
+        }
+    }
+}
+
 /// Counters a workload keeps while it runs; turned into metrics at the end of the run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkloadStats {
+    /// Where it is now.
+    pub phase: Phase,
+    /// Work done in the current phase, out of `progress_total` (items set while populating,
+    /// pages of the current mem_eater pass, pages of dd's file...).
+    pub progress: u64,
+    /// The current phase's whole work, in the units of `progress`.
+    pub progress_total: u64,
     /// Operations completed (memcachetest).
     pub ops: u64,
     /// When it started running.
@@ -99,8 +148,30 @@ pub async fn delay_start(w: &World, idx: usize, start: Nanos) {
     if start > 0 {
         engine::sleep(w, start).await;
     }
-    let now = w.borrow().sched.now();
-    w.borrow_mut().workloads[idx].started_at = now;
+    let mut k = w.borrow_mut();
+    let now = k.sched.now();
+    let st = &mut k.workloads[idx];
+    st.started_at = now;
+    // Threads of one workload start together; the first may already have moved on.
+    if st.phase == Phase::NotStarted {
+        st.phase = Phase::Running;
+    }
+}
+
+/// One more page done: counted as touched, and as progress in the current phase.
+pub fn page_done(w: &World, idx: usize) {
+    let mut k = w.borrow_mut();
+    let st = &mut k.workloads[idx];
+    st.pages_touched += 1;
+    st.progress += 1;
+}
+
+/// Enter `phase`, with `total` units of work to do in it.
+pub fn enter(k: &mut Kernel, idx: usize, phase: Phase, total: u64) {
+    let st = &mut k.workloads[idx];
+    st.phase = phase;
+    st.progress = 0;
+    st.progress_total = total;
 }
 
 /// Uniform integer in `0..n` from the run's RNG (multiply-shift, no modulo bias to speak of).
@@ -122,6 +193,7 @@ pub fn exit(w: &World, mm: usize, stats: usize) {
     crate::mm::memory::exit_mmap(&mut k, mm);
     k.workloads[stats].killed = true;
     finished(&mut k, stats);
+    k.workloads[stats].phase = Phase::Killed;
 }
 
 /// The workload has finished: note when, and wake whoever waits for it.
@@ -131,6 +203,7 @@ pub fn finished(k: &mut Kernel, stats: usize) {
         return;
     }
     k.workloads[stats].finished_at = Some(now);
+    k.workloads[stats].phase = Phase::Finished;
     if k.end_when_done.is_some_and(|n| stats < n) {
         k.workloads_done += 1;
     }

@@ -62,6 +62,8 @@ async fn memcachetest_run(w: &World, name: &str, p: &ParallelioParams) -> usize 
 
 /// The driver task (slot `idx`), writing `largefile` on device `bdi`.
 pub async fn run(w: World, idx: usize, bdi: usize, p: ParallelioParams) {
+    let iterations = p.steps.len() as u64 * u64::from(p.iterations);
+    super::enter(&mut w.borrow_mut(), idx, super::Phase::Running, iterations);
     if p.warmup {
         let mc = memcachetest_run(&w, "memcachetest", &p).await;
         wait_for(&w, mc).await;
@@ -116,6 +118,7 @@ pub async fn run(w: World, idx: usize, bdi: usize, p: ParallelioParams) {
                 pgfault: d(2),
                 pgmajfault: d(3),
             });
+            w.borrow_mut().workloads[idx].progress += 1;
         }
     }
     finished(&mut w.borrow_mut(), idx);
