@@ -228,12 +228,13 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             let s = load(&scenario)?;
             resolve_kernels(&s, &[], &[])?;
             println!(
-                "{}: ok ({} MiB RAM, {} CPUs, {} workloads, {} s; a run needs about {} MiB \
-                 of host memory)",
+                "{}: ok ({} MiB RAM, {} CPUs, {} workload{}, {} s; a run needs about {} \
+                 MiB of host memory)",
                 scenario.display(),
                 s.machine.ram >> 20,
                 s.machine.cpus,
                 s.workloads.len(),
+                if s.workloads.len() == 1 { "" } else { "s" },
                 s.run.duration / SEC,
                 sim::host_memory_estimate(&s).div_ceil(1 << 20)
             );

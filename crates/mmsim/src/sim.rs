@@ -788,13 +788,14 @@ pub fn summarise(
                 opt("pages_touched", Some(st.pages_touched as f64));
                 opt("passes", Some(st.passes as f64));
             }
-            WorkloadKind::MemEater { .. } => {
+            WorkloadKind::MemEater { ref then, .. } => {
                 opt("pages_touched", Some(st.pages_touched as f64));
                 opt(
                     "fill_seconds",
                     st.touched_at.map(|t| secs(t - st.started_at)),
                 );
-                opt("retouch_passes", Some(st.passes as f64));
+                let retouches = matches!(then, crate::scenario::MemEaterThen::Retouch { .. });
+                opt("retouch_passes", retouches.then_some(st.passes as f64));
             }
         }
         m.push(("minor_faults".into(), mm.min_flt as f64));
@@ -934,7 +935,11 @@ mod tests {
         };
         let (_, series) = run_with(&s, &k, 1, RunOptions::default(), kept).unwrap();
         let series = series.expect("samples are kept without a writer");
-        assert_eq!(series.rows.len(), 11, "a sample at 0 s and every second to 10 s");
+        assert_eq!(
+            series.rows.len(),
+            11,
+            "a sample at 0 s and every second to 10 s"
+        );
         let out = Captured::default();
         let streamed = RunOutputs {
             sample_interval: Some(SEC),
