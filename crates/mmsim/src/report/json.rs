@@ -66,7 +66,7 @@ fn float(v: f64) -> Value {
 fn cell_value(cell: &Cell) -> Value {
     match *cell {
         Cell::Int(v) | Cell::Percent(v) => Value::from(v),
-        Cell::Velocity(_) | Cell::Float3(_) | Cell::Float2(_) => {
+        Cell::Velocity(_) | Cell::Float3(_) | Cell::Float2(_) | Cell::Ratio(_) | Cell::Input => {
             float(super::mmtests::json_value(cell))
         }
     }

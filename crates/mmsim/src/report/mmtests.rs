@@ -27,6 +27,11 @@ pub enum Cell {
     Float3(f64),
     /// `%.2f`: durations, iostat and benchmark values.
     Float2(f64),
+    /// Not MMTests': a ratio such as simulated/published, with 3 significant digits (2 for
+    /// ratios of 100 and more); `-` when it is undefined (NaN).
+    Ratio(f64),
+    /// Not MMTests': a cell set by a calibrated constant, printed `input`.
+    Input,
 }
 
 impl Cell {
@@ -38,6 +43,11 @@ impl Cell {
             Cell::Percent(v) => format!("{v:>w$}%", w = width.saturating_sub(1)),
             Cell::Velocity(v) | Cell::Float3(v) => format!("{v:>width$.3}"),
             Cell::Float2(v) => format!("{v:>width$.2}"),
+            Cell::Ratio(v) if v.is_nan() => format!("{:>width$}", "-"),
+            Cell::Ratio(v) if v >= 100.0 || !v.is_finite() => format!("{v:>width$.0}"),
+            Cell::Ratio(v) if v >= 10.0 => format!("{v:>width$.1}"),
+            Cell::Ratio(v) => format!("{v:>width$.2}"),
+            Cell::Input => format!("{:>width$}", "input"),
         }
     }
 }
@@ -54,7 +64,8 @@ impl fmt::Display for Cell {
 pub fn json_value(cell: &Cell) -> f64 {
     match *cell {
         Cell::Int(v) | Cell::Percent(v) => v as f64,
-        Cell::Velocity(v) | Cell::Float3(v) | Cell::Float2(v) => v,
+        Cell::Velocity(v) | Cell::Float3(v) | Cell::Float2(v) | Cell::Ratio(v) => v,
+        Cell::Input => f64::NAN,
     }
 }
 
@@ -280,12 +291,18 @@ pub fn column_width(names: &[&str], min: usize) -> usize {
 /// the cell is printed whole; the tables size their cells with [`column_width`] so that
 /// none is.
 pub fn kernel_header(names: &[&str], label_width: usize, cell_width: usize) -> String {
+    let columns: Vec<(&str, usize)> = names.iter().map(|n| (*n, cell_width)).collect();
+    kernel_header_widths(&columns, label_width)
+}
+
+/// [`kernel_header`] with a width per column.
+pub fn kernel_header_widths(columns: &[(&str, usize)], label_width: usize) -> String {
     let mut first = " ".repeat(label_width);
     let mut second = first.clone();
-    for name in names {
+    for &(name, width) in columns {
         let (a, b) = split_kernel_name(name);
-        first.push_str(&format!("{a:>cell_width$}"));
-        second.push_str(&format!("{b:>cell_width$}"));
+        first.push_str(&format!("{a:>width$}"));
+        second.push_str(&format!("{b:>width$}"));
     }
     format!("{first}\n{second}\n")
 }
@@ -418,22 +435,37 @@ fn compare_cell(value: f64, pct: Option<f64>, value_width: usize, pct_width: usi
 /// `<source>-<kernel>`, so the first header line names the source and the second the
 /// kernel. Each percentage compares a cell with the first kernel *of the same source*, so
 /// both halves keep MMTests' meaning. `rows` hold, per kernel, `[source 0, source 1]`.
+/// With `ratio` named, a third column per kernel holds that cell of the row (e.g.
+/// simulated/published), headed `<ratio>-<kernel>`, without a percentage.
 pub fn format_paired_compare_table(
     kernels: &[&str],
     sources: [&str; 2],
     rows: &[(String, Vec<[f64; 2]>, Direction)],
     value_width: usize,
+    ratio: Option<(&str, &[Vec<Cell>])>,
 ) -> String {
     let names: Vec<String> = kernels
         .iter()
         .flat_map(|k| sources.iter().map(move |s| format!("{s}-{k}")))
         .collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let ratio_names: Vec<String> = ratio
+        .map(|(r, _)| kernels.iter().map(|k| format!("{r}-{k}")).collect())
+        .unwrap_or_default();
+    let ratio_names: Vec<&str> = ratio_names.iter().map(String::as_str).collect();
     let (labels, label_width) = padded_labels(rows.iter().map(|(l, _, _)| l.as_str()));
     let cell = column_width(&names, value_width + PCT_WIDTH);
     let value_width = cell - PCT_WIDTH;
-    let mut out = kernel_header(&names, label_width, cell);
-    for (label, (_, values, direction)) in labels.iter().zip(rows) {
+    let ratio_width = column_width(&ratio_names, RATIO_WIDTH);
+    let mut columns = Vec::new();
+    for (k, pair) in names.chunks(2).enumerate() {
+        columns.extend(pair.iter().map(|n| (*n, cell)));
+        if let Some(r) = ratio_names.get(k) {
+            columns.push((*r, ratio_width));
+        }
+    }
+    let mut out = kernel_header_widths(&columns, label_width);
+    for (row, (label, (_, values, direction))) in labels.iter().zip(rows).enumerate() {
         out.push_str(label);
         let base = values.first().copied().unwrap_or([0.0; 2]);
         for (i, pair) in values.iter().enumerate() {
@@ -441,11 +473,17 @@ pub fn format_paired_compare_table(
                 let pct = (i > 0).then(|| percent_diff(*direction, base[src], pair[src]));
                 out.push_str(&compare_cell(pair[src], pct, value_width, PCT_WIDTH));
             }
+            if let Some((_, cells)) = ratio {
+                out.push_str(&cells[row][i].render(ratio_width));
+            }
         }
         out.push('\n');
     }
     out
 }
+
+/// Width of a ratio column.
+const RATIO_WIDTH: usize = 9;
 
 /// The cell kind MMTests prints a vmstat row with, by its label: efficiencies and the
 /// direct-scan percentage as `%d%`, velocities with 3 decimals, "Page writes by reclaim"
@@ -481,13 +519,22 @@ pub fn iostat_rows(dev: &str, s: &crate::block::IostatSummary) -> [(String, f64)
 /// rows), the statistic name and the `<dev>-<field>` part each padded to their longest,
 /// then one `%12.2f` cell per kernel, no percentages. Every line ends in `\n`.
 pub fn format_iostat_table(kernels: &[&str], rows: &[(String, Vec<f64>)]) -> String {
+    let cells: Vec<(String, Vec<Cell>)> = rows
+        .iter()
+        .map(|(l, v)| (l.clone(), v.iter().map(|&x| Cell::Float2(x)).collect()))
+        .collect();
+    format_iostat_cells(kernels, &cells)
+}
+
+/// [`format_iostat_table`] with cells of any kind (e.g. ratios beside the values).
+pub fn format_iostat_cells(kernels: &[&str], rows: &[(String, Vec<Cell>)]) -> String {
     let (labels, label_width) = padded_labels(rows.iter().map(|(l, _)| l.as_str()));
     let width = column_width(kernels, MONITOR_CELL_WIDTH);
     let mut out = kernel_header(kernels, label_width, width);
-    for (label, (_, values)) in labels.iter().zip(rows) {
+    for (label, (_, cells)) in labels.iter().zip(rows) {
         out.push_str(label);
-        for &value in values {
-            out.push_str(&Cell::Float2(value).render(width));
+        for cell in cells {
+            out.push_str(&cell.render(width));
         }
         out.push('\n');
     }

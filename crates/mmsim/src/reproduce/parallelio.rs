@@ -287,6 +287,140 @@ fn per_kernel(row: &str, v: [f64; 3]) -> Vec<(String, f64)> {
         .collect()
 }
 
+/// Whether a parallelio cell is set by a calibrated constant rather than by a mechanism:
+/// memcachetest's 0M rate, which `MEMCACHETEST_OP_NS` (calibration.rs) is fitted to (3.9's
+/// published 0M figure; with no IO and no major fault, every kernel prints it).
+pub fn calibrated(metric: &str, step: usize) -> bool {
+    metric == "memcachetest" && step == 0
+}
+
+/// One published cell and its simulated counterpart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Compared {
+    /// The row, as the report labels it.
+    pub label: String,
+    /// The kernel's column in [`SEED000_KERNELS`].
+    pub kernel: usize,
+    pub published: f64,
+    pub simulated: f64,
+    /// Set by a calibrated constant (an input, not a result).
+    pub calibrated: bool,
+}
+
+impl Compared {
+    /// simulated / published; NaN where the published figure is 0.
+    pub fn ratio(&self) -> f64 {
+        if self.published == 0.0 {
+            f64::NAN
+        } else {
+            self.simulated / self.published
+        }
+    }
+
+    /// The ratio as the report prints it: `input` for a calibrated cell.
+    pub fn cell(&self) -> crate::report::mmtests::Cell {
+        use crate::report::mmtests::Cell;
+        if self.calibrated {
+            Cell::Input
+        } else {
+            Cell::Ratio(self.ratio())
+        }
+    }
+}
+
+/// Every cell of the three tables, published beside simulated: parallelio rows (named by
+/// the simulated steps), then vmstat, then iostat, each row's kernels in column order.
+pub fn compared(published: &Tables, simulated: &Tables) -> Vec<Compared> {
+    let mut out = Vec::new();
+    for metric in METRICS {
+        for step in 0..4 {
+            let (p, s) = (published.pio(metric, step), simulated.pio(metric, step));
+            for k in 0..3 {
+                out.push(Compared {
+                    label: format!("Ops {metric}-{}", simulated.steps[step]),
+                    kernel: k,
+                    published: p[k],
+                    simulated: s[k],
+                    calibrated: calibrated(metric, step),
+                });
+            }
+        }
+    }
+    for (label, p) in published.vmstat.iter().chain(&published.iostat) {
+        let s = if published.vmstat.iter().any(|(l, _)| l == label) {
+            simulated.vm(label)
+        } else {
+            simulated.io(label)
+        };
+        for k in 0..3 {
+            out.push(Compared {
+                label: label.clone(),
+                kernel: k,
+                published: p[k],
+                simulated: s[k],
+                calibrated: false,
+            });
+        }
+    }
+    out
+}
+
+/// How close the simulated tables are to the published ones, over the published cells that
+/// are not 0 and not calibrated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fidelity {
+    /// Cells judged: published non-zero, not calibrated.
+    pub cells: usize,
+    /// Of those, simulated within a factor of 2 of published (0.5 ≤ ratio ≤ 2).
+    pub within_2x: usize,
+    /// Of those, simulated 0 (no finite log ratio).
+    pub simulated_zero: usize,
+    /// The mean of |ln(simulated/published)| over the cells with a non-zero simulated
+    /// figure; exp of it is the geometric mean of the factor by which a cell is off.
+    pub mean_abs_ln: f64,
+}
+
+impl Fidelity {
+    /// Fidelity of `cells`.
+    pub fn of(cells: &[Compared]) -> Fidelity {
+        let judged: Vec<&Compared> = cells
+            .iter()
+            .filter(|c| c.published != 0.0 && !c.calibrated)
+            .collect();
+        let within_2x = judged
+            .iter()
+            .filter(|c| (0.5..=2.0).contains(&c.ratio()))
+            .count();
+        let logs: Vec<f64> = judged
+            .iter()
+            .filter(|c| c.ratio() > 0.0)
+            .map(|c| c.ratio().ln().abs())
+            .collect();
+        Fidelity {
+            cells: judged.len(),
+            within_2x,
+            simulated_zero: judged.iter().filter(|c| c.simulated == 0.0).count(),
+            mean_abs_ln: logs.iter().sum::<f64>() / logs.len().max(1) as f64,
+        }
+    }
+
+    /// The report's summary line.
+    pub fn summary(&self) -> String {
+        format!(
+            "Fidelity: {} of {} non-zero published cells within 2x ({:.0}%), calibrated \
+             cells excluded.\nGeometric mean factor off: {:.2} (mean |ln(simulated/published)| \
+             {:.3}) over the {} cells simulated non-zero; {} cells simulated 0.",
+            self.within_2x,
+            self.cells,
+            self.within_2x as f64 * 100.0 / self.cells.max(1) as f64,
+            self.mean_abs_ln.exp(),
+            self.mean_abs_ln,
+            self.cells - self.simulated_zero,
+            self.simulated_zero
+        )
+    }
+}
+
 /// The experiment's procedure (`mmtests.md` §6.1) and the machine it runs on.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Procedure {
@@ -612,8 +746,34 @@ pub fn to_json(published: &Tables, simulated: &Tables) -> serde_json::Value {
             })
         })
         .collect();
+    let cells = compared(published, simulated);
+    let mut ratios = Map::new();
+    for (k, name) in SEED000_KERNELS.iter().enumerate() {
+        let rows: Map<String, Value> = cells
+            .iter()
+            .filter(|c| c.kernel == k)
+            .map(|c| {
+                let v = if c.calibrated {
+                    json!("input")
+                } else {
+                    serde_json::Number::from_f64(c.ratio()).map_or(Value::Null, Value::Number)
+                };
+                (c.label.clone(), v)
+            })
+            .collect();
+        ratios.insert(name.to_string(), Value::Object(rows));
+    }
+    let f = Fidelity::of(&cells);
     json!({
         "experiment": "parallelio",
+        "ratio": ratios,
+        "fidelity": {
+            "cells": f.cells,
+            "within_2x": f.within_2x,
+            "simulated_zero": f.simulated_zero,
+            "mean_abs_ln": f.mean_abs_ln,
+            "summary": f.summary(),
+        },
         "summary": verdict_summary(&verdicts),
         "published": table(published),
         "simulated": table(simulated),
@@ -627,7 +787,7 @@ pub fn to_json(published: &Tables, simulated: &Tables) -> serde_json::Value {
 /// on. Row labels carry the simulated machine's IO step sizes.
 pub fn report(p: &Procedure, published: &Tables, simulated: &Tables) -> String {
     use crate::report::mmtests::{
-        format_iostat_table, format_monitor_table, format_paired_compare_table, vmstat_cell,
+        format_iostat_cells, format_monitor_table, format_paired_compare_table, vmstat_cell, Cell,
         Direction,
     };
     let sources = ["published", "simulated"];
@@ -649,26 +809,46 @@ pub fn report(p: &Procedure, published: &Tables, simulated: &Tables) -> String {
             ));
         }
     }
+    // simulated/published of every cell, in row order, three kernels a row.
+    let cells = compared(published, simulated);
+    let ratios: Vec<Vec<Cell>> = cells
+        .chunks(3)
+        .map(|row| row.iter().map(Compared::cell).collect())
+        .collect();
+    let (pio_ratios, rest) = ratios.split_at(rows.len());
+    let (vm_ratios, io_ratios) = rest.split_at(published.vmstat.len());
     let mut out = p.describe();
+    out.push_str(
+        "Each kernel's published figure stands beside its simulated one, then sim/pub, the \
+         simulated figure over the published (`-` where the published is 0, `input` where a \
+         calibrated constant sets the cell).\n",
+    );
     out.push_str("\nparallelio\n");
     out.push_str(&format_paired_compare_table(
         &SEED000_KERNELS,
         sources,
         &rows,
         18,
+        Some(("sim/pub", pio_ratios)),
     ));
     let columns: Vec<String> = SEED000_KERNELS
         .iter()
-        .flat_map(|k| sources.iter().map(move |s| format!("{s}-{k}")))
+        .flat_map(|k| {
+            sources
+                .iter()
+                .chain(&["sim/pub"])
+                .map(move |s| format!("{s}-{k}"))
+        })
         .collect();
     let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
     let vm_rows: Vec<_> = published
         .vmstat
         .iter()
-        .map(|(label, p)| {
+        .zip(vm_ratios)
+        .map(|((label, p), r)| {
             let s = simulated.vm(label);
             let cells = (0..3)
-                .flat_map(|k| [vmstat_cell(label, p[k]), vmstat_cell(label, s[k])])
+                .flat_map(|k| [vmstat_cell(label, p[k]), vmstat_cell(label, s[k]), r[k]])
                 .collect();
             (label.clone(), cells)
         })
@@ -678,13 +858,18 @@ pub fn report(p: &Procedure, published: &Tables, simulated: &Tables) -> String {
     let io_rows: Vec<_> = published
         .iostat
         .iter()
-        .map(|(label, p)| {
+        .zip(io_ratios)
+        .map(|((label, p), r)| {
             let s = simulated.io(label);
-            (label.clone(), (0..3).flat_map(|k| [p[k], s[k]]).collect())
+            let cells = (0..3)
+                .flat_map(|k| [Cell::Float2(p[k]), Cell::Float2(s[k]), r[k]])
+                .collect();
+            (label.clone(), cells)
         })
         .collect();
     out.push('\n');
-    out.push_str(&format_iostat_table(&columns, &io_rows));
+    out.push_str(&format_iostat_cells(&columns, &io_rows));
+    out.push_str(&format!("\n{}\n", Fidelity::of(&cells).summary()));
     out.push_str("\nClaims (judged on the simulated tables)\n");
     let verdicts = claims(simulated);
     for v in &verdicts {
@@ -771,20 +956,23 @@ mod tests {
             .lines()
             .find(|l| l.starts_with("Ops memcachetest-2384M"))
             .unwrap();
-        // value, percentage, value, percentage... for 3.9 published, 3.9 simulated,
-        // mmotm published, mmotm simulated, lessdisrupt published, lessdisrupt simulated.
+        // value, percentage, value, percentage, sim/pub for 3.9, then the same for mmotm
+        // and for lessdisrupt.
         let nums: Vec<f64> = line["Ops memcachetest-2384M".len()..]
             .split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == '%')
             .filter_map(|t| t.parse().ok())
             .collect();
-        assert_eq!(nums.len(), 12, "{line}");
+        assert_eq!(nums.len(), 15, "{line}");
         assert_eq!(
-            (nums[0], nums[2], nums[4], nums[6]),
+            (nums[0], nums[2], nums[5], nums[7]),
             (4208.0, 4000.0, 24154.0, 24000.0)
         );
         // Each percentage is against the same source's 3.9: 24000 vs 4000 is +500%.
-        assert_eq!(nums[5], 474.0);
-        assert_eq!(nums[7], 500.0);
+        assert_eq!(nums[6], 474.0);
+        assert_eq!(nums[8], 500.0);
+        // sim/pub: 4000 / 4208 and 24000 / 24154, to 2 decimals.
+        assert_eq!((nums[4], nums[9]), (0.95, 0.99));
+        assert!(text.contains("Fidelity: "), "{text}");
         assert!(text.contains("Kswapd efficiency"));
         assert!(text.contains("Max  sda-w_await") || text.contains("Max sda-w_await"));
         let verdicts = text
@@ -793,6 +981,103 @@ mod tests {
         assert_eq!(verdicts.count(), 12, "{text}");
         assert!(text.ends_with("\n12 of 12 claims hold\n"), "{text}");
         assert!(!text.contains("Caveat"), "{text}");
+    }
+
+    /// Claims that fail on `t`.
+    fn failing(t: &Tables) -> Vec<&'static str> {
+        claims(t)
+            .into_iter()
+            .filter(|v| !v.holds)
+            .map(|v| v.id)
+            .collect()
+    }
+
+    fn set_vm(t: &mut Tables, label: &str, k: usize, x: f64) {
+        t.vmstat.iter_mut().find(|(l, _)| l == label).unwrap().1[k] = x;
+    }
+
+    fn set_pio(t: &mut Tables, metric: &str, step: usize, k: usize, x: f64) {
+        let m = METRICS.iter().position(|y| *y == metric).unwrap();
+        t.parallelio[m][step][k] = x;
+    }
+
+    #[test]
+    fn each_claim_fails_alone_when_its_own_numbers_are_perturbed() {
+        type Perturb = fn(&mut Tables);
+        let cases: [(&str, Perturb); 12] = [
+            ("P1", |t| set_pio(t, "memcachetest", 3, V39, 0.5 * 23117.0)),
+            ("P2", |t| {
+                set_pio(t, "memcachetest", 1, MMOTM, 0.8 * 22780.0)
+            }),
+            ("P3", |t| set_pio(t, "swaptotal", 2, LD, 385682.0)),
+            ("P4", |t| set_pio(t, "majorfaults", 3, LD, 21357.0)),
+            ("P5", |t| set_pio(t, "io-duration", 2, MMOTM, 116.0)),
+            ("P6", |t| set_vm(t, "Kswapd efficiency", LD, 20.0)),
+            ("P7", |t| set_vm(t, "Page writes by reclaim", MMOTM, 1.0e6)),
+            ("P8", |t| set_vm(t, "Kswapd velocity", LD, 5217.56)),
+            ("P9", |t| set_vm(t, "Zone normal velocity", V39, 112.473)),
+            ("P10", |t| set_vm(t, "Sector Reads", MMOTM, 1130320.0)),
+            ("P11", |t| {
+                let w = t.iostat.iter_mut().find(|(l, _)| l == "Max sda-w_await");
+                w.unwrap().1[LD] = 28458.94;
+            }),
+            ("P12", |t| set_vm(t, "Swap Outs", MMOTM, 683860.0)),
+        ];
+        for (id, perturb) in cases {
+            let mut t = Tables::published();
+            perturb(&mut t);
+            assert_eq!(failing(&t), [id], "perturbing {id}'s numbers");
+        }
+    }
+
+    #[test]
+    fn a_claim_on_numbers_that_are_all_0_is_not_judged() {
+        let mut t = Tables::published();
+        for s in HEAVY {
+            set_pio(&mut t, "swaptotal", s, V39, 0.0);
+        }
+        let p3 = claims(&t).into_iter().find(|v| v.id == "P3").unwrap();
+        assert_eq!(
+            (p3.judged, p3.holds, p3.outcome()),
+            (false, false, "not judged")
+        );
+        let all = claims(&t);
+        assert_eq!(
+            crate::reproduce::verdict_summary(&all),
+            "11 of 12 claims hold, 1 not judged"
+        );
+    }
+
+    #[test]
+    fn fidelity_counts_cells_within_2x_and_leaves_out_zeros_and_calibrated_cells() {
+        let p = Tables::published();
+        let same = Fidelity::of(&compared(&p, &p));
+        assert_eq!(same.within_2x, same.cells);
+        assert_eq!((same.simulated_zero, same.mean_abs_ln), (0, 0.0));
+        // memcachetest-0M is an input: moving it changes nothing.
+        let mut s = p.clone();
+        set_pio(&mut s, "memcachetest", 0, V39, 1.0);
+        assert_eq!(Fidelity::of(&compared(&p, &s)), same);
+        // One cell 3x off leaves the 2x band; one simulated 0 too, with no log ratio.
+        set_vm(&mut s, "Kswapd pages scanned", V39, 3.0 * 6046108.0);
+        set_vm(&mut s, "Kswapd pages scanned", LD, 0.0);
+        let f = Fidelity::of(&compared(&p, &s));
+        assert_eq!(
+            (f.cells, f.within_2x, f.simulated_zero),
+            (same.cells, same.cells - 2, 1)
+        );
+        let expected = 3f64.ln() / (same.cells - 1) as f64;
+        assert!(
+            (f.mean_abs_ln - expected).abs() < 1e-12,
+            "{}",
+            f.mean_abs_ln
+        );
+        // Published zeros are not judged, whatever was simulated.
+        let zero = compared(&p, &s)
+            .into_iter()
+            .find(|c| c.label == "Swap Ins" && c.kernel == LD)
+            .unwrap();
+        assert!(zero.ratio().is_nan());
     }
 
     #[test]
