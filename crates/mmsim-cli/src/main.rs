@@ -75,14 +75,21 @@ enum Command {
     Reproduce {
         /// The experiment.
         experiment: String,
-        /// A short procedure for tests: a smaller machine, 60 s runs, 2 iterations.
+        /// A short procedure for tests: a quarter of the memory and 60 s runs.
         #[arg(long)]
         fast: bool,
-        /// Run the whole procedure on one machine per kernel, as MMTests does, so each
-        /// iteration starts with what the last left in memory (default: each iteration on a
-        /// fresh machine with its own seed).
+        /// Run every iteration on a fresh machine with its own seed, in parallel, and sum
+        /// the runs' counters (default: the whole procedure on one machine per kernel, as
+        /// MMTests does).
         #[arg(long)]
-        sequential: bool,
+        fresh: bool,
+        /// Iterations per IO step (default 1, what the published tables imply; MMTests'
+        /// public config says 5).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
+        iterations: Option<u32>,
+        /// Where swap lives: test-disk (a partition of sda, the default) or own-disk (sdb).
+        #[arg(long, value_name = "LAYOUT", value_parser = ["test-disk", "own-disk"])]
+        swap_on: Option<String>,
         /// Runs at once, at least 1 (default: the number of CPUs). Results do not depend on
         /// it.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
@@ -210,16 +217,27 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Reproduce {
             experiment,
             fast,
-            sequential,
+            fresh,
+            iterations,
+            swap_on,
             jobs,
             json: json_path,
-        } => reproduce(
-            &experiment,
-            fast,
-            sequential,
-            jobs.map(|j| j as usize),
-            json_path,
-        ),
+        } => {
+            use mmsim::reproduce::parallelio::{Procedure, SwapOn};
+            let mut p = if fast {
+                Procedure::fast()
+            } else {
+                Procedure::published()
+            };
+            p.sequential = !fresh;
+            p.iterations = iterations.unwrap_or(p.iterations);
+            p.swap_on = match swap_on.as_deref() {
+                Some("own-disk") => SwapOn::OwnDisk,
+                Some(_) => SwapOn::TestDisk,
+                None => p.swap_on,
+            };
+            reproduce(&experiment, p, jobs.map(|j| j as usize), json_path)
+        }
         Command::Kernels => {
             print!("{}", kernels_text());
             Ok(())
@@ -515,8 +533,7 @@ fn run_all(
 /// depend on `jobs`.
 fn reproduce(
     experiment: &str,
-    fast: bool,
-    sequential: bool,
+    p: mmsim::reproduce::parallelio::Procedure,
     jobs: Option<usize>,
     json_path: Option<PathBuf>,
 ) -> anyhow::Result<()> {
@@ -533,12 +550,6 @@ fn reproduce(
         .as_deref()
         .map(|p| create_output("--json", p))
         .transpose()?;
-    let mut p = if fast {
-        parallelio::Procedure::fast()
-    } else {
-        parallelio::Procedure::published()
-    };
-    p.sequential = sequential;
     let order = p.runs();
     let jobs_list: Vec<(usize, parallelio::Run)> = (0..3)
         .flat_map(|k| order.iter().map(move |&r| (k, r)))

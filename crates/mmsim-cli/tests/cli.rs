@@ -164,6 +164,25 @@ fn trace_writes_ftrace_lines_of_the_vmscan_tracepoints() {
     assert!(rest.starts_with("mm_vmscan_kswapd_wake: "), "{line}");
     let secs: f64 = head.rsplit(' ').next().unwrap().parse().unwrap();
     assert!(secs > 0.0);
+    // Direct reclaim takes time: the CPU of the pages it scans is spent between its begin
+    // and end events, so no reclaim lasts zero time.
+    let mut begun = std::collections::BTreeMap::new();
+    let mut pairs = 0;
+    for l in text.lines() {
+        let Some((head, rest)) = l.split_once(": ") else {
+            continue;
+        };
+        let task = head.split('[').next().unwrap().trim().to_string();
+        let at: f64 = head.rsplit(' ').next().unwrap().parse().unwrap();
+        if rest.starts_with("mm_vmscan_direct_reclaim_begin") {
+            begun.insert(task, at);
+        } else if rest.starts_with("mm_vmscan_direct_reclaim_end") {
+            let start = begun.remove(&task).expect("an end follows a begin");
+            assert!(at > start, "a direct reclaim of no time: {l}");
+            pairs += 1;
+        }
+    }
+    assert!(pairs > 0);
     // Several kernels: one file each, named after the kernel.
     let (code, _, err) = mmsim(&[
         "run",

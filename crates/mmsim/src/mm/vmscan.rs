@@ -1302,8 +1302,10 @@ pub async fn try_to_free_pages(w: &World, gfp: Gfp, order: u32) -> u64 {
     let mut sc = ScanControl::new(gfp, order, false, laptop);
     trace::mm_vmscan_direct_reclaim_begin(&mut w.borrow_mut(), order, sc.may_writepage, gfp.name());
     let progress = do_try_to_free_pages(w, &mut sc).await;
-    trace::mm_vmscan_direct_reclaim_end(&mut w.borrow_mut(), sc.nr_reclaimed);
+    // The CPU time of the pages scanned, isolated and reclaimed is spent inside the
+    // reclaim, so it is charged before the end tracepoint.
     charge(w, &mut sc).await;
+    trace::mm_vmscan_direct_reclaim_end(&mut w.borrow_mut(), sc.nr_reclaimed);
     progress
 }
 
