@@ -648,3 +648,34 @@ fn messages_name_what_is_wrong() {
     let (_, help, _) = mmsim(&["reproduce", "--help"]);
     assert!(help.contains("at least 1"), "{help}");
 }
+
+#[test]
+fn nfs_mounts_report_rpc_counts_and_times_per_operation() {
+    let json = scratch("nfs").join("r.json");
+    let (code, out, err) = mmsim(&[
+        "run",
+        "examples/nfs-dd.toml",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("RTT-ms nfs0-WRITE") && out.contains("Ops    nfs0-COMMIT"),
+        "{out}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let write = &v["nfs"]["nfs0"]["WRITE"];
+    let ops = write["ops"].as_u64().unwrap();
+    assert!(ops > 0, "{write}");
+    // 2 GiB of dd, every byte in a WRITE, and each WRITE's execution is queue + RTT.
+    assert!(write["bytes_sent"].as_u64().unwrap() >= 2 << 30, "{write}");
+    let (rtt, exe) = (
+        write["rtt_ms"].as_f64().unwrap(),
+        write["execute_ms"].as_f64().unwrap(),
+    );
+    assert!(rtt > 0.0 && exe >= rtt, "{write}");
+    let avg = write["avg_rtt_ms"].as_f64().unwrap();
+    assert!((avg - rtt / ops as f64).abs() < 1e-6, "{write}");
+    assert!(v["nfs"]["nfs0"]["COMMIT"]["ops"].as_u64().unwrap() > 0);
+}

@@ -840,6 +840,16 @@ pub fn summarise(
                 diskstats: b.queue.stats_at(end),
             })
             .collect(),
+        nfs: k
+            .bdis
+            .iter()
+            .filter_map(|b| {
+                b.nfs.as_ref().map(|c| crate::report::NfsReport {
+                    mount: b.name.clone(),
+                    stats: c.stats,
+                })
+            })
+            .collect(),
     }
 }
 

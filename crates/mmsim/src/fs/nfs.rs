@@ -50,6 +50,59 @@ pub struct NfsStats {
     /// READ RPCs answered and the bytes they carried.
     pub read_rpcs: u64,
     pub bytes_read: u64,
+    /// Per-operation statistics, as `/proc/self/mountstats` gives them.
+    pub write: OpStats,
+    pub commit: OpStats,
+    pub read: OpStats,
+}
+
+impl NfsStats {
+    /// The per-operation statistics by operation name, in mountstats' order.
+    pub fn ops(&self) -> [(&'static str, OpStats); 3] {
+        [
+            ("READ", self.read),
+            ("WRITE", self.write),
+            ("COMMIT", self.commit),
+        ]
+    }
+}
+
+/// One operation's counters on a mount, as the per-op lines of `/proc/self/mountstats`
+/// keep them (and `nfsiostat` averages them): operations, payload bytes each way, and
+/// cumulative times. mmsim counts payload only (no RPC headers) and never retransmits, so
+/// transmissions equal operations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpStats {
+    pub ops: u64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    /// Waiting for a transport slot, from the RPC's creation to its transmission.
+    pub queue_ns: u64,
+    /// From transmission to the reply.
+    pub rtt_ns: u64,
+    /// From the RPC's creation to its completion (queue + rtt).
+    pub execute_ns: u64,
+}
+
+impl OpStats {
+    fn add(&mut self, sent: u64, received: u64, queue: Nanos, rtt: Nanos) {
+        self.ops += 1;
+        self.bytes_sent += sent;
+        self.bytes_received += received;
+        self.queue_ns += queue;
+        self.rtt_ns += rtt;
+        self.execute_ns += queue + rtt;
+    }
+
+    /// Mean round trip per operation, ms (nfsiostat's "avg RTT").
+    pub fn avg_rtt_ms(&self) -> f64 {
+        self.rtt_ns as f64 / 1e6 / self.ops.max(1) as f64
+    }
+
+    /// Mean execution time per operation, ms (nfsiostat's "avg exe").
+    pub fn avg_exe_ms(&self) -> f64 {
+        self.execute_ns as f64 / 1e6 / self.ops.max(1) as f64
+    }
 }
 
 /// One RPC: what it is, for which inode, on which pages.
@@ -70,6 +123,8 @@ struct Rpc {
     ino: usize,
     pages: Vec<Pfn>,
     priority: RpcPriority,
+    /// When it was created (queued for a slot).
+    queued_at: Nanos,
 }
 
 /// RPC priorities (`RPC_PRIORITY_LOW`, `_NORMAL`, `_HIGH`; `flush_task_priority`):
@@ -318,6 +373,7 @@ fn nfs_pageio_doio(k: &mut Kernel, d: &mut NfsPageio) {
             ino: d.ino,
             pages,
             priority: d.priority,
+            queued_at: k.sched.now(),
         },
     );
 }
@@ -450,6 +506,7 @@ fn nfs_commit_start(k: &mut Kernel, ino: usize) -> u64 {
             ino,
             pages,
             priority: RpcPriority::Normal,
+            queued_at: k.sched.now(),
         },
     );
     count
@@ -613,8 +670,17 @@ pub async fn rpc_slot(w: World, bdi: usize) {
             }
             t
         };
+        let sent_at = w.borrow().sched.now();
         engine::sleep(&w, t).await;
         let mut k = w.borrow_mut();
+        let bytes = rpc.pages.len() as u64 * PAGE_SIZE;
+        let queue = sent_at - rpc.queued_at;
+        let s = &mut client(&mut k, bdi).stats;
+        match rpc.kind {
+            RpcKind::Write { .. } => s.write.add(bytes, 0, queue, t),
+            RpcKind::Commit => s.commit.add(0, 0, queue, t),
+            RpcKind::Read => s.read.add(0, bytes, queue, t),
+        }
         match rpc.kind {
             RpcKind::Write { stable } => nfs_write_completion(&mut k, bdi, &rpc, stable),
             RpcKind::Commit => nfs_commit_release_pages(&mut k, bdi, rpc.ino),

@@ -17,6 +17,7 @@
 //! | `workloads` | object: string → (object: string → number) | per workload, its metrics; a metric of a phase the workload did not complete is absent, never null |
 //! | `workload_states` | object: workload → `{state, note}` | where each workload was at the end: `state` is `not started`, `waiting`, `populating`, `running`, `filling`, `holding`, `retouching`, `finished` or `oom-killed`; `note` (string or null) says which metrics are missing or partial and how far the workload got |
 //! | `devices` | object: device → `{iostat: {row → number}, diskstats: {field → integer}}` | per `[[device]]`: the MMTests iostat rows ("Mean sda-await", ...) over the 10 s samples, and `/proc/diskstats` at the end (times in ms) |
+//! | `nfs` | object: mount → operation → `{ops, bytes_sent, bytes_received, queue_ms, rtt_ms, execute_ms, avg_rtt_ms, avg_exe_ms}` | per NFS mount, the per-operation RPC statistics of `/proc/self/mountstats` (`READ`, `WRITE`, `COMMIT`): cumulative times in ms, and nfsiostat's averages per operation |
 //! | `threads` | array of `{name, system_seconds, user_seconds}` | CPU time per simulated thread, in run order |
 //! | `oom_kills` | array of `{at_seconds, rss_pages, victim}` | OOM kills in order: time (s), resident pages of the victim, victim workload |
 //!
@@ -183,6 +184,35 @@ pub fn run_to_json(r: &RunResult) -> Value {
         ),
     );
     o.insert(
+        "nfs".into(),
+        Value::Object(
+            r.nfs
+                .iter()
+                .map(|n| {
+                    let ops = n
+                        .stats
+                        .ops()
+                        .iter()
+                        .map(|(name, op)| {
+                            let ms = |ns: u64| float(ns as f64 / 1e6);
+                            let mut m = Map::new();
+                            m.insert("ops".into(), Value::from(op.ops));
+                            m.insert("bytes_sent".into(), Value::from(op.bytes_sent));
+                            m.insert("bytes_received".into(), Value::from(op.bytes_received));
+                            m.insert("queue_ms".into(), ms(op.queue_ns));
+                            m.insert("rtt_ms".into(), ms(op.rtt_ns));
+                            m.insert("execute_ms".into(), ms(op.execute_ns));
+                            m.insert("avg_rtt_ms".into(), float(op.avg_rtt_ms()));
+                            m.insert("avg_exe_ms".into(), float(op.avg_exe_ms()));
+                            (name.to_string(), Value::Object(m))
+                        })
+                        .collect();
+                    (n.mount.clone(), Value::Object(ops))
+                })
+                .collect(),
+        ),
+    );
+    o.insert(
         "threads".into(),
         Value::Array(
             r.threads
@@ -249,6 +279,7 @@ mod tests {
                 system_seconds: f64::INFINITY,
             }],
             devices: Vec::new(),
+            nfs: Vec::new(),
             oom_kills: vec![OomKill {
                 at_seconds: 1.5,
                 victim: "w".into(),

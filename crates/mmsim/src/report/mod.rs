@@ -37,6 +37,16 @@ pub struct RunResult {
     pub oom_kills: Vec<OomKill>,
     /// Block devices and their iostat -x samples (every 10 simulated seconds).
     pub devices: Vec<DeviceReport>,
+    /// NFS mounts and their per-operation RPC statistics.
+    pub nfs: Vec<NfsReport>,
+}
+
+/// An NFS mount's RPC statistics at the end of the run (`/proc/self/mountstats`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NfsReport {
+    /// The mount's `[[device]]` name.
+    pub mount: String,
+    pub stats: crate::fs::nfs::NfsStats,
 }
 
 /// A block device's iostat samples.

@@ -9,7 +9,9 @@
 //!    run did not produce), then a note for each workload that ended short of its
 //!    measured figures (still populating, filling, writing...);
 //! 3. the MMTests vmstat table ([`format_monitor_table`]);
-//! 4. the OOM kills, if any.
+//! 4. the iostat table of block devices and, for NFS mounts, nfsiostat's figures per
+//!    operation (ops, kB per op, average RTT and execution time in ms);
+//! 5. the OOM kills, if any.
 //!
 //! Sections are separated by a blank line.
 
@@ -158,6 +160,33 @@ pub fn summary(runs: &[RunResult]) -> String {
         out.push('\n');
         out.push_str(&crate::report::mmtests::format_iostat_table(
             &kernels, &mean_rows,
+        ));
+    }
+
+    // NFS mounts: nfsiostat's per-operation figures, for operations any run sent.
+    let mut nfs_rows: Vec<(String, Vec<f64>)> = Vec::new();
+    for (i, mount) in runs[0].nfs.iter().enumerate() {
+        let per_run: Vec<_> = runs.iter().map(|r| r.nfs[i].stats.ops()).collect();
+        for (o, (op, _)) in per_run[0].iter().enumerate() {
+            if per_run.iter().all(|ops| ops[o].1.ops == 0) {
+                continue;
+            }
+            let row = |what: &str, f: &dyn Fn(&crate::fs::nfs::OpStats) -> f64| {
+                let values = per_run.iter().map(|ops| f(&ops[o].1)).collect();
+                (format!("{what} {}-{op}", mount.mount), values)
+            };
+            nfs_rows.push(row("Ops", &|s| s.ops as f64));
+            nfs_rows.push(row("kB/op", &|s| {
+                (s.bytes_sent + s.bytes_received) as f64 / 1024.0 / s.ops.max(1) as f64
+            }));
+            nfs_rows.push(row("RTT-ms", &|s| s.avg_rtt_ms()));
+            nfs_rows.push(row("exe-ms", &|s| s.avg_exe_ms()));
+        }
+    }
+    if !nfs_rows.is_empty() {
+        out.push('\n');
+        out.push_str(&crate::report::mmtests::format_iostat_table(
+            &kernels, &nfs_rows,
         ));
     }
 
