@@ -74,6 +74,8 @@ struct TaskState {
     killable: bool,
     killed: bool,
     done: bool,
+    /// The current wait has a timer in the heap.
+    timer_armed: bool,
     user_ns: Nanos,
     sys_ns: Nanos,
 }
@@ -86,6 +88,9 @@ pub struct Sched {
     seq: u64,
     /// (due, seq, task, gen): a min-heap through `Reverse`; `seq` breaks ties FIFO.
     timers: BinaryHeap<Reverse<(Nanos, u64, u32, u32)>>,
+    /// Timers of waits that ended before them (woken early); dropped in bulk once they
+    /// are half the heap, so that they die with their wait instead of when due.
+    stale_timers: usize,
     ready: VecDeque<(u32, u32)>,
     current: u32,
     tasks: Vec<TaskState>,
@@ -114,6 +119,7 @@ impl Sched {
             now: 0,
             seq: 0,
             timers: BinaryHeap::new(),
+            stale_timers: 0,
             ready: VecDeque::new(),
             current: 0,
             tasks: Vec::new(),
@@ -166,6 +172,7 @@ impl Sched {
             killable: false,
             killed: false,
             done: false,
+            timer_armed: false,
             user_ns: 0,
             sys_ns: 0,
         });
@@ -190,8 +197,16 @@ impl Sched {
         task.gen = task.gen.wrapping_add(1);
         task.reason = reason;
         task.killable = false;
+        if std::mem::take(&mut task.timer_armed) {
+            self.stale_timers += 1;
+        }
         self.ready.push_back((t, task.gen));
         true
+    }
+
+    /// Wait-queue entries and timers held (live and stale), for tests of boundedness.
+    pub fn footprint(&self) -> (usize, usize) {
+        (self.queues.iter().map(Vec::len).sum(), self.timers.len())
     }
 
     /// Mark `t` killed; if it is in a killable wait, end the wait now.
@@ -228,8 +243,15 @@ impl Sched {
     }
 
     fn push_timer(&mut self, at: Nanos, t: u32, g: u32) {
+        if self.stale_timers > 64 && 2 * self.stale_timers > self.timers.len() {
+            let tasks = &self.tasks;
+            self.timers
+                .retain(|&Reverse((_, _, t, g))| tasks[t as usize].gen == g);
+            self.stale_timers = 0;
+        }
         self.seq += 1;
         self.timers.push(Reverse((at, self.seq, t, g)));
+        self.tasks[t as usize].timer_armed = true;
     }
 
     /// Register the current task for a wake-up on `q` and/or at `deadline`. Returns the
@@ -238,7 +260,14 @@ impl Sched {
         let t = self.current;
         let g = self.tasks[t as usize].gen;
         if let Some(q) = q {
-            self.queues[q.0 as usize].push((t, g));
+            let waiters = &mut self.queues[q.0 as usize];
+            // Entries of waits that timed out stay until the queue is woken; drop them as
+            // the queue doubles, so that a queue nobody wakes stays as long as its waiters.
+            if waiters.len() >= 16 && waiters.len().is_power_of_two() {
+                let tasks = &self.tasks;
+                waiters.retain(|&(t, g)| tasks[t as usize].gen == g);
+            }
+            waiters.push((t, g));
         }
         if let Some(d) = deadline {
             self.push_timer(d, t, g);
@@ -456,9 +485,11 @@ impl<W: SchedHost> Executor<W> {
                             task.gen = task.gen.wrapping_add(1);
                             task.reason = WakeReason::Timeout;
                             task.killable = false;
+                            task.timer_armed = false;
                             next = Some(t);
                             break;
                         }
+                        s.stale_timers = s.stale_timers.saturating_sub(1);
                     }
                 }
                 match next {
@@ -611,5 +642,50 @@ mod tests {
         let end = Executor::new(w.clone()).run_until(1000, |_| false);
         assert_eq!(end, 1000);
         assert_eq!(w.borrow().s.now(), 1000);
+    }
+
+    #[test]
+    fn waits_that_time_out_do_not_pile_up_on_a_queue_nobody_wakes() {
+        // A throttled writer pausing on its own queue, over and over.
+        let w = world(1);
+        let q = w.borrow_mut().s.new_queue();
+        let w1 = w.clone();
+        w.borrow_mut().s.spawn("pauser", async move {
+            for _ in 0..10_000 {
+                wait_event(&w1, q, Some(10), false).await;
+            }
+            log(&w1, "done");
+        });
+        Executor::new(w.clone()).run_until(SEC, |_| false);
+        assert_eq!(w.borrow().log, vec![(100_000, "done")]);
+        let (waiters, _) = w.borrow().s.footprint();
+        assert!(waiters <= 32, "{waiters} queue entries for no waiter");
+    }
+
+    #[test]
+    fn timers_of_waits_woken_early_are_dropped_before_they_are_due() {
+        // A waiter with a long timeout, woken early every time.
+        let w = world(1);
+        let q = w.borrow_mut().s.new_queue();
+        let w1 = w.clone();
+        w.borrow_mut().s.spawn("waiter", async move {
+            for _ in 0..10_000 {
+                let r = wait_event(&w1, q, Some(1000 * SEC), false).await;
+                assert_eq!(r, WakeReason::Woken);
+            }
+        });
+        let w2 = w.clone();
+        w.borrow_mut().s.spawn("waker", async move {
+            for _ in 0..10_000 {
+                sleep(&w2, 1).await;
+                w2.borrow_mut().s.wake_all(q);
+            }
+        });
+        let mut most = 0;
+        Executor::new(w.clone()).run_until(SEC, |w: &mut W| {
+            most = most.max(w.s.footprint().1);
+            false
+        });
+        assert!(most <= 200, "{most} timers held at once");
     }
 }

@@ -238,7 +238,7 @@ async fn do_anonymous_page(w: &World, mm: usize, vpn: u32) -> Result<FaultCost, 
     k.pages.flags[pfn as usize] = PG_SWAPBACKED | PG_ANON | PG_UPTODATE;
     k.pages.mapping[pfn as usize] = mm as u32;
     k.pages.index[pfn as usize] = vpn;
-    k.pages.mapcount_add(pfn, 1);
+    k.mapcount_add(pfn, 1);
     let zi = k.page_zone(pfn);
     k.zones[zi].mod_stat(ZoneStat::nr_anon_pages, 1);
     *k.mms[mm].pte_mut(vpn) = PTE_PRESENT | PTE_YOUNG | PTE_DIRTY | pfn;
@@ -324,7 +324,7 @@ async fn do_swap_page(
         let zi = k.page_zone(pfn);
         k.zones[zi].mod_stat(ZoneStat::nr_anon_pages, 1);
     }
-    k.pages.mapcount_add(pfn, 1);
+    k.mapcount_add(pfn, 1);
     k.mms[mm].rss += 1;
     k.mms[mm].swapents -= 1;
     let mut pte = PTE_PRESENT | PTE_YOUNG | pfn;

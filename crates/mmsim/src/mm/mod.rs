@@ -251,4 +251,11 @@ impl Kernel {
             self.fatal = Some(msg);
         }
     }
+
+    /// Add `delta` to a page's mapcount; a count past its 8 bits stops the run.
+    pub fn mapcount_add(&mut self, pfn: page::Pfn, delta: i32) {
+        if let Err(e) = self.pages.mapcount_add(pfn, delta) {
+            self.fail(e.to_string());
+        }
+    }
 }

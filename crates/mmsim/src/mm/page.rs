@@ -49,6 +49,27 @@ pub const PG_BH_DIRTY: u32 = 1 << 22;
 pub const PG_BH_LOCKED: u32 = 1 << 23;
 /// Bits 24..31: `page_mapcount` (number of PTEs mapping the page).
 pub const MAPCOUNT_SHIFT: u32 = 24;
+/// The most PTEs that may map one page (8 bits of `flags`).
+pub const MAPCOUNT_MAX: u32 = 255;
+
+/// A mapcount that would leave `0..=MAPCOUNT_MAX`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MapcountOverflow {
+    pub pfn: Pfn,
+    /// The count it would have had.
+    pub mapcount: i32,
+}
+
+impl std::fmt::Display for MapcountOverflow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "invariant 'mapcounts' violated: pfn {} would be mapped by {} PTEs; mmsim keeps \
+             0 to {MAPCOUNT_MAX}",
+            self.pfn, self.mapcount
+        )
+    }
+}
 
 /// The five LRU lists (`enum lru_list`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -184,16 +205,17 @@ impl Pages {
         self.mapcount(pfn) != 0
     }
 
-    /// Add `delta` (±1) to the mapcount.
+    /// Add `delta` (±1) to the mapcount. The count has 8 bits: it never wraps, it stays at
+    /// its limit and the caller is told, so that the run can stop on it.
     #[inline]
-    pub fn mapcount_add(&mut self, pfn: Pfn, delta: i32) {
+    pub fn mapcount_add(&mut self, pfn: Pfn, delta: i32) -> Result<(), MapcountOverflow> {
         let f = &mut self.flags[pfn as usize];
         let mc = (*f >> MAPCOUNT_SHIFT) as i32 + delta;
-        debug_assert!(
-            (0..256).contains(&mc),
-            "mapcount out of range for pfn {pfn}"
-        );
+        if !(0..=MAPCOUNT_MAX as i32).contains(&mc) {
+            return Err(MapcountOverflow { pfn, mapcount: mc });
+        }
         *f = (*f & ((1 << MAPCOUNT_SHIFT) - 1)) | ((mc as u32) << MAPCOUNT_SHIFT);
+        Ok(())
     }
 
     /// The LRU list the page is on (meaningful with `PG_LRU`).
@@ -335,14 +357,37 @@ mod tests {
     }
 
     #[test]
+    fn a_mapcount_past_its_bits_is_refused_not_wrapped() {
+        let mut pages = Pages::new(1);
+        for _ in 0..MAPCOUNT_MAX {
+            pages.mapcount_add(0, 1).unwrap();
+        }
+        let e = pages.mapcount_add(0, 1).unwrap_err();
+        assert_eq!(e.mapcount, 256);
+        assert!(
+            e.to_string()
+                .contains("invariant 'mapcounts' violated: pfn 0"),
+            "{e}"
+        );
+        assert_eq!(
+            pages.mapcount(0),
+            MAPCOUNT_MAX,
+            "kept at its limit, not wrapped to 0"
+        );
+        let mut empty = Pages::new(1);
+        assert!(empty.mapcount_add(0, -1).is_err());
+        assert!(!empty.mapped(0));
+    }
+
+    #[test]
     fn mapcount_lives_beside_the_flags() {
         let mut pages = Pages::new(1);
         pages.set(0, PG_DIRTY | PG_SWAPBACKED);
-        pages.mapcount_add(0, 1);
-        pages.mapcount_add(0, 1);
+        pages.mapcount_add(0, 1).unwrap();
+        pages.mapcount_add(0, 1).unwrap();
         assert_eq!(pages.mapcount(0), 2);
         assert!(pages.test(0, PG_DIRTY));
-        pages.mapcount_add(0, -2);
+        pages.mapcount_add(0, -2).unwrap();
         assert!(!pages.mapped(0));
         assert_eq!(pages.page_lru(0), Lru::InactiveAnon);
     }

@@ -103,7 +103,7 @@ pub enum Unmap {
 /// `page_add_file_rmap`: one more PTE maps a page-cache page; the first one counts it in
 /// `nr_mapped` (`NR_FILE_MAPPED`).
 pub fn page_add_file_rmap(k: &mut Kernel, pfn: Pfn) {
-    k.pages.mapcount_add(pfn, 1);
+    k.mapcount_add(pfn, 1);
     if k.pages.mapcount(pfn) == 1 {
         let zi = k.page_zone(pfn);
         k.zones[zi].mod_stat(ZoneStat::nr_mapped, 1);
@@ -113,7 +113,7 @@ pub fn page_add_file_rmap(k: &mut Kernel, pfn: Pfn) {
 /// `page_remove_rmap`: one mapping fewer; the last one takes the page out of `nr_anon_pages`
 /// or `nr_mapped`.
 pub fn page_remove_rmap(k: &mut Kernel, pfn: Pfn) {
-    k.pages.mapcount_add(pfn, -1);
+    k.mapcount_add(pfn, -1);
     if !k.pages.mapped(pfn) {
         let zi = k.page_zone(pfn);
         let stat = if k.pages.test(pfn, PG_ANON) {

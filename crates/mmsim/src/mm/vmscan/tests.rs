@@ -77,7 +77,7 @@ fn anon_pages(
             PG_SWAPBACKED | PG_ANON | PG_UPTODATE | if lru.is_active() { PG_ACTIVE } else { 0 };
         k.pages.mapping[pfn as usize] = mm as u32;
         k.pages.index[pfn as usize] = vpn;
-        k.pages.mapcount_add(pfn, 1);
+        k.pages.mapcount_add(pfn, 1).unwrap();
         k.zones[Z].mod_stat(ZoneStat::nr_anon_pages, 1);
         *k.mms[mm].pte_mut(vpn) = PTE_PRESENT | PTE_DIRTY | if young { PTE_YOUNG } else { 0 } | pfn;
         k.mms[mm].rss += 1;
@@ -1344,7 +1344,7 @@ fn invariants_hold_at_boot_and_name_the_broken_invariant_and_page() {
 
     // A mapcount no PTE accounts for.
     let p = pfns[2];
-    w.borrow_mut().pages.mapcount_add(p, 1);
+    w.borrow_mut().pages.mapcount_add(p, 1).unwrap();
     let e = invariants::check(&w.borrow()).unwrap_err();
     assert!(
         e.contains("mapcount") && e.contains(&format!("pfn {p} ")),
