@@ -90,6 +90,10 @@ enum Command {
         /// Where swap lives: test-disk (a partition of sda, the default) or own-disk (sdb).
         #[arg(long, value_name = "LAYOUT", value_parser = ["test-disk", "own-disk"])]
         swap_on: Option<String>,
+        /// Print a sensitivity table instead of the report: the claims and key rows with
+        /// each estimated per-page CPU cost of reclaim halved and doubled.
+        #[arg(long)]
+        sensitivity: bool,
         /// Runs at once, at least 1 (default: the number of CPUs). Results do not depend on
         /// it.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
@@ -220,6 +224,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             fresh,
             iterations,
             swap_on,
+            sensitivity,
             jobs,
             json: json_path,
         } => {
@@ -236,7 +241,13 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 Some(_) => SwapOn::TestDisk,
                 None => p.swap_on,
             };
-            reproduce(&experiment, p, jobs.map(|j| j as usize), json_path)
+            reproduce(
+                &experiment,
+                p,
+                sensitivity,
+                jobs.map(|j| j as usize),
+                json_path,
+            )
         }
         Command::Kernels => {
             print!("{}", kernels_text());
@@ -528,18 +539,15 @@ fn run_all(
     Ok(runs)
 }
 
-/// `mmsim reproduce`: each (kernel, run) of the procedure is an independent simulation;
-/// simulations go to worker threads and come back into fixed slots, so the output does not
-/// depend on `jobs`.
+/// `mmsim reproduce`: the experiment's report, or with `sensitivity` its sensitivity table.
 fn reproduce(
     experiment: &str,
     p: mmsim::reproduce::parallelio::Procedure,
+    sensitivity: bool,
     jobs: Option<usize>,
     json_path: Option<PathBuf>,
 ) -> anyhow::Result<()> {
-    use mmsim::reproduce::{parallelio, SEED000_KERNELS};
-    use std::sync::atomic::{AtomicU64, AtomicUsize as Next};
-    use std::sync::{Arc, Mutex};
+    use mmsim::reproduce::parallelio;
     if experiment != "parallelio" {
         return Err(BadInput(format!(
             "unknown experiment '{experiment}': expected parallelio"
@@ -550,15 +558,63 @@ fn reproduce(
         .as_deref()
         .map(|p| create_output("--json", p))
         .transpose()?;
-    let order = p.runs();
-    let jobs_list: Vec<(usize, parallelio::Run)> = (0..3)
-        .flat_map(|k| order.iter().map(move |&r| (k, r)))
+    let published = parallelio::Tables::published();
+    let (text, json) = if sensitivity {
+        let variants = parallelio::sensitivity_variants(&p);
+        let procedures: Vec<_> = variants.iter().map(|(_, v)| v.clone()).collect();
+        let tables = simulate(&procedures, jobs)?;
+        let rows: Vec<_> = variants
+            .iter()
+            .map(|(name, _)| name.clone())
+            .zip(tables)
+            .collect();
+        (
+            parallelio::sensitivity_report(&p, &published, &rows),
+            parallelio::sensitivity_json(&published, &rows),
+        )
+    } else {
+        let simulated = simulate(std::slice::from_ref(&p), jobs)?.remove(0);
+        (
+            parallelio::report(&p, &published, &simulated),
+            parallelio::to_json(&published, &simulated),
+        )
+    };
+    print!("{text}");
+    if let (Some(mut f), Some(path)) = (json_out, json_path) {
+        let text = serde_json::to_string_pretty(&json)? + "\n";
+        f.write_all(text.as_bytes())
+            .and_then(|()| f.flush())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The simulated tables of each procedure. Each (procedure, kernel, run) is an independent
+/// simulation; simulations go to worker threads and come back into fixed slots, so the
+/// result does not depend on `jobs`.
+fn simulate(
+    procedures: &[mmsim::reproduce::parallelio::Procedure],
+    jobs: Option<usize>,
+) -> anyhow::Result<Vec<mmsim::reproduce::parallelio::Tables>> {
+    use mmsim::reproduce::{parallelio, SEED000_KERNELS};
+    use std::sync::atomic::{AtomicU64, AtomicUsize as Next};
+    use std::sync::{Arc, Mutex};
+    let jobs_list: Vec<(usize, usize, parallelio::Run)> = procedures
+        .iter()
+        .enumerate()
+        .flat_map(|(v, p)| {
+            let order = p.runs();
+            (0..3).flat_map(move |k| order.clone().into_iter().map(move |r| (v, k, r)))
+        })
         .collect();
     let threads = jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
     // Progress in simulated seconds; a run takes at least its memcachetest phases.
-    let floor: Vec<u64> = jobs_list.iter().map(|&(_, r)| p.min_seconds(r)).collect();
+    let floor: Vec<u64> = jobs_list
+        .iter()
+        .map(|&(v, _, r)| procedures[v].min_seconds(r))
+        .collect();
     let bar = indicatif::ProgressBar::new(floor.iter().sum());
     bar.set_style(
         indicatif::ProgressStyle::with_template(
@@ -575,7 +631,7 @@ fn reproduce(
         for _ in 0..threads.min(jobs_list.len()) {
             scope.spawn(|| loop {
                 let j = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(k, run)) = jobs_list.get(j) else {
+                let Some(&(v, k, run)) = jobs_list.get(j) else {
                     break;
                 };
                 let (bar2, done2, cap) = (bar.clone(), done.clone(), floor[j]);
@@ -583,7 +639,8 @@ fn reproduce(
                     done2[j].store((now / 1_000_000_000).min(cap), Ordering::Relaxed);
                     bar2.set_position(show(&done2));
                 });
-                let r = parallelio::run_one(&p, SEED000_KERNELS[k], run, Some(progress));
+                let p = &procedures[v];
+                let r = parallelio::run_one(p, SEED000_KERNELS[k], run, Some(progress));
                 done[j].store(floor[j], Ordering::Relaxed);
                 bar.set_position(show(&done));
                 slots.lock().expect("no worker panicked")[j] = Some(r);
@@ -591,24 +648,19 @@ fn reproduce(
         }
     });
     bar.finish_and_clear();
-    let mut per_kernel: [Vec<mmsim::report::RunResult>; 3] = Default::default();
-    for ((k, _), r) in jobs_list
+    let mut per_kernel: Vec<[Vec<mmsim::report::RunResult>; 3]> =
+        procedures.iter().map(|_| Default::default()).collect();
+    for ((v, k, _), r) in jobs_list
         .iter()
         .zip(slots.into_inner().expect("no worker panicked"))
     {
-        per_kernel[*k].push(r.expect("every run finished")?);
+        per_kernel[*v][*k].push(r.expect("every run finished")?);
     }
-    let simulated = parallelio::tables(&p, &per_kernel);
-    let published = parallelio::Tables::published();
-    print!("{}", parallelio::report(&p, &published, &simulated));
-    if let (Some(mut f), Some(path)) = (json_out, json_path) {
-        let text =
-            serde_json::to_string_pretty(&parallelio::to_json(&published, &simulated))? + "\n";
-        f.write_all(text.as_bytes())
-            .and_then(|()| f.flush())
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
-    Ok(())
+    Ok(procedures
+        .iter()
+        .zip(&per_kernel)
+        .map(|(p, runs)| parallelio::tables(p, runs))
+        .collect())
 }
 
 /// Counts live and peak heap bytes, for the benchmark's bytes-per-page figure.

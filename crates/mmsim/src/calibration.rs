@@ -18,6 +18,55 @@ pub const STRUCT_PAGE_BYTES: u64 = 64;
 /// memmap. Estimate: a 3.x distribution kernel reports ~60-90 MiB "reserved" at boot.
 pub const KERNEL_RESERVED_BYTES: u64 = 64 << 20;
 
+/// The per-page CPU costs of reclaim on the simulated machine's CPU. They are estimates,
+/// and they set how fast kswapd and direct reclaim scan, so `mmsim reproduce parallelio
+/// --sensitivity` shows what halving or doubling each one does. Scenario files cannot set
+/// them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReclaimCosts {
+    /// [`ISOLATE_PAGE_NS`].
+    pub isolate_page: Nanos,
+    /// [`SHRINK_PAGE_NS`].
+    pub shrink_page: Nanos,
+    /// [`RMAP_WALK_NS`].
+    pub rmap_walk: Nanos,
+    /// [`DEACTIVATE_PAGE_NS`].
+    pub deactivate_page: Nanos,
+}
+
+impl Default for ReclaimCosts {
+    fn default() -> Self {
+        ReclaimCosts {
+            isolate_page: ISOLATE_PAGE_NS,
+            shrink_page: SHRINK_PAGE_NS,
+            rmap_walk: RMAP_WALK_NS,
+            deactivate_page: DEACTIVATE_PAGE_NS,
+        }
+    }
+}
+
+impl ReclaimCosts {
+    /// The names of the costs, for reports.
+    pub const NAMES: [&'static str; 4] = [
+        "ISOLATE_PAGE_NS",
+        "SHRINK_PAGE_NS",
+        "RMAP_WALK_NS",
+        "DEACTIVATE_PAGE_NS",
+    ];
+
+    /// These costs with the one named `name` scaled by `num / den`.
+    pub fn scaled(mut self, name: &str, num: Nanos, den: Nanos) -> ReclaimCosts {
+        let c = match name {
+            "ISOLATE_PAGE_NS" => &mut self.isolate_page,
+            "SHRINK_PAGE_NS" => &mut self.shrink_page,
+            "RMAP_WALK_NS" => &mut self.rmap_walk,
+            _ => &mut self.deactivate_page,
+        };
+        *c = *c * num / den;
+        self
+    }
+}
+
 /// CPU time for reclaim to isolate one page from an LRU list (`isolate_lru_pages`). Estimate.
 pub const ISOLATE_PAGE_NS: Nanos = 50;
 

@@ -191,6 +191,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         nr_bdi_congested_async: 0,
         oom_kills: Vec::new(),
         oom_victim: None,
+        costs: m.reclaim_costs,
         check_every_batch: false,
         check_interval: 0,
         next_check: 0,
@@ -881,6 +882,7 @@ pub(crate) fn scenario_for_test(ram_mib: u64, swap_mib: u64) -> Scenario {
     Scenario {
         name: "unit-test".into(),
         machine: Machine {
+            reclaim_costs: Default::default(),
             ram: ram_mib * MIB,
             cpus: 2,
             devices: Vec::new(),

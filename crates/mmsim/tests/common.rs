@@ -14,6 +14,7 @@ pub fn anon_pressure(ram_mib: u64, seconds: u64) -> Scenario {
     Scenario {
         name: "anon-pressure-test".into(),
         machine: Machine {
+            reclaim_costs: Default::default(),
             ram,
             cpus: 4,
             devices: Vec::new(),

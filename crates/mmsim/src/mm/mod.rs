@@ -175,6 +175,8 @@ pub struct Kernel {
     pub oom_kills: Vec<OomKill>,
     /// The mm of an OOM victim that has not exited yet.
     pub oom_victim: Option<usize>,
+    /// The CPU's per-page costs of reclaim.
+    pub costs: crate::calibration::ReclaimCosts,
     /// Check page-state invariants after reclaim batches (tests, `--check`).
     pub check_every_batch: bool,
     /// The least simulated time between two such checks (0: every batch).

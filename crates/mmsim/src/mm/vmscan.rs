@@ -429,7 +429,7 @@ pub fn shrink_active_list(
     let mut nr_deactivated = 0;
     for &pfn in list.as_slice() {
         k.pages.clear(pfn, PG_ISOLATED);
-        sc.cpu += DEACTIVATE_PAGE_NS;
+        sc.cpu += k.costs.deactivate_page;
         if k.pages.test(pfn, PG_UNEVICTABLE) {
             swap::add_page_to_lru_list(k, pfn, Lru::Unevictable);
             continue;
@@ -684,10 +684,10 @@ fn shrink_one_page(
             return Verdict::Keep;
         }
         sc.nr_scanned += 1;
-        sc.cpu += SHRINK_PAGE_NS;
+        sc.cpu += k.costs.shrink_page;
         let mapped = k.pages.mapped(pfn);
         if mapped {
-            sc.cpu += RMAP_WALK_NS;
+            sc.cpu += k.costs.rmap_walk;
         }
         if k.pages.test(pfn, PG_UNEVICTABLE) {
             return Verdict::Cull;
@@ -1053,7 +1053,7 @@ pub async fn shrink_inactive_list(
         let mut k = w.borrow_mut();
         nr_scanned = isolate_lru_pages(&mut k, nr_to_scan, zi, lru, sc, &mut list);
         nr_taken = list.len as u64;
-        sc.cpu += nr_scanned * ISOLATE_PAGE_NS;
+        sc.cpu += nr_scanned * k.costs.isolate_page;
         let z = &mut k.zones[zi];
         if sc.global() {
             z.pages_scanned += nr_scanned;

@@ -6,7 +6,7 @@
 //! such as "2384M" where the published one gave "2385M".
 
 use super::{seed000, verdict_number, verdict_summary, Verdict, SEED000_KERNELS};
-use crate::calibration::PAGE_SIZE;
+use crate::calibration::{ReclaimCosts, PAGE_SIZE};
 use crate::engine::{Nanos, SEC};
 use crate::presets;
 use crate::report::RunResult;
@@ -448,6 +448,9 @@ pub struct Procedure {
     /// the whole test as MMTests' monitors do (the default). Otherwise (`--fresh`) every
     /// iteration is its own machine with its own seed, and runs go in parallel.
     pub sequential: bool,
+    /// The CPU's per-page costs of reclaim (the calibration estimates, or a sensitivity
+    /// variant of them).
+    pub costs: ReclaimCosts,
 }
 
 /// Where the experiment's swap lives.
@@ -493,6 +496,7 @@ impl Procedure {
             iterations: 1,
             seed: 1,
             sequential: true,
+            costs: ReclaimCosts::default(),
         }
     }
 
@@ -623,6 +627,7 @@ impl Procedure {
         Scenario {
             name: "parallelio".into(),
             machine: Machine {
+                reclaim_costs: self.costs,
                 ram: self.ram,
                 cpus: self.cpus,
                 swap: Some(SwapDevice {
@@ -924,6 +929,125 @@ pub fn report(p: &Procedure, published: &Tables, simulated: &Tables) -> String {
     out
 }
 
+/// The procedures of a sensitivity analysis: `p` itself ("baseline"), then each estimated
+/// per-page CPU cost of reclaim halved and doubled.
+pub fn sensitivity_variants(p: &Procedure) -> Vec<(String, Procedure)> {
+    let mut out = vec![("baseline".to_string(), p.clone())];
+    for name in ReclaimCosts::NAMES {
+        for (label, num, den) in [("x0.5", 1, 2), ("x2", 2, 1)] {
+            out.push((
+                format!("{name} {label}"),
+                Procedure {
+                    costs: p.costs.scaled(name, num, den),
+                    ..p.clone()
+                },
+            ));
+        }
+    }
+    out
+}
+
+/// The rows a sensitivity table reports for each variant: (label, value).
+fn sensitivity_row(published: &Tables, t: &Tables) -> Vec<(String, f64)> {
+    let verdicts = claims(t);
+    let held = verdicts.iter().filter(|v| v.holds).count();
+    let f = Fidelity::of(&compared(published, t));
+    let last = 3;
+    vec![
+        ("claims hold".into(), held as f64),
+        (
+            "% cells within 2x".into(),
+            (f.within_2x as f64 * 100.0 / f.cells.max(1) as f64).round(),
+        ),
+        ("3.9 Kswapd velocity".into(), t.vm("Kswapd velocity")[V39]),
+        (
+            "3.9 Kswapd efficiency".into(),
+            t.vm("Kswapd efficiency")[V39],
+        ),
+        (
+            "lessdisrupt Kswapd efficiency".into(),
+            t.vm("Kswapd efficiency")[LD],
+        ),
+        (
+            format!("3.9 swaptotal-{}", t.steps[last]),
+            t.pio("swaptotal", last)[V39],
+        ),
+        (
+            format!("3.9 memcachetest-{}", t.steps[last]),
+            t.pio("memcachetest", last)[V39],
+        ),
+        (
+            format!("3.9 io-duration-{}", t.steps[last]),
+            t.pio("io-duration", last)[V39],
+        ),
+    ]
+}
+
+/// The sensitivity table: one line per variant, one column per key figure, and which
+/// claims fail under each.
+pub fn sensitivity_report(p: &Procedure, published: &Tables, rows: &[(String, Tables)]) -> String {
+    let mut out = p.describe();
+    out.push_str(
+        "Sensitivity of the result to the estimated per-page CPU costs of reclaim \
+         (calibration.rs): each halved and doubled, everything else as above.\n\n",
+    );
+    let table: Vec<(String, Vec<(String, f64)>)> = rows
+        .iter()
+        .map(|(name, t)| (name.clone(), sensitivity_row(published, t)))
+        .collect();
+    let figures: Vec<&str> = table[0].1.iter().map(|(h, _)| h.as_str()).collect();
+    let width = figures.iter().map(|h| h.len()).max().unwrap_or(0) + 2;
+    let name_width = table.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    out.push_str(&format!("{:<width$}", ""));
+    for (name, _) in &table {
+        out.push_str(&format!("{name:>w$}", w = name_width + 2));
+    }
+    out.push('\n');
+    for (i, figure) in figures.iter().enumerate() {
+        out.push_str(&format!("{figure:<width$}"));
+        for (_, row) in &table {
+            out.push_str(&format!(
+                "{:>w$}",
+                verdict_number(row[i].1),
+                w = name_width + 2
+            ));
+        }
+        out.push('\n');
+    }
+    out.push_str("\nClaims that do not hold (FAILS or not judged)\n");
+    for (name, t) in rows {
+        let failing: Vec<&str> = claims(t)
+            .into_iter()
+            .filter(|v| !v.holds)
+            .map(|v| v.id)
+            .collect();
+        out.push_str(&format!("{name:<name_width$}  {}\n", failing.join(" ")));
+    }
+    out
+}
+
+/// The sensitivity table as JSON: per variant, its key figures and failing claims.
+pub fn sensitivity_json(published: &Tables, rows: &[(String, Tables)]) -> serde_json::Value {
+    use serde_json::{json, Map, Value};
+    let mut variants = Map::new();
+    for (name, t) in rows {
+        let figures: Map<String, Value> = sensitivity_row(published, t)
+            .into_iter()
+            .map(|(k, v)| (k, json!(v)))
+            .collect();
+        let failing: Vec<&str> = claims(t)
+            .into_iter()
+            .filter(|v| !v.holds)
+            .map(|v| v.id)
+            .collect();
+        variants.insert(
+            name.clone(),
+            json!({"figures": figures, "failing": failing}),
+        );
+    }
+    json!({"experiment": "parallelio", "sensitivity": variants})
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1112,6 +1236,35 @@ mod tests {
             .find(|c| c.label == "Swap Ins" && c.kernel == LD)
             .unwrap();
         assert!(zero.ratio().is_nan());
+    }
+
+    #[test]
+    fn sensitivity_varies_one_cost_at_a_time_by_half_and_double() {
+        let p = Procedure::fast();
+        let v = sensitivity_variants(&p);
+        assert_eq!(v.len(), 9);
+        assert_eq!(v[0], ("baseline".to_string(), p.clone()));
+        let base = ReclaimCosts::default();
+        let (_, half) = &v[1];
+        assert_eq!(half.costs.isolate_page * 2, base.isolate_page);
+        assert_eq!(
+            (
+                half.costs.shrink_page,
+                half.costs.rmap_walk,
+                half.costs.deactivate_page
+            ),
+            (base.shrink_page, base.rmap_walk, base.deactivate_page)
+        );
+        assert_eq!(v[8].1.costs.deactivate_page, 2 * base.deactivate_page);
+        assert!(v.iter().all(|(_, q)| Procedure {
+            costs: base,
+            ..q.clone()
+        } == p));
+        // The variant's costs reach the simulated machine.
+        assert_eq!(
+            half.scenario(Run::Sequential).machine.reclaim_costs,
+            half.costs
+        );
     }
 
     #[test]

@@ -55,6 +55,9 @@ pub struct Machine {
     pub swap: Option<SwapDevice>,
     /// Block devices with a filesystem (`[[device]]`), in file order.
     pub devices: Vec<BlockDevice>,
+    /// The CPU's per-page costs of reclaim: the calibration module's estimates, changed
+    /// only by sensitivity analyses (no scenario key sets them).
+    pub reclaim_costs: crate::calibration::ReclaimCosts,
 }
 
 /// One `[[device]]`: a block device, its queue and the filesystem on it.

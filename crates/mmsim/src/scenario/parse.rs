@@ -980,6 +980,7 @@ fn resolve(cx: &Cx<'_>, entries: &[Entry], name: &str) -> Res<Scenario> {
             cpus,
             swap,
             devices,
+            reclaim_costs: Default::default(),
         },
         vm,
         run,

@@ -59,7 +59,8 @@ fn minimal_file_gets_every_default() {
             ram: 4 * G,
             cpus: 4,
             devices: Vec::new(),
-            swap: None
+            swap: None,
+            reclaim_costs: Default::default(),
         }
     );
     assert_eq!(s.vm, VmSysctls::default());
@@ -369,6 +370,7 @@ fn full_example_round_trips_every_value() {
     let expected = Scenario {
         name: "full".into(),
         machine: Machine {
+            reclaim_costs: Default::default(),
             ram: 4 * G,
             cpus: 8,
             devices: Vec::new(),
