@@ -164,8 +164,8 @@ fn trace_writes_ftrace_lines_of_the_vmscan_tracepoints() {
         .find(|l| l.contains("mm_vmscan_kswapd_wake"))
         .unwrap();
     let (head, rest) = line.split_once(": ").unwrap();
-    assert_eq!(&head[..28], "         kswapd0-35    [00", "{line}");
-    assert_eq!(&head[29..35], "] .... ", "{line}");
+    assert_eq!(&head[..26], "         kswapd0-35    [00", "{line}");
+    assert_eq!(&head[27..34], "] .... ", "{line}");
     assert!(rest.starts_with("mm_vmscan_kswapd_wake: "), "{line}");
     assert!(text
         .lines()
