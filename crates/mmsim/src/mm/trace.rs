@@ -618,7 +618,11 @@ pub fn mm_page_alloc(k: &mut Kernel, pfn: Option<u32>, order: u32, gfp: Gfp) {
 }
 
 /// `mm_page_free`: a page going back to the allocator (`free_pages_prepare`).
+#[inline]
 pub fn mm_page_free(k: &mut Kernel, pfn: u32, order: u32) {
+    if !enabled(k) {
+        return;
+    }
     emit(
         k,
         "mm_page_free",
@@ -628,7 +632,11 @@ pub fn mm_page_free(k: &mut Kernel, pfn: u32, order: u32) {
 
 /// `mm_page_free_batched`: a page freed from a list (`free_hot_cold_page_list`: reclaim's
 /// free list is cold, `release_pages`' is hot); `mm_page_free` follows for the same page.
+#[inline]
 pub fn mm_page_free_batched(k: &mut Kernel, pfn: u32, cold: bool) {
+    if !enabled(k) {
+        return;
+    }
     emit(
         k,
         "mm_page_free_batched",
