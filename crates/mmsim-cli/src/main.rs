@@ -55,8 +55,9 @@ enum Command {
         /// reclaim batch (slowest).
         #[arg(long, value_name = "TIME", requires = "check")]
         check_interval: Option<String>,
-        /// Write mm_vmscan_* tracepoint events in ftrace's text format to FILE (with several
-        /// kernels, one file each: the kernel label goes before the extension).
+        /// Write vmscan, kmem (page allocator) and writeback tracepoint events as a 3.9
+        /// trace_pipe prints them to FILE (docs/traces.md; with several kernels, one file
+        /// each: the kernel label goes before the extension).
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
         /// Write a CSV time series of free pages per zone, dirty/writeback/anon/file pages and

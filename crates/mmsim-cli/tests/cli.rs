@@ -144,24 +144,40 @@ fn trace_writes_ftrace_lines_of_the_vmscan_tracepoints() {
         "mm_vmscan_kswapd_wake: nid=0 order=0",
         "mm_vmscan_lru_isolate: isolate_mode=0 order=0 nr_requested=",
         "mm_vmscan_lru_shrink_inactive: nid=0 zid=",
-        "mm_vmscan_writepage: page=0xffffea",
+        "mm_vmscan_writepage: page=ffffea",
         "mm_vmscan_direct_reclaim_begin: order=0 may_writepage=1 gfp_flags=GFP_HIGHUSER_MOVABLE",
         "mm_vmscan_direct_reclaim_end: nr_reclaimed=",
         "writeback_wait_iff_congested: usec_timeout=",
+        "mm_shrink_slab_start: prune_super+0x0/0x1b0 ffff88007b0c2ec8: objects to shrink ",
+        "mm_shrink_slab_end: prune_super+0x0/0x1b0 ffff88007b0c2ec8: unused scan count ",
+        "mm_page_alloc: page=ffffea",
+        "mm_page_free: page=ffffea",
+        "mm_page_free_batched: page=ffffea",
     ] {
         assert!(text.contains(event), "no '{event}' in the trace");
     }
-    // "TASK-PID [CPU] SECONDS.MICROS: event: fields", time never going backwards per task.
+    assert!(!text.contains("GFP_WRITE"), "3.9 has no GFP_WRITE name");
+    // 3.9's "%16s-%-5d [%03d] irq-info %5lu.%06lu: event: fields", kernel threads with
+    // small pids (not 1), user tasks from 2000, CPUs other than 0 in use.
     let line = text
         .lines()
         .find(|l| l.contains("mm_vmscan_kswapd_wake"))
         .unwrap();
     let (head, rest) = line.split_once(": ").unwrap();
-    assert!(
-        head.trim_start().starts_with("kswapd0-1 ") && head.contains(" [000] "),
-        "{line}"
-    );
+    assert_eq!(&head[..26], "         kswapd0-35    [00", "{line}");
+    assert_eq!(&head[27..34], "] .... ", "{line}");
     assert!(rest.starts_with("mm_vmscan_kswapd_wake: "), "{line}");
+    assert!(text
+        .lines()
+        .any(|l| l.contains("] d... ") && l.contains("mm_vmscan_lru_isolate")));
+    assert!(
+        text.lines().any(|l| l[17..].starts_with("20")),
+        "no user pid from 2000"
+    );
+    assert!(
+        text.lines().any(|l| !l.contains(" [000] ")),
+        "every event on CPU 0"
+    );
     let secs: f64 = head.rsplit(' ').next().unwrap().parse().unwrap();
     assert!(secs > 0.0);
     // Direct reclaim takes time: the CPU of the pages it scans is spent between its begin

@@ -78,6 +78,8 @@ struct TaskState {
     timer_armed: bool,
     user_ns: Nanos,
     sys_ns: Nanos,
+    /// The CPU the task last ran on (`task_cpu`), if it ever held one.
+    cpu: Option<u32>,
 }
 
 type BoxFuture = Pin<Box<dyn Future<Output = ()>>>;
@@ -97,6 +99,9 @@ pub struct Sched {
     queues: Vec<Vec<(u32, u32)>>,
     cpus_free: u32,
     cpus: u32,
+    /// Which CPU each held CPU slot is: `cpu_busy[c]` while a task holds CPU `c`. Only
+    /// bookkeeping for `task_cpu`; which CPU a task gets never changes when it runs.
+    cpu_busy: Vec<bool>,
     /// Tasks waiting for a CPU, FIFO.
     runq: VecDeque<u32>,
     spawned: Vec<(u32, BoxFuture)>,
@@ -126,6 +131,7 @@ impl Sched {
             queues: Vec::new(),
             cpus_free: cpus.max(1),
             cpus: cpus.max(1),
+            cpu_busy: vec![false; cpus.max(1) as usize],
             runq: VecDeque::new(),
             spawned: Vec::new(),
         }
@@ -175,6 +181,7 @@ impl Sched {
             timer_armed: false,
             user_ns: 0,
             sys_ns: 0,
+            cpu: None,
         });
         self.spawned.push((id, Box::pin(fut)));
         self.ready.push_back((id, 0));
@@ -234,6 +241,16 @@ impl Sched {
         &self.tasks[t.0 as usize].name
     }
 
+    /// The CPU `t` last ran on, if it ever used CPU time.
+    pub fn task_cpu(&self, t: TaskId) -> Option<u32> {
+        self.tasks[t.0 as usize].cpu
+    }
+
+    /// Number of tasks ever spawned; task ids are `0..nr_tasks()`.
+    pub fn nr_tasks(&self) -> usize {
+        self.tasks.len()
+    }
+
     /// (name, user ns, system ns) for every task, in creation order.
     pub fn cpu_times(&self) -> Vec<(String, Nanos, Nanos)> {
         self.tasks
@@ -289,12 +306,32 @@ impl Sched {
         }
     }
 
+    /// Take a free CPU for the current task: the one it last ran on if free (the
+    /// scheduler's cache affinity), else the lowest-numbered free one.
+    fn take_cpu(&mut self) {
+        let me = self.current as usize;
+        let c = match self.tasks[me].cpu {
+            Some(c) if !self.cpu_busy[c as usize] => c as usize,
+            _ => self
+                .cpu_busy
+                .iter()
+                .position(|b| !b)
+                .expect("a CPU is free"),
+        };
+        self.cpu_busy[c] = true;
+        self.tasks[me].cpu = Some(c as u32);
+    }
+
     fn release_cpu(&mut self) {
+        let me = self.current as usize;
+        let c = self.tasks[me].cpu.expect("the task holds a CPU") as usize;
         if let Some(next) = self.runq.pop_front() {
             // Hand the CPU straight over: it never becomes free.
             let g = self.tasks[next as usize].gen;
+            self.tasks[next as usize].cpu = Some(c as u32);
             self.wake(next, g, WakeReason::Woken);
         } else {
+            self.cpu_busy[c] = false;
             self.cpus_free += 1;
         }
     }
@@ -399,6 +436,7 @@ pub async fn run_cpu<W: SchedHost>(world: &Shared<W>, ns: Nanos, mode: CpuMode) 
         let s = w.sched();
         if s.cpus_free > 0 {
             s.cpus_free -= 1;
+            s.take_cpu();
             false
         } else {
             let me = s.current;

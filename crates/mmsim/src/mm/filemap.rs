@@ -248,7 +248,8 @@ pub async fn truncate_inode_pages_range(w: &World, ino: usize, from: u64) {
         if k.pages.test(pfn, PG_LRU) {
             swap::del_page_from_lru_list(&mut k, pfn);
             k.pages.flags[pfn as usize] = 0;
-            super::page_alloc::free_page(&mut k, pfn);
+            // truncate_inode_pages: pagevec_release.
+            super::page_alloc::free_page_batched(&mut k, pfn, false);
         } else {
             debug_assert!(k.pages.test(pfn, PG_ISOLATED));
             k.pages.set(pfn, PG_TRUNCATED);

@@ -224,7 +224,8 @@ pub async fn handle_mm_fault(
 
 /// `do_anonymous_page` (write fault): a zeroed page on the active anon list.
 async fn do_anonymous_page(w: &World, mm: usize, vpn: u32) -> Result<FaultCost, AllocError> {
-    let pfn = alloc_pages(w, Gfp::HIGHUSER_MOVABLE, 0).await?;
+    // alloc_zeroed_user_highpage_movable.
+    let pfn = alloc_pages(w, Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::ZERO), 0).await?;
     let mut k = w.borrow_mut();
     k.count(VmEvent::pgfault, 1);
     if *k.mms[mm].pte_mut(vpn) != 0 || k.mms[mm].dead {
@@ -593,5 +594,6 @@ fn release_unmapped_anon(k: &mut Kernel, pfn: Pfn) {
     }
     swap::del_page_from_lru_list(k, pfn);
     k.pages.flags[pfn as usize] &= PG_UPTODATE;
-    super::page_alloc::free_page(k, pfn);
+    // zap_pte_range's mmu_gather: release_pages.
+    super::page_alloc::free_page_batched(k, pfn, false);
 }

@@ -68,27 +68,19 @@ impl Gfp {
     pub const NO_KSWAPD: u32 = 1 << 7;
     /// `__GFP_WRITE`: a page-cache page about to be dirtied (3.3+ zone-fair placement).
     pub const WRITE: u32 = 1 << 8;
+    /// `__GFP_HARDWALL`: user allocations keep to the cpuset (no effect in the model).
+    pub const HARDWALL: u32 = 1 << 9;
+    /// `__GFP_ZERO`: an anonymous fault's zeroed page (no effect in the model; traced).
+    pub const ZERO: u32 = 1 << 10;
     /// `GFP_KERNEL`.
     pub const KERNEL: Gfp = Gfp(Self::WAIT | Self::IO | Self::FS);
     /// `GFP_NOFS`.
     pub const NOFS: Gfp = Gfp(Self::WAIT | Self::IO);
     /// `GFP_HIGHUSER_MOVABLE`: anonymous and page-cache pages.
     pub const HIGHUSER_MOVABLE: Gfp =
-        Gfp(Self::WAIT | Self::IO | Self::FS | Self::HIGHMEM | Self::MOVABLE);
+        Gfp(Self::WAIT | Self::IO | Self::FS | Self::HARDWALL | Self::HIGHMEM | Self::MOVABLE);
     /// `GFP_ATOMIC`.
     pub const ATOMIC: Gfp = Gfp(Self::HIGH);
-
-    /// The name `show_gfp_flags` prints for the masks the model uses.
-    pub fn name(self) -> &'static str {
-        match self {
-            Gfp::HIGHUSER_MOVABLE => "GFP_HIGHUSER_MOVABLE",
-            Gfp(f) if f == Gfp::HIGHUSER_MOVABLE.0 | Gfp::WRITE => "GFP_HIGHUSER_MOVABLE|GFP_WRITE",
-            Gfp::KERNEL => "GFP_KERNEL",
-            Gfp::NOFS => "GFP_NOFS",
-            Gfp::ATOMIC => "GFP_ATOMIC",
-            _ => "GFP_OTHER",
-        }
-    }
 
     /// Whether all bits of `f` are set.
     #[inline]

@@ -305,6 +305,7 @@ pub fn free_page(k: &mut Kernel, pfn: Pfn) {
         "freeing pfn {pfn} with flags {:#x}",
         k.pages.flags[pfn as usize]
     );
+    super::trace::mm_page_free(k, pfn, 0);
     let zi = k.page_zone(pfn);
     k.pages.flags[pfn as usize] = 0;
     k.pages.mapping[pfn as usize] = 0;
@@ -315,6 +316,13 @@ pub fn free_page(k: &mut Kernel, pfn: Pfn) {
     z.pages_scanned = 0;
     free_block(pages, z, pfn, 0);
     k.count(VmEvent::pgfree, 1);
+}
+
+/// Free one order-0 page of a list (`free_hot_cold_page_list`): as [`free_page`], traced
+/// as batched (reclaim's list is `cold`, `release_pages`' is not).
+pub fn free_page_batched(k: &mut Kernel, pfn: Pfn, cold: bool) {
+    super::trace::mm_page_free_batched(k, pfn, cold);
+    free_page(k, pfn);
 }
 
 /// Why an allocation gave up.
@@ -351,6 +359,12 @@ pub fn wake_all_kswapd(k: &mut Kernel, order: u32, classzone: usize, list: &[usi
 
 /// `__alloc_pages_nodemask` and `__alloc_pages_slowpath` (3.9, order 0..3 always retry).
 pub async fn alloc_pages(w: &World, gfp: Gfp, order: u32) -> Result<Pfn, AllocError> {
+    let r = alloc_pages_slowpath(w, gfp, order).await;
+    super::trace::mm_page_alloc(&mut w.borrow_mut(), r.ok(), order, gfp);
+    r
+}
+
+async fn alloc_pages_slowpath(w: &World, gfp: Gfp, order: u32) -> Result<Pfn, AllocError> {
     let preferred;
     {
         let mut k = w.borrow_mut();

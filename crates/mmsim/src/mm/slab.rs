@@ -37,9 +37,11 @@ impl Slab {
 }
 
 /// `shrink_slab`: scan the cache in proportion to `nr_scanned / lru_pages`; returns objects
-/// freed. Pages released are added to `reclaimed_slab`.
+/// freed. Pages released are added to `reclaimed_slab`. `gfp` is the reclaimer's mask
+/// (`sc->gfp_mask`), only traced.
 pub fn shrink_slab(
     k: &mut Kernel,
+    gfp: super::Gfp,
     nr_scanned: u64,
     lru_pages: u64,
     reclaimed_slab: &mut u64,
@@ -56,7 +58,12 @@ pub fn shrink_slab(
         total = total.min(max_pass / 2);
     }
     total = total.min(2 * max_pass);
+    super::trace::mm_shrink_slab_start(
+        k, gfp, carry, nr_scanned, lru_pages, max_pass, delta, total,
+    );
     let mut freed = 0;
+    // The shrinker's last answer: what is left after its last batch (0 if never called).
+    let mut shrink_ret = 0;
     while total >= SB_SHRINK_BATCH {
         let n = SB_SHRINK_BATCH.min(k.slab.objects);
         if n == 0 {
@@ -65,10 +72,14 @@ pub fn shrink_slab(
         // prune_dcache_sb / prune_icache_sb: unused objects are freed.
         k.slab.objects -= n;
         freed += n;
+        shrink_ret = k.slab.objects * k.vm.vfs_cache_pressure as u64 / 100;
         k.count(VmEvent::slabs_scanned, SB_SHRINK_BATCH);
         total -= SB_SHRINK_BATCH;
     }
     k.slab.nr_deferred = total;
+    if super::trace::enabled(k) {
+        super::trace::mm_shrink_slab_end(k, shrink_ret as i64, carry, total);
+    }
     while k.slab.pages.len() > k.slab.pages_needed() {
         let pfn = k.slab.pages.pop().expect("non-empty");
         let zi = k.page_zone(pfn);

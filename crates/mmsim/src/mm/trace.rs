@@ -1,24 +1,65 @@
-//! Tracepoints (`include/trace/events/vmscan.h`), written in ftrace's text layout so that
-//! tools reading a real `trace_pipe` (e.g. `trace-vmscan-postprocess.pl`) can read them:
+//! Tracepoints (`include/trace/events/{vmscan,kmem,writeback}.h`), written as 3.9's
+//! `trace_pipe` prints them, so that the kernel's own post-processing scripts
+//! (`trace-vmscan-postprocess.pl`, `trace-pagealloc-postprocess.pl`) read them:
 //!
 //! ```text
-//!          kswapd0-1     [000]    12.345678: mm_vmscan_kswapd_wake: nid=0 order=0
+//!          kswapd0-35    [001] ....    12.345678: mm_vmscan_kswapd_wake: nid=0 order=0
 //! ```
 //!
-//! The task column is the simulated thread's name and id; every thread is shown on CPU 000
-//! (mmsim does not track which CPU runs a thread). Event fields and their order follow the
-//! 3.x `TP_printk` formats.
+//! The layout is `trace_print_context` with 3.9's default `irq-info` option: the task's
+//! comm (`%16s`) and pid (`-%-5d`), its CPU (`[%03d]`), the four irq-info characters
+//! (irqs-off, need-resched, hardirq/softirq, preempt-depth), then `%5lu.%06lu` seconds.
+//! Event fields follow the 3.9 `TP_printk` formats. `docs/traces.md` describes every
+//! event and what the scripts make of it.
+//!
+//! Who a simulated thread is in the trace (a deterministic scheme that looks like a 3.9
+//! boot, see [`Tracer`]):
+//! - kernel threads (`kswapd0`, the flushers, `kjournald`) get pids from 35 up, in the
+//!   order the simulator starts them; flushers are named `flush-MAJOR:MINOR`
+//!   ([`bdi_dev_name`]), ext3's journal thread `kjournald`;
+//! - user tasks (workloads and their threads, the monitors) get pids from 2000 up in the
+//!   order they start; their comm is the task name up to a `/` (threads share their
+//!   process's comm), at most 15 bytes (`TASK_COMM_LEN`);
+//! - the device-completion tasks stand for interrupt work: their events show as
+//!   `<idle>-0` in softirq context (`..s.`).
+//!
+//! A thread's CPU is the one it last ran on; one that never ran is shown on CPU
+//! `task id % cpus`. mmsim keeps no preemption count or need-resched flag, so those
+//! columns are `.`; irqs-off (`d`) is shown for events the kernel emits under an
+//! `irq`-disabling lock (`mm_vmscan_lru_isolate` under `zone->lru_lock`).
 
-use super::Kernel;
-use crate::engine::SEC;
+use super::{Gfp, Kernel};
+use crate::engine::{TaskId, JIFFY, SEC};
 use std::fmt::Arguments;
 use std::io::Write;
+
+/// First pid of the kernel threads mmsim models: on a 3.9 boot `kswapd0` comes after
+/// init, kthreadd, the per-CPU threads and the early workqueues.
+pub const KTHREAD_PID_BASE: u32 = 35;
+/// First pid of user tasks: a booted distribution has used some two thousand pids.
+pub const USER_PID_BASE: u32 = 2000;
+/// `INITIAL_JIFFIES` at HZ=250 on a 64-bit kernel: jiffies start 300 s before wrapping a
+/// 32-bit counter, so `dirtied_when` values look like a real trace's.
+pub const INITIAL_JIFFIES: u64 = (-(300i64 * 250)) as u32 as u64;
+
+/// How a thread appears in the trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct TaskComm {
+    comm: String,
+    pid: u32,
+    /// Interrupt work (device completions): shown as softirq context.
+    softirq: bool,
+}
 
 /// Where trace lines go (`--trace FILE`).
 pub struct Tracer {
     out: Box<dyn Write + Send>,
     /// The first write error; tracing stops after it and the run reports it.
     pub error: Option<std::io::Error>,
+    /// comm and pid of each task id, assigned in creation order.
+    tasks: Vec<TaskComm>,
+    next_kthread: u32,
+    next_user: u32,
 }
 
 impl std::fmt::Debug for Tracer {
@@ -32,34 +73,274 @@ impl std::fmt::Debug for Tracer {
 impl Tracer {
     /// Trace into `out`.
     pub fn new(out: Box<dyn Write + Send>) -> Tracer {
-        Tracer { out, error: None }
+        Tracer {
+            out,
+            error: None,
+            tasks: Vec::new(),
+            next_kthread: KTHREAD_PID_BASE,
+            next_user: USER_PID_BASE,
+        }
     }
 
     /// Flush buffered lines.
     pub fn flush(&mut self) -> std::io::Result<()> {
         self.out.flush()
     }
+
+    /// Name and number every task created so far that has none yet. Tasks are numbered in
+    /// creation order whenever the tracer first looks, so the result does not depend on
+    /// which task traced first.
+    fn name_tasks(&mut self, sched: &crate::engine::Sched, bdis: &[super::backing_dev::Bdi]) {
+        for t in self.tasks.len()..sched.nr_tasks() {
+            let c = classify(sched.task_name(TaskId(t as u32)), bdis);
+            let tc = match c {
+                Class::Kthread(comm) => {
+                    self.next_kthread += 1;
+                    TaskComm {
+                        comm,
+                        pid: self.next_kthread - 1,
+                        softirq: false,
+                    }
+                }
+                Class::User(comm) => {
+                    self.next_user += 1;
+                    TaskComm {
+                        comm,
+                        pid: self.next_user - 1,
+                        softirq: false,
+                    }
+                }
+                Class::Irq => TaskComm {
+                    comm: "<idle>".into(),
+                    pid: 0,
+                    softirq: true,
+                },
+            };
+            self.tasks.push(tc);
+        }
+    }
+}
+
+enum Class {
+    Kthread(String),
+    User(String),
+    Irq,
+}
+
+/// What a simulated task is, from the names `sim.rs` gives them.
+fn classify(name: &str, bdis: &[super::backing_dev::Bdi]) -> Class {
+    let bdi = |dev: &str| bdis.iter().position(|b| b.name == dev);
+    if name.starts_with("kswapd") {
+        return Class::Kthread(name.to_string());
+    }
+    if let Some(i) = name.strip_prefix("flush-").and_then(bdi) {
+        return Class::Kthread(format!("flush-{}", bdi_dev_name(bdis, i)));
+    }
+    if name.strip_prefix("kjournald-").and_then(bdi).is_some() {
+        return Class::Kthread("kjournald".into());
+    }
+    let base = name.split('/').next().unwrap_or(name);
+    if name == "swapdev" || bdi(base).is_some() {
+        return Class::Irq;
+    }
+    let mut comm = base.to_string();
+    let mut end = comm.len().min(15);
+    while !comm.is_char_boundary(end) {
+        end -= 1;
+    }
+    comm.truncate(end);
+    Class::User(comm)
+}
+
+/// The name 3.9 gives a backing device (`dev_name(bdi->dev)`), which the writeback
+/// tracepoints print and the flusher thread is named after: the block device's
+/// `MAJOR:MINOR`. `sdX` disks are SCSI disks (major 8, 16 minors each, then majors
+/// 65..71), `mdN` md arrays (major 9); other block devices are numbered as SCSI disks in
+/// the order they are configured. An NFS mount's bdi is its anonymous superblock device,
+/// `0:N`, from `0:38` up (what a distribution's earlier pseudo-filesystems leave free).
+pub fn bdi_dev_name(bdis: &[super::backing_dev::Bdi], i: usize) -> String {
+    let b = &bdis[i];
+    let nfs_index = b
+        .nfs
+        .is_some()
+        .then(|| bdis[..i].iter().filter(|b| b.nfs.is_some()).count());
+    let disk_index = bdis[..i]
+        .iter()
+        .filter(|b| b.nfs.is_none() && !b.name.starts_with("md"))
+        .count();
+    dev_name(&b.name, nfs_index, disk_index)
+}
+
+/// [`bdi_dev_name`] of a device called `name`: the `nfs_index`-th NFS mount, else the
+/// `disk_index`-th block device not called `mdN`.
+fn dev_name(name: &str, nfs_index: Option<usize>, disk_index: usize) -> String {
+    if let Some(n) = nfs_index {
+        return format!("0:{}", 38 + n);
+    }
+    if let Some(n) = name.strip_prefix("md").and_then(|n| n.parse::<u32>().ok()) {
+        return format!("9:{n}");
+    }
+    let sd_index = |name: &str| -> Option<usize> {
+        let letters = name.strip_prefix("sd")?;
+        if letters.is_empty() || !letters.bytes().all(|c| c.is_ascii_lowercase()) {
+            return None;
+        }
+        // sda..sdz, then sdaa..: bijective base 26.
+        Some(
+            letters
+                .bytes()
+                .fold(0, |n, c| n * 26 + (c - b'a') as usize + 1)
+                - 1,
+        )
+    };
+    let index = sd_index(name).unwrap_or(disk_index);
+    let (major, minor) = if index < 16 {
+        (8, index * 16)
+    } else {
+        (65 + (index - 16) / 16, (index - 16) % 16 * 16)
+    };
+    format!("{major}:{minor}")
+}
+
+/// Irq-info of an event: whether the kernel emits it with interrupts disabled.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Irqs {
+    On,
+    Off,
 }
 
 /// Write one event line for the current task.
 fn emit(k: &mut Kernel, event: &str, fields: Arguments<'_>) {
-    let Some(t) = k.trace.as_mut() else { return };
+    emit_ctx(k, Irqs::On, event, fields)
+}
+
+fn emit_ctx(k: &mut Kernel, irqs: Irqs, event: &str, fields: Arguments<'_>) {
+    let Kernel {
+        trace, sched, bdis, ..
+    } = k;
+    let Some(t) = trace.as_mut() else { return };
     if t.error.is_some() {
         return;
     }
-    let now = k.sched.now();
-    let me = k.sched.current();
-    let name = k.sched.task_name(me);
+    let now = sched.now();
+    let me = sched.current();
+    if me.0 as usize >= t.tasks.len() {
+        t.name_tasks(sched, bdis);
+    }
+    let cpu = sched.task_cpu(me).unwrap_or(me.0 % sched.cpus());
+    let tc = &t.tasks[me.0 as usize];
+    let irqs_off = if irqs == Irqs::Off { 'd' } else { '.' };
+    let softirq = if tc.softirq { 's' } else { '.' };
     let r = writeln!(
         t.out,
-        "{:>16}-{:<5} [000] {:5}.{:06}: {event}: {fields}",
-        name,
-        me.0 + 1,
+        "{:>16}-{:<5} [{cpu:03}] {irqs_off}.{softirq}. {:5}.{:06}: {event}: {fields}",
+        tc.comm,
+        tc.pid,
         now / SEC,
         now % SEC / 1000
     );
     if let Err(e) = r {
         t.error = Some(e);
+    }
+}
+
+/// The `gfp_t` bits of 3.9 (`include/linux/gfp.h`) for the model's flags.
+fn gfp_bits(g: Gfp) -> u64 {
+    const MAP: [(u32, u64); 11] = [
+        (Gfp::WAIT, 0x10),
+        (Gfp::HIGH, 0x20),
+        (Gfp::IO, 0x40),
+        (Gfp::FS, 0x80),
+        (Gfp::NORETRY, 0x1000),
+        (Gfp::HIGHMEM, 0x02),
+        (Gfp::MOVABLE, 0x08),
+        (Gfp::NO_KSWAPD, 0x40_0000),
+        (Gfp::WRITE, 0x100_0000),
+        (Gfp::HARDWALL, 0x2_0000),
+        (Gfp::ZERO, 0x8000),
+    ];
+    MAP.iter()
+        .filter(|&&(m, _)| g.0 & m != 0)
+        .fold(0, |a, &(_, k)| a | k)
+}
+
+/// `show_gfp_flags` as 3.9 prints it: the table's masks in order, each taken when all its
+/// bits are still set, `|`-separated; bits no entry names (`__GFP_FS` alone,
+/// `__GFP_HIGHMEM`, `__GFP_WRITE`...) are printed last in hex; no bits is `GFP_NOWAIT`.
+pub fn show_gfp_flags(g: Gfp) -> String {
+    const HIGHUSER_MOVABLE: u64 = 0x10 | 0x40 | 0x80 | 0x2_0000 | 0x02 | 0x08;
+    const TABLE: [(u64, &str); 29] = [
+        (
+            HIGHUSER_MOVABLE | 0x4000 | 0x1_0000 | 0x1000 | 0x200 | 0x40_0000,
+            "GFP_TRANSHUGE",
+        ),
+        (HIGHUSER_MOVABLE, "GFP_HIGHUSER_MOVABLE"),
+        (0x10 | 0x40 | 0x80 | 0x2_0000 | 0x02, "GFP_HIGHUSER"),
+        (0x10 | 0x40 | 0x80 | 0x2_0000, "GFP_USER"),
+        (0x10 | 0x40 | 0x80 | 0x8_0000, "GFP_TEMPORARY"),
+        (0x10 | 0x40 | 0x80, "GFP_KERNEL"),
+        (0x10 | 0x40, "GFP_NOFS"),
+        (0x20, "GFP_ATOMIC"),
+        (0x10, "GFP_NOIO"),
+        (0x20, "GFP_HIGH"),
+        (0x10, "GFP_WAIT"),
+        (0x40, "GFP_IO"),
+        (0x100, "GFP_COLD"),
+        (0x200, "GFP_NOWARN"),
+        (0x400, "GFP_REPEAT"),
+        (0x800, "GFP_NOFAIL"),
+        (0x1000, "GFP_NORETRY"),
+        (0x4000, "GFP_COMP"),
+        (0x8000, "GFP_ZERO"),
+        (0x1_0000, "GFP_NOMEMALLOC"),
+        (0x2000, "GFP_MEMALLOC"),
+        (0x2_0000, "GFP_HARDWALL"),
+        (0x4_0000, "GFP_THISNODE"),
+        (0x8_0000, "GFP_RECLAIMABLE"),
+        (0x10_0000, "GFP_KMEMCG"),
+        (0x08, "GFP_MOVABLE"),
+        (0x20_0000, "GFP_NOTRACK"),
+        (0x40_0000, "GFP_NO_KSWAPD"),
+        (0x80_0000, "GFP_OTHER_NODE"),
+    ];
+    let mut flags = gfp_bits(g);
+    if flags == 0 {
+        return "GFP_NOWAIT".into();
+    }
+    let mut out = String::new();
+    for &(mask, name) in &TABLE {
+        if flags == 0 {
+            break;
+        }
+        if flags & mask == mask {
+            flags &= !mask;
+            if !out.is_empty() {
+                out.push('|');
+            }
+            out.push_str(name);
+        }
+    }
+    if flags != 0 {
+        if !out.is_empty() {
+            out.push('|');
+        }
+        out.push_str(&format!("{flags:#x}"));
+    }
+    out
+}
+
+/// The address `%p` prints for the `struct page` of `pfn`: x86-64's vmemmap starts at
+/// `0xffffea0000000000` and a `struct page` is 64 bytes. `%p` has no `0x`.
+fn page_ptr(pfn: u32) -> u64 {
+    0xffff_ea00_0000_0000u64 + pfn as u64 * 64
+}
+
+/// 3.9's `MIGRATE_*` of an allocation (`allocflags_to_migratetype`).
+fn migratetype(g: Gfp) -> u32 {
+    if g.has(Gfp::MOVABLE) {
+        2
+    } else {
+        0
     }
 }
 
@@ -102,13 +383,17 @@ pub fn mm_vmscan_wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32) {
 }
 
 /// `mm_vmscan_direct_reclaim_begin`.
-pub fn mm_vmscan_direct_reclaim_begin(k: &mut Kernel, order: u32, may_writepage: bool, gfp: &str) {
+pub fn mm_vmscan_direct_reclaim_begin(k: &mut Kernel, order: u32, may_writepage: bool, gfp: Gfp) {
+    if !enabled(k) {
+        return;
+    }
     emit(
         k,
         "mm_vmscan_direct_reclaim_begin",
         format_args!(
-            "order={order} may_writepage={} gfp_flags={gfp}",
-            may_writepage as u8
+            "order={order} may_writepage={} gfp_flags={}",
+            may_writepage as u8,
+            show_gfp_flags(gfp)
         ),
     );
 }
@@ -132,8 +417,10 @@ pub fn mm_vmscan_lru_isolate(
     nr_taken: u64,
     file: bool,
 ) {
-    emit(
+    // Under spin_lock_irq(&zone->lru_lock).
+    emit_ctx(
         k,
+        Irqs::Off,
         "mm_vmscan_lru_isolate",
         format_args!(
             "isolate_mode={isolate_mode} order={order} nr_requested={nr_requested} nr_scanned={nr_scanned} nr_taken={nr_taken} file={}",
@@ -143,13 +430,16 @@ pub fn mm_vmscan_lru_isolate(
 }
 
 /// `mm_vmscan_writepage`. The `page=` field is the address a `struct page` at `pfn` would
-/// have in the x86-64 vmemmap, so traces carry a realistic pointer.
+/// have in the x86-64 vmemmap, printed as `%p` does (no `0x`).
 pub fn mm_vmscan_writepage(k: &mut Kernel, pfn: u32, file: bool) {
-    let page = 0xffff_ea00_0000_0000u64 + pfn as u64 * 64;
     emit(
         k,
         "mm_vmscan_writepage",
-        format_args!("page={page:#x} pfn={pfn} flags={}", reclaim_flags(file)),
+        format_args!(
+            "page={:x} pfn={pfn} flags={}",
+            page_ptr(pfn),
+            reclaim_flags(file)
+        ),
     );
 }
 
@@ -191,8 +481,7 @@ pub fn writeback_congest_waited(
     );
 }
 
-/// `balance_dirty_pages` (3.3+ fields; rates in KB/s, times in ms). mmsim deviation: the
-/// `bdi` field shows the device name where the kernel shows its major:minor.
+/// `balance_dirty_pages` (3.3+ fields; rates in KB/s, times in ms).
 #[allow(clippy::too_many_arguments)]
 pub fn balance_dirty_pages(
     k: &mut Kernel,
@@ -204,7 +493,7 @@ pub fn balance_dirty_pages(
     pause: i64,
     think: i64,
 ) {
-    let name = k.bdis[bdi].name.clone();
+    let name = bdi_dev_name(&k.bdis, bdi);
     let ms = crate::engine::MSEC as i64;
     emit(
         k,
@@ -226,18 +515,25 @@ pub fn balance_dirty_pages(
     );
 }
 
-/// `writeback_single_inode`: one inode's turn in a writeback pass (jiffies at HZ=250).
+/// `writeback_single_inode`: one inode's turn in a writeback pass (jiffies at HZ=250,
+/// from [`INITIAL_JIFFIES`]).
 pub fn writeback_single_inode(k: &mut Kernel, ino: usize, to_write: u64, wrote: u64) {
+    if !enabled(k) {
+        return;
+    }
     let inode = &k.inodes[ino];
-    let name = k.bdis[inode.bdi].name.clone();
+    let name = bdi_dev_name(&k.bdis, inode.bdi);
+    // __print_flags of no flags prints nothing.
     let state = match inode.state & (crate::fs::inode::I_DIRTY_PAGES | crate::fs::inode::I_SYNC) {
-        0 => "0",
+        0 => "",
         crate::fs::inode::I_DIRTY_PAGES => "I_DIRTY_PAGES",
         crate::fs::inode::I_SYNC => "I_SYNC",
         _ => "I_DIRTY_PAGES|I_SYNC",
     };
-    let jiffy = crate::engine::JIFFY;
-    let (dirtied_when, index) = (inode.dirtied_when / jiffy, inode.writeback_index);
+    let (dirtied_when, index) = (
+        INITIAL_JIFFIES + inode.dirtied_when / JIFFY,
+        inode.writeback_index,
+    );
     let age = (k.sched.now() - inode.dirtied_when.min(k.sched.now())) / SEC;
     let to_write = to_write.min(i64::MAX as u64);
     emit(
@@ -248,4 +544,291 @@ pub fn writeback_single_inode(k: &mut Kernel, ino: usize, to_write: u64, wrote: 
             ino + 12
         ),
     );
+}
+
+/// The superblock shrinker as `%pF %p` prints it: `prune_super` (fs/super.c in 3.9) and
+/// the address of a `super_block`'s embedded `s_shrink`. mmsim has one slab cache, so one
+/// shrinker; its size and address are made up but fixed.
+const SB_SHRINKER: &str = "prune_super+0x0/0x1b0 ffff88007b0c2ec8";
+
+/// `mm_shrink_slab_start` (3.9 fields): the deferred count taken (`nr`), the LRU pages
+/// scanned and eligible, the cache's object count (`max_pass`), the new scan `delta` and
+/// the `total_scan` to do.
+#[allow(clippy::too_many_arguments)]
+pub fn mm_shrink_slab_start(
+    k: &mut Kernel,
+    gfp: Gfp,
+    nr: u64,
+    pgs_scanned: u64,
+    lru_pgs: u64,
+    cache_items: u64,
+    delta: u64,
+    total_scan: u64,
+) {
+    if !enabled(k) {
+        return;
+    }
+    emit(
+        k,
+        "mm_shrink_slab_start",
+        format_args!(
+            "{SB_SHRINKER}: objects to shrink {nr} gfp_flags {} pgs_scanned {pgs_scanned} lru_pgs {lru_pgs} cache items {cache_items} delta {delta} total_scan {total_scan}",
+            show_gfp_flags(gfp)
+        ),
+    );
+}
+
+/// `mm_shrink_slab_end`: the deferred count taken at the start (`unused_scan`), the
+/// deferred count left (`new_scan`), their difference and the shrinker's last return
+/// value (objects left, or 0 if it was not called).
+pub fn mm_shrink_slab_end(k: &mut Kernel, retval: i64, unused_scan: u64, new_scan: u64) {
+    let total = new_scan as i64 - unused_scan as i64;
+    emit(
+        k,
+        "mm_shrink_slab_end",
+        format_args!(
+            "{SB_SHRINKER}: unused scan count {unused_scan} new scan count {new_scan} total_scan {total} last shrinker return val {retval}"
+        ),
+    );
+}
+
+/// `mm_page_alloc`: an allocation's result (`__alloc_pages_nodemask`), `page=(null)
+/// pfn=0` when it failed.
+pub fn mm_page_alloc(k: &mut Kernel, pfn: Option<u32>, order: u32, gfp: Gfp) {
+    if !enabled(k) {
+        return;
+    }
+    let mt = migratetype(gfp);
+    let flags = show_gfp_flags(gfp);
+    match pfn {
+        Some(pfn) => emit(
+            k,
+            "mm_page_alloc",
+            format_args!(
+                "page={:x} pfn={pfn} order={order} migratetype={mt} gfp_flags={flags}",
+                page_ptr(pfn)
+            ),
+        ),
+        None => emit(
+            k,
+            "mm_page_alloc",
+            format_args!("page=(null) pfn=0 order={order} migratetype={mt} gfp_flags={flags}"),
+        ),
+    }
+}
+
+/// `mm_page_free`: a page going back to the allocator (`free_pages_prepare`).
+#[inline]
+pub fn mm_page_free(k: &mut Kernel, pfn: u32, order: u32) {
+    if !enabled(k) {
+        return;
+    }
+    emit(
+        k,
+        "mm_page_free",
+        format_args!("page={:x} pfn={pfn} order={order}", page_ptr(pfn)),
+    );
+}
+
+/// `mm_page_free_batched`: a page freed from a list (`free_hot_cold_page_list`: reclaim's
+/// free list is cold, `release_pages`' is hot); `mm_page_free` follows for the same page.
+#[inline]
+pub fn mm_page_free_batched(k: &mut Kernel, pfn: u32, cold: bool) {
+    if !enabled(k) {
+        return;
+    }
+    emit(
+        k,
+        "mm_page_free_batched",
+        format_args!(
+            "page={:x} pfn={pfn} order=0 cold={}",
+            page_ptr(pfn),
+            cold as u8
+        ),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{run_cpu, CpuMode};
+    use crate::scenario::{BlockDevice, Filesystem};
+    use crate::sim::{add_block_device, boot_for_test, run_task};
+    use std::sync::{Arc, Mutex};
+
+    /// A writer whose bytes the test reads afterwards.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Captured {
+        fn lines(&self) -> Vec<String> {
+            let text = String::from_utf8(self.0.lock().unwrap().clone()).unwrap();
+            text.lines().map(str::to_string).collect()
+        }
+    }
+
+    #[test]
+    fn gfp_flags_print_as_3_9_show_gfp_flags() {
+        let cases = [
+            (Gfp::KERNEL, "GFP_KERNEL"),
+            (Gfp::NOFS, "GFP_NOFS"),
+            (Gfp::ATOMIC, "GFP_ATOMIC"),
+            (Gfp::HIGHUSER_MOVABLE, "GFP_HIGHUSER_MOVABLE"),
+            // __GFP_WRITE (0x1000000) has no name in 3.9's table.
+            (
+                Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::WRITE),
+                "GFP_HIGHUSER_MOVABLE|0x1000000",
+            ),
+            (
+                Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::ZERO),
+                "GFP_HIGHUSER_MOVABLE|GFP_ZERO",
+            ),
+            (Gfp(0), "GFP_NOWAIT"),
+            // __GFP_FS alone (0x80) and __GFP_HIGHMEM (0x2) are left over in hex.
+            (Gfp(Gfp::FS), "0x80"),
+            (Gfp(Gfp::KERNEL.0 | Gfp::HIGHMEM), "GFP_KERNEL|0x2"),
+            (Gfp(Gfp::WAIT | Gfp::NORETRY), "GFP_NOIO|GFP_NORETRY"),
+            (Gfp(Gfp::HIGH | Gfp::NO_KSWAPD), "GFP_ATOMIC|GFP_NO_KSWAPD"),
+        ];
+        for (g, want) in cases {
+            assert_eq!(show_gfp_flags(g), want, "{:#x}", g.0);
+        }
+    }
+
+    #[test]
+    fn devices_are_named_major_colon_minor() {
+        assert_eq!(dev_name("sda", None, 0), "8:0");
+        assert_eq!(dev_name("sdb", None, 0), "8:16");
+        assert_eq!(dev_name("sdp", None, 0), "8:240");
+        assert_eq!(dev_name("sdq", None, 0), "65:0");
+        assert_eq!(dev_name("sdaa", None, 0), "65:160");
+        assert_eq!(dev_name("md0", None, 2), "9:0");
+        // Other names: numbered as SCSI disks in configuration order.
+        assert_eq!(dev_name("disk", None, 2), "8:32");
+        assert_eq!(dev_name("nfs0", Some(0), 1), "0:38");
+        assert_eq!(dev_name("nfs1", Some(1), 1), "0:39");
+    }
+
+    #[test]
+    fn initial_jiffies_is_300_seconds_before_a_32_bit_wrap_at_hz_250() {
+        assert_eq!(INITIAL_JIFFIES, (1u64 << 32) - 300 * 250);
+    }
+
+    /// A booted test machine with an ext3 disk `sda` and an ext4 disk `sdb`, tracing.
+    fn traced_world() -> (crate::mm::World, Captured) {
+        let w = boot_for_test(128, 0, "3.9");
+        let mut sda = BlockDevice::ext4_hdd("sda");
+        sda.filesystem = Filesystem::Ext3;
+        add_block_device(&w, &sda).unwrap();
+        add_block_device(&w, &BlockDevice::ext4_hdd("sdb")).unwrap();
+        let cap = Captured::default();
+        w.borrow_mut().trace = Some(Tracer::new(Box::new(cap.clone())));
+        (w, cap)
+    }
+
+    #[test]
+    fn kernel_threads_get_small_pids_and_3_9_names_devices_show_as_irq_work() {
+        let (w, _) = traced_world();
+        let mut k = w.borrow_mut();
+        let Kernel {
+            trace, sched, bdis, ..
+        } = &mut *k;
+        let t = trace.as_mut().unwrap();
+        t.name_tasks(sched, bdis);
+        let shown: Vec<(String, String, u32)> = (0..sched.nr_tasks())
+            .map(|i| {
+                let tc = &t.tasks[i];
+                (
+                    sched.task_name(TaskId(i as u32)).to_string(),
+                    tc.comm.clone(),
+                    tc.pid,
+                )
+            })
+            .collect();
+        let find = |name: &str| {
+            shown
+                .iter()
+                .find(|(n, _, _)| n == name)
+                .map(|(_, c, p)| (c.as_str(), *p))
+                .unwrap()
+        };
+        assert_eq!(find("kswapd0"), ("kswapd0", 35));
+        assert_eq!(find("flush-sda"), ("flush-8:0", 36));
+        assert_eq!(find("kjournald-sda"), ("kjournald", 37));
+        assert_eq!(find("flush-sdb"), ("flush-8:16", 38));
+        for (name, comm, pid) in &shown {
+            if name == "sda" || name.starts_with("sda/") || name.starts_with("sdb") {
+                assert_eq!((comm.as_str(), *pid), ("<idle>", 0), "{name}");
+                assert!(t.tasks[shown.iter().position(|s| &s.0 == name).unwrap()].softirq);
+            }
+        }
+    }
+
+    #[test]
+    fn lines_follow_3_9_trace_print_context_and_tp_printk() {
+        let (w, cap) = traced_world();
+        // kswapd0 (task 0) has not run yet: shown on CPU 0 % 2.
+        mm_vmscan_kswapd_wake(&mut w.borrow_mut(), 0);
+        let w2 = w.clone();
+        run_task(&w, 2 * SEC, async move {
+            // The first free CPU is CPU 0.
+            run_cpu(&w2, 1_500_000_000, CpuMode::System).await;
+            let mut k = w2.borrow_mut();
+            mm_page_alloc(
+                &mut k,
+                Some(4660),
+                0,
+                Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::WRITE),
+            );
+            mm_page_alloc(&mut k, None, 0, Gfp::HIGHUSER_MOVABLE);
+            mm_vmscan_direct_reclaim_begin(&mut k, 0, true, Gfp::HIGHUSER_MOVABLE);
+            mm_vmscan_lru_isolate(&mut k, 1, 0, 32, 32, 30, true);
+            mm_vmscan_writepage(&mut k, 4660, true);
+            mm_page_free_batched(&mut k, 4660, true);
+            mm_page_free(&mut k, 4660, 0);
+            mm_shrink_slab_start(&mut k, Gfp::KERNEL, 5, 32, 1000, 1200, 76, 81);
+            mm_shrink_slab_end(&mut k, 1100, 5, 81);
+            k.inodes.push(crate::fs::inode::Inode::new("f", 0));
+            let ino = k.inodes.len() - 1;
+            writeback_single_inode(&mut k, ino, 1024, 0);
+        });
+        let lines = cap.lines();
+        let user = "            test-2000  [000] .... ";
+        let want = [
+            "         kswapd0-35    [000] ....     0.000000: mm_vmscan_kswapd_wake: nid=0 order=0"
+                .to_string(),
+            // kswapd's first sleep, 100 ms after boot.
+            "         kswapd0-35    [000] ....     0.100000: mm_vmscan_kswapd_sleep: nid=0"
+                .to_string(),
+            format!("{user}    1.500000: mm_page_alloc: page=ffffea0000048d00 pfn=4660 order=0 migratetype=2 gfp_flags=GFP_HIGHUSER_MOVABLE|0x1000000"),
+            format!("{user}    1.500000: mm_page_alloc: page=(null) pfn=0 order=0 migratetype=2 gfp_flags=GFP_HIGHUSER_MOVABLE"),
+            format!("{user}    1.500000: mm_vmscan_direct_reclaim_begin: order=0 may_writepage=1 gfp_flags=GFP_HIGHUSER_MOVABLE"),
+            "            test-2000  [000] d...     1.500000: mm_vmscan_lru_isolate: isolate_mode=1 order=0 nr_requested=32 nr_scanned=32 nr_taken=30 file=1".to_string(),
+            format!("{user}    1.500000: mm_vmscan_writepage: page=ffffea0000048d00 pfn=4660 flags=RECLAIM_WB_FILE|RECLAIM_WB_ASYNC"),
+            format!("{user}    1.500000: mm_page_free_batched: page=ffffea0000048d00 pfn=4660 order=0 cold=1"),
+            format!("{user}    1.500000: mm_page_free: page=ffffea0000048d00 pfn=4660 order=0"),
+            format!("{user}    1.500000: mm_shrink_slab_start: prune_super+0x0/0x1b0 ffff88007b0c2ec8: objects to shrink 5 gfp_flags GFP_KERNEL pgs_scanned 32 lru_pgs 1000 cache items 1200 delta 76 total_scan 81"),
+            format!("{user}    1.500000: mm_shrink_slab_end: prune_super+0x0/0x1b0 ffff88007b0c2ec8: unused scan count 5 new scan count 81 total_scan 76 last shrinker return val 1100"),
+        ];
+        assert_eq!(&lines[..want.len()], &want[..]);
+        // A clean inode of sda: no state flags, jiffies from INITIAL_JIFFIES.
+        let wb = &lines[want.len()];
+        assert!(
+            wb.starts_with(&format!(
+                "{user}    1.500000: writeback_single_inode: bdi 8:0: ino={} state= dirtied_when=4294892296 age=1 index=0 to_write=1024 wrote=0",
+                w.borrow().inodes.len() - 1 + 12
+            )),
+            "{wb}"
+        );
+    }
 }

@@ -940,7 +940,7 @@ pub async fn shrink_page_list(
                         == 0
                 );
                 k.pages.flags[pfn as usize] = flags & PG_UPTODATE;
-                super::page_alloc::free_page(&mut k, pfn);
+                super::page_alloc::free_page_batched(&mut k, pfn, true);
                 nr_reclaimed += 1;
             }
             Verdict::Activate => {
@@ -984,7 +984,7 @@ fn putback_inactive_pages(k: &mut Kernel, zi: usize, list: &PageList) {
         {
             // Its owner exited while we held it: the last reference goes now.
             k.pages.flags[pfn as usize] &= PG_UPTODATE;
-            super::page_alloc::free_page(k, pfn);
+            super::page_alloc::free_page_batched(k, pfn, true);
             continue;
         }
         let lru = k.pages.page_lru(pfn);
@@ -1340,7 +1340,7 @@ pub async fn try_to_free_pages(w: &World, gfp: Gfp, order: u32) -> u64 {
     }
     let laptop = w.borrow().vm.laptop_mode;
     let mut sc = ScanControl::new(gfp, order, false, laptop);
-    trace::mm_vmscan_direct_reclaim_begin(&mut w.borrow_mut(), order, sc.may_writepage, gfp.name());
+    trace::mm_vmscan_direct_reclaim_begin(&mut w.borrow_mut(), order, sc.may_writepage, gfp);
     let progress = do_try_to_free_pages(w, &mut sc).await;
     // The CPU time of the pages scanned, isolated and reclaimed is spent inside the
     // reclaim, so it is charged before the end tracepoint.
@@ -1379,7 +1379,8 @@ async fn do_try_to_free_pages(w: &World, sc: &mut ScanControl) -> u64 {
                 .sum();
             let mut reclaimed_slab = 0;
             let nr_scanned = sc.nr_scanned;
-            let freed = slab::shrink_slab(&mut k, nr_scanned, lru_pages, &mut reclaimed_slab);
+            let freed =
+                slab::shrink_slab(&mut k, sc.gfp, nr_scanned, lru_pages, &mut reclaimed_slab);
             sc.cpu += freed * SLAB_OBJECT_SCAN_NS;
             sc.nr_reclaimed += reclaimed_slab;
             if k.fatal.is_some() {
@@ -1458,7 +1459,7 @@ fn find_end_zone(k: &mut Kernel, order: u32, sc: &mut ScanControl) -> Option<usi
 /// neither the LRU nor slab made progress.
 fn kswapd_shrink_slab(k: &mut Kernel, zi: usize, sc: &mut ScanControl, lru_pages: u64) {
     let mut reclaimed_slab = 0;
-    let freed = slab::shrink_slab(k, sc.nr_scanned, lru_pages, &mut reclaimed_slab);
+    let freed = slab::shrink_slab(k, sc.gfp, sc.nr_scanned, lru_pages, &mut reclaimed_slab);
     sc.cpu += freed * SLAB_OBJECT_SCAN_NS;
     sc.nr_reclaimed += reclaimed_slab;
     if freed == 0 && !zone_reclaimable(k, zi) {
