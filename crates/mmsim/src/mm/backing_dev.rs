@@ -136,7 +136,8 @@ pub async fn submit_bio(w: &World, bdi: usize, bio: Bio) {
         let q = {
             let mut k = w.borrow_mut();
             let now = k.sched.now();
-            let r = k.bdis[bdi].queue.submit_bio(bio, now);
+            let ioc = k.sched.current().0;
+            let r = k.bdis[bdi].queue.submit_bio_from(bio, ioc, None, now);
             match r {
                 Submit::Full => k.bdis[bdi].request_wq,
                 Submit::Merged { freed } => {
@@ -162,7 +163,8 @@ pub async fn submit_bio(w: &World, bdi: usize, bio: Bio) {
 /// pool is full: the caller keeps the page.
 pub fn try_submit_bio(k: &mut Kernel, bdi: usize, bio: Bio) -> bool {
     let now = k.sched.now();
-    match k.bdis[bdi].queue.submit_bio(bio, now) {
+    let ioc = k.sched.current().0;
+    match k.bdis[bdi].queue.submit_bio_from(bio, ioc, None, now) {
         Submit::Full => false,
         Submit::Merged { freed } => {
             count_bio(k, &bio);
@@ -247,17 +249,21 @@ pub fn check_service_time(k: &mut Kernel, bdi: usize, t: Nanos, what: &str, byte
     false
 }
 
-/// The device: dispatch, serve, complete, one request at a time.
+/// The device: dispatch, serve, complete, one request at a time. When the elevator has
+/// nothing to give (an empty queue, or CFQ idling or holding back async IO) the task sleeps
+/// until a submission or completion wakes it, or until the elevator's timer.
 pub async fn device_task(w: World, bdi: usize) {
     loop {
-        let (rq, q) = {
+        let (rq, q, timeout) = {
             let mut k = w.borrow_mut();
             let now = k.sched.now();
             let b = &mut k.bdis[bdi];
-            (b.queue.dispatch(now), b.device_wq)
+            let rq = b.queue.dispatch(now);
+            let timeout = b.queue.next_timer().map(|t| t.saturating_sub(now).max(1));
+            (rq, b.device_wq, timeout)
         };
         let Some(rq) = rq else {
-            engine::wait_event(&w, q, None, false).await;
+            engine::wait_event(&w, q, timeout, false).await;
             continue;
         };
         let t = {
@@ -289,6 +295,11 @@ pub async fn device_task(w: World, bdi: usize) {
             }
         }
         release(&mut k, bdi, &c.release);
+        if c.kick {
+            // cfq_schedule_dispatch: other driver tasks may have gone idle on a gate.
+            let dq = k.bdis[bdi].device_wq;
+            k.sched.wake_all(dq);
+        }
         k.bdis[bdi].queue.recycle_tags(c.tags);
     }
 }
