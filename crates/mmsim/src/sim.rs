@@ -285,6 +285,7 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
     cfg.elevator = match dev.scheduler {
         Scheduler::Deadline => ElevatorKind::deadline(),
         Scheduler::Noop => ElevatorKind::Noop,
+        Scheduler::Cfq => ElevatorKind::cfq(),
     };
     let depth = cfg.depth.max(1);
     let id = {

@@ -1415,7 +1415,7 @@ mod tests {
         }
         rig.run(0, |_, _| {});
         rig.submit(false, 1, 10, 999); // far behind the head: "wraps"
-        // Keep the sweep fed with writes ahead of the head.
+                                       // Keep the sweep fed with writes ahead of the head.
         let mut served = None;
         for step in 1..200u64 {
             let next = step + 3;
