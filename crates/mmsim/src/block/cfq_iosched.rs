@@ -1478,40 +1478,30 @@ mod tests {
     /// and loses its idle window: it moves to the SYNC_NOIDLE tree.
     #[test]
     fn a_random_reader_moves_to_the_sync_noidle_tree() {
-        let mut rig = Rig::new(1, 2 * MSEC);
-        let mut n = 0u64;
-        rig.submit(true, 3, 0, 0);
-        rig.run(300 * MSEC, |rig, tag| {
-            if is_read(tag) {
-                n += 1;
-                // 100 MB apart each time.
-                rig.submit(true, 3, (n % 7) * 200_000 + n * 8, n);
-            }
-        });
-        let cfq = match &rig.q.elevator_ref() {
-            crate::block::elevator::Elevator::Cfq(c) => c,
-            _ => unreachable!(),
+        // A reader of task 3 submitting its next read at each completion, at `sector(n)`;
+        // returns (seeky, workload) of its queue after 300 ms.
+        let reader = |sector: fn(u64) -> u64| {
+            let mut rig = Rig::new(1, 2 * MSEC);
+            let mut n = 0u64;
+            rig.submit(true, 3, 0, 0);
+            rig.run(300 * MSEC, |rig, tag| {
+                if is_read(tag) {
+                    n += 1;
+                    rig.submit(true, 3, sector(n), n);
+                }
+            });
+            let crate::block::elevator::Elevator::Cfq(cfq) = rig.q.elevator_ref() else {
+                unreachable!("the rig runs cfq")
+            };
+            let q = &cfq.queues[cfq.sync_queues[&3]];
+            (q.seeky(), q.workload())
         };
-        let q = &cfq.queues[cfq.sync_queues[&3]];
-        assert!(q.seeky());
-        assert_eq!(q.workload(), Workload::SyncNoidle);
+        // About 100 MB apart each time.
+        let random = reader(|n| (n % 7) * 200_000 + n * 8);
+        assert_eq!(random, (true, Workload::SyncNoidle));
         // A sequential reader keeps its idle window.
-        let mut rig = Rig::new(1, 2 * MSEC);
-        let mut n = 0u64;
-        rig.submit(true, 4, 0, 0);
-        rig.run(300 * MSEC, |rig, tag| {
-            if is_read(tag) {
-                n += 1;
-                rig.submit(true, 4, n * 8, n);
-            }
-        });
-        let cfq = match &rig.q.elevator_ref() {
-            crate::block::elevator::Elevator::Cfq(c) => c,
-            _ => unreachable!(),
-        };
-        let q = &cfq.queues[cfq.sync_queues[&4]];
-        assert!(!q.seeky());
-        assert_eq!(q.workload(), Workload::Sync);
+        let sequential = reader(|n| n * 8);
+        assert_eq!(sequential, (false, Workload::Sync));
     }
 
     /// §5.3, §13.3: queue slices, and their scaling to the 300 ms target latency.
@@ -1613,16 +1603,20 @@ mod tests {
             Submit::Queued
         );
         rig.submit(true, 2, 100, 3);
+        // Task 3's read adjacent to task 2's queued read (sectors 100..108) stays apart.
         let other = Bio {
             dir: Dir::Read,
-            sync: true,
             sector: 108,
-            nr_sectors: 8,
             tag: 4,
+            ..write_sync
         };
         assert_eq!(rig.q.submit_bio_from(other, 3, None, 0), Submit::Queued);
-        let same = Bio { tag: 5, ..other };
-        let same = Bio { sector: 92, ..same };
+        // Task 2's own adjacent read merges.
+        let same = Bio {
+            sector: 92,
+            tag: 5,
+            ..other
+        };
         assert!(matches!(
             rig.q.submit_bio_from(same, 2, None, 0),
             Submit::Merged { .. }
