@@ -189,6 +189,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         cpu_dirty: Default::default(),
         wq,
         nr_bdi_congested_async: 0,
+        io_batch: Vec::new(),
         oom_kills: Vec::new(),
         oom_victim: None,
         costs: m.reclaim_costs,
@@ -286,6 +287,7 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
     cfg.elevator = match dev.scheduler {
         Scheduler::Deadline => ElevatorKind::deadline(),
         Scheduler::Noop => ElevatorKind::Noop,
+        Scheduler::Cfq => ElevatorKind::cfq(),
     };
     let depth = cfg.depth.max(1);
     let id = {
@@ -293,7 +295,7 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
         let now = k.sched.now();
         let (flusher_wq, request_wq, device_wq) = (
             k.sched.new_queue(),
-            k.sched.new_queue(),
+            [k.sched.new_queue(), k.sched.new_queue()],
             k.sched.new_queue(),
         );
         k.bdis.push(backing_dev::Bdi {

@@ -80,9 +80,16 @@ fn an_mmap_write_pass_over_a_file_twice_ram_completes_under_the_dirty_limit() {
 /// by `page_mkclean`): each store is a write-protect fault that dirties the page, at CPU
 /// speed, so the writer outruns the disk and `balance_dirty_pages` holds it near the
 /// setpoint, as it does `dd`.
+///
+/// The disk runs deadline: under cfq the first pass's read faults preempt the flusher's
+/// writes, so the write bandwidth the throttle has learnt jumps when the second pass
+/// starts, and dirty pages sit about 15% under the setpoint for a few seconds while
+/// `dirty_ratelimit` catches up. That is the elevator's doing, not the throttle's, which is
+/// what this test checks.
 #[test]
 fn a_second_mmap_write_pass_is_throttled_near_the_dirty_setpoint() {
-    let s = common::mmap_file(1024, 600, MmapAccess::Write, 2, 30);
+    let mut s = common::mmap_file(1024, 600, MmapAccess::Write, 2, 30);
+    s.machine.devices[0].scheduler = mmsim::scenario::Scheduler::Deadline;
     let (r, series) = run(&s, false);
     let pages = 600 * 256;
     assert_eq!(r.metric("mmap", "passes"), Some(2.0));

@@ -75,11 +75,17 @@ pub trait Device: fmt::Debug + Send {
         1
     }
 
+    /// `queue/rotational`: whether seeks cost (CFQ's seek and idling rules use it).
+    fn rotational(&self) -> bool {
+        true
+    }
+
     /// A deadline request queue shaped for this device.
     fn queue_config(&self) -> QueueConfig {
         QueueConfig {
             max_sectors: self.max_sectors(),
             depth: self.queue_depth(),
+            rotational: self.rotational(),
             ..QueueConfig::default()
         }
     }
@@ -365,6 +371,10 @@ impl Ssd {
 impl Device for Ssd {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn rotational(&self) -> bool {
+        false
     }
 
     fn service_time(&mut self, io: &Io, now: Nanos) -> Nanos {
@@ -849,6 +859,7 @@ impl Device for Nfs {
             max_sectors: self.wsize_sectors,
             depth: NFS_RPC_SLOTS,
             elevator: ElevatorKind::Noop,
+            rotational: false,
         }
     }
 }

@@ -1,12 +1,16 @@
-//! IO schedulers: deadline (`block/deadline-iosched.c`) and noop (`block/noop-iosched.c`).
+//! IO schedulers: deadline (`block/deadline-iosched.c`), noop (`block/noop-iosched.c`) and
+//! CFQ ([`cfq_iosched`](super::cfq_iosched)).
 //!
 //! The elevator only orders request ids; the [`RequestQueue`](super::RequestQueue) owns the
-//! requests and tells the elevator about additions, front merges (the start sector moved),
-//! request merges and asks it for the next id to dispatch.
+//! requests and tells the elevator about additions, merges (and asks whether one is
+//! allowed), allocations (`elv_may_queue`) and completions, and asks it for the next id to
+//! dispatch. An elevator may decline to dispatch with requests queued (CFQ idling); it then
+//! names the time to ask again in [`Elevator::next_timer`].
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use super::{Dir, ReqId};
+use super::cfq_iosched::{Cfq, CfqTunables};
+use super::{Class, Dir, IoContext, ReqId, Request};
 use crate::engine::{Nanos, MSEC, SEC};
 
 /// Deadline `read_expire`: `HZ / 2` (`block/deadline-iosched.c`).
@@ -48,12 +52,19 @@ pub enum ElevatorKind {
     Noop,
     /// Sorted batches with per-direction FIFO expiry.
     Deadline(DeadlineTunables),
+    /// Per-process sync queues, time slices and idling.
+    Cfq(CfqTunables),
 }
 
 impl ElevatorKind {
     /// Deadline with the kernel defaults.
     pub fn deadline() -> Self {
         ElevatorKind::Deadline(DeadlineTunables::default())
+    }
+
+    /// CFQ with the kernel defaults.
+    pub fn cfq() -> Self {
+        ElevatorKind::Cfq(CfqTunables::default())
     }
 }
 
@@ -68,43 +79,75 @@ impl Default for ElevatorKind {
 pub(crate) enum Elevator {
     Noop(Noop),
     Deadline(Deadline),
+    Cfq(Box<Cfq>),
 }
 
 impl Elevator {
-    pub(crate) fn new(kind: ElevatorKind) -> Self {
+    /// An elevator for a queue whose device is `rotational` and takes `depth` requests.
+    pub(crate) fn new(kind: ElevatorKind, rotational: bool, depth: u32) -> Self {
         match kind {
             ElevatorKind::Noop => Elevator::Noop(Noop::default()),
             ElevatorKind::Deadline(t) => Elevator::Deadline(Deadline::new(t)),
+            ElevatorKind::Cfq(t) => Elevator::Cfq(Box::new(Cfq::new(t, rotational, depth))),
         }
     }
 
     pub(crate) fn allows_front_merge(&self) -> bool {
         match self {
-            Elevator::Noop(_) => true,
+            Elevator::Noop(_) | Elevator::Cfq(_) => true,
             Elevator::Deadline(d) => d.t.front_merges,
         }
     }
 
-    /// A new request entered the queue at `now`.
-    pub(crate) fn add(&mut self, id: ReqId, dir: Dir, sector: u64, now: Nanos) {
+    /// `elv_allow_merge`: may a bio of `class` from `ioc` merge into queued request `id`?
+    /// Only CFQ says no (a sync bio into an async request, or into another task's queue).
+    pub(crate) fn allow_merge(&self, id: ReqId, class: Class, ioc: IoContext) -> bool {
         match self {
-            Elevator::Noop(n) => n.fifo.push_back(id),
-            Elevator::Deadline(d) => d.add(id, dir, sector, now),
+            Elevator::Cfq(c) => c.allow_merge(id, class, ioc),
+            _ => true,
         }
     }
 
-    /// A bio was front-merged into `id`, whose start sector is now `new_sector`.
-    pub(crate) fn front_merged(&mut self, id: ReqId, new_sector: u64) {
-        if let Elevator::Deadline(d) = self {
-            d.resort(id, new_sector);
+    /// `elv_may_queue`: true for `ELV_MQUEUE_MUST`, an allocation allowed past a full pool.
+    pub(crate) fn may_queue(&mut self, class: Class, ioc: IoContext, now: Nanos) -> bool {
+        match self {
+            Elevator::Cfq(c) => c.may_queue(class, ioc, now),
+            _ => false,
         }
     }
 
-    /// Request `gone` was merged into `keep` and leaves the queue.
-    pub(crate) fn merged_requests(&mut self, keep: ReqId, gone: ReqId) {
+    /// A new request entered the queue at `now`.
+    pub(crate) fn add(&mut self, rq: &Request, now: Nanos) {
+        match self {
+            Elevator::Noop(n) => n.fifo.push_back(rq.id),
+            Elevator::Deadline(d) => d.add(rq.id, rq.dir, rq.sector, now),
+            Elevator::Cfq(c) => c.add(rq, now),
+        }
+    }
+
+    /// A bio was front-merged into `id`, which now starts at `new_sector` and is
+    /// `nr_sectors` long.
+    pub(crate) fn front_merged(&mut self, id: ReqId, new_sector: u64, nr_sectors: u32) {
+        match self {
+            Elevator::Noop(_) => {}
+            Elevator::Deadline(d) => d.resort(id, new_sector),
+            Elevator::Cfq(c) => c.front_merged(id, new_sector, nr_sectors),
+        }
+    }
+
+    /// A bio was back-merged into `id`, now `nr_sectors` long.
+    pub(crate) fn back_merged(&mut self, id: ReqId, nr_sectors: u32) {
+        if let Elevator::Cfq(c) = self {
+            c.back_merged(id, nr_sectors);
+        }
+    }
+
+    /// Request `gone` was merged into `keep` (now `nr_sectors` long) and leaves the queue.
+    pub(crate) fn merged_requests(&mut self, keep: ReqId, gone: ReqId, nr_sectors: u32) {
         match self {
             Elevator::Noop(n) => n.remove(gone),
             Elevator::Deadline(d) => d.merged_requests(keep, gone),
+            Elevator::Cfq(c) => c.merged_requests(keep, gone, nr_sectors),
         }
     }
 
@@ -113,6 +156,25 @@ impl Elevator {
         match self {
             Elevator::Noop(n) => n.fifo.pop_front(),
             Elevator::Deadline(d) => d.dispatch(now),
+            Elevator::Cfq(c) => c.dispatch(now),
+        }
+    }
+
+    /// `elv_completed_request`: a dispatched request finished. Returns whether the driver
+    /// should run the queue again although it has nothing in flight
+    /// (`cfq_schedule_dispatch`).
+    pub(crate) fn completed(&mut self, id: ReqId, now: Nanos) -> bool {
+        match self {
+            Elevator::Cfq(c) => c.completed(id, now),
+            _ => false,
+        }
+    }
+
+    /// When to ask for a dispatch again although nothing else happens: CFQ's idle timer.
+    pub(crate) fn next_timer(&self) -> Option<Nanos> {
+        match self {
+            Elevator::Cfq(c) => c.next_timer(),
+            _ => None,
         }
     }
 }
@@ -294,10 +356,22 @@ mod tests {
     use super::*;
 
     fn deadline(fifo_batch: u32) -> Elevator {
-        Elevator::new(ElevatorKind::Deadline(DeadlineTunables {
-            fifo_batch,
-            ..DeadlineTunables::default()
-        }))
+        Elevator::new(
+            ElevatorKind::Deadline(DeadlineTunables {
+                fifo_batch,
+                ..DeadlineTunables::default()
+            }),
+            true,
+            1,
+        )
+    }
+
+    fn add(e: &mut Elevator, id: ReqId, dir: Dir, sector: u64, now: Nanos) {
+        match e {
+            Elevator::Noop(n) => n.fifo.push_back(id),
+            Elevator::Deadline(d) => d.add(id, dir, sector, now),
+            Elevator::Cfq(_) => unreachable!("CFQ is tested in cfq_iosched"),
+        }
     }
 
     fn drain(e: &mut Elevator, now: Nanos) -> Vec<ReqId> {
@@ -309,7 +383,7 @@ mod tests {
         let mut e = deadline(16);
         // ids double as LBAs / 100 for readability.
         for (id, lba) in [(1, 100), (5, 500), (3, 300), (0, 50), (9, 900)] {
-            e.add(id, Dir::Write, lba, 0);
+            add(&mut e, id, Dir::Write, lba, 0);
         }
         // Oldest first (100), then ascending 300, 500, 900; the sweep ends and the next
         // batch begins at the FIFO head (50).
@@ -320,12 +394,12 @@ mod tests {
     fn deadline_expired_fifo_head_is_served_before_the_sweep_continues() {
         let run = |dispatch_at: Nanos| {
             let mut e = deadline(2);
-            e.add(1000, Dir::Write, 1000, 0);
-            e.add(2000, Dir::Write, 2000, 0);
+            add(&mut e, 1000, Dir::Write, 1000, 0);
+            add(&mut e, 2000, Dir::Write, 2000, 0);
             assert_eq!(e.dispatch(0), Some(1000));
-            e.add(10, Dir::Write, 10, MSEC);
-            e.add(3000, Dir::Write, 3000, 2 * MSEC);
-            e.add(4000, Dir::Write, 4000, 2 * MSEC);
+            add(&mut e, 10, Dir::Write, 10, MSEC);
+            add(&mut e, 3000, Dir::Write, 3000, 2 * MSEC);
+            add(&mut e, 4000, Dir::Write, 4000, 2 * MSEC);
             assert_eq!(e.dispatch(2 * MSEC), Some(2000)); // batch of 2 used up
             e.dispatch(dispatch_at)
         };
@@ -339,8 +413,8 @@ mod tests {
     fn deadline_prefers_reads_but_gives_writes_a_batch_after_writes_starved_read_batches() {
         let mut e = deadline(1);
         for i in 0..10 {
-            e.add(i, Dir::Read, i * 8, 0);
-            e.add(100 + i, Dir::Write, 1_000_000 + i * 8, 0);
+            add(&mut e, i, Dir::Read, i * 8, 0);
+            add(&mut e, 100 + i, Dir::Write, 1_000_000 + i * 8, 0);
         }
         let dirs: Vec<char> = (0..9)
             .map(|_| {
@@ -357,21 +431,21 @@ mod tests {
     #[test]
     fn deadline_merged_request_inherits_the_earlier_fifo_position() {
         let mut e = deadline(16);
-        e.add(1, Dir::Write, 100, 0); // oldest
-        e.add(2, Dir::Write, 5000, MSEC);
-        e.add(3, Dir::Write, 200, 2 * MSEC);
+        add(&mut e, 1, Dir::Write, 100, 0); // oldest
+        add(&mut e, 2, Dir::Write, 5000, MSEC);
+        add(&mut e, 3, Dir::Write, 200, 2 * MSEC);
         // 1 is merged into 3 (3 absorbs the older request): 3 becomes the FIFO head.
-        e.merged_requests(3, 1);
+        e.merged_requests(3, 1, 0);
         assert_eq!(e.dispatch(0), Some(3));
     }
 
     #[test]
     fn noop_dispatches_in_arrival_order() {
-        let mut e = Elevator::new(ElevatorKind::Noop);
+        let mut e = Elevator::new(ElevatorKind::Noop, true, 1);
         for (id, lba) in [(1, 900), (2, 100), (3, 500)] {
-            e.add(id, Dir::Write, lba, 0);
+            add(&mut e, id, Dir::Write, lba, 0);
         }
-        e.merged_requests(1, 3);
+        e.merged_requests(1, 3, 0);
         assert_eq!(drain(&mut e, 0), vec![1, 2]);
     }
 }

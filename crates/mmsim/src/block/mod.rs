@@ -21,9 +21,11 @@
 //!    marked full and later submitters get [`Submit::Full`] unless they are batchers
 //!    ([`BatchState`], `BLK_BATCH_REQ` = 32 requests or `BLK_BATCH_TIME` = 20 ms); the hard
 //!    cap is `1.5 × nr_requests`.
-//! 3. The elevator ([`ElevatorKind`]: deadline or noop) picks the next request when the
-//!    caller calls [`RequestQueue::dispatch`], as long as fewer than `depth` requests are at
-//!    the device.
+//! 3. The elevator ([`ElevatorKind`]: cfq, deadline or noop) picks the next request when
+//!    the caller calls [`RequestQueue::dispatch`], as long as fewer than `depth` requests are
+//!    at the device. CFQ may hold requests back (idling for a sync queue's next request,
+//!    no async IO while sync IO is in flight); [`RequestQueue::next_timer`] then says when
+//!    to ask again.
 //! 4. The caller asks a [`Device`] for the service time, waits for it, and hands the request
 //!    back with [`RequestQueue::complete`], which returns the tags of every merged bio and
 //!    says whether congestion cleared (and whether `congestion_wait` sleepers must be
@@ -60,6 +62,7 @@
 //! | `max_sectors` | 1024 (512 KiB); usb-storage 240 (120 KiB) | `BLK_DEF_MAX_SECTORS`, `drivers/usb/storage/scsiglue.c` |
 //! | deadline `read_expire` / `write_expire` | 500 ms / 5 s | `block/deadline-iosched.c` |
 //! | deadline `fifo_batch` / `writes_starved` / `front_merges` | 16 / 2 / on | `block/deadline-iosched.c` |
+//! | cfq tunables (slices, idling, fifo expiry, quantum) | see [`CfqTunables`] | `block/cfq-iosched.c`, `kernel-cfq.md` §3.5 |
 //! | device figures | see [`device`] | `kernel-writeback.md` §9.3 (vendor specs, reviews) |
 //! | iostat interval | 10 s | MMTests `MONITOR_UPDATE_FREQUENCY`, `mmtests.md` §4 |
 //!
@@ -72,18 +75,15 @@
 //! * **Plugging.** Requests enter the elevator at once. The caller gets the effect of the
 //!   2.6.39+ on-stack plug by submitting all the bios of one `writepages` call before it
 //!   calls `dispatch`.
-//! * **CFQ.** Only deadline and noop exist. Not modelled from CFQ: per-process sync queues
-//!   and the shared per-priority async queues, time slices (sync 100 ms, async 40 ms,
-//!   `slice_async_rq`), idling (8 ms) after a sync queue empties, the 300 ms target latency,
-//!   its FIFO expiries (125/250 ms), `quantum`, holding back async dispatch while sync IO is
-//!   in flight, the ×2 penalty of short backward seeks, and cgroup/group scheduling. So the
-//!   "concurrent readers sharply reduce async write bandwidth" effect of CFQ is absent.
+//! * **CFQ** ([`cfq_iosched`]) leaves out priority classes, groups, close cooperators and
+//!   IOPS mode; its module doc lists what it models and what it does not.
 //! * **NCQ / device reordering** beyond the elevator: a device serves what it is given in
 //!   dispatch order (see [`Device`]); `depth` only lets requests queue at the device.
 //! * Merge lookup uses the LBA-neighbour index for every elevator (the kernel's noop finds
 //!   merge candidates through the hash, `last_merge` and list neighbours). The 128-segment
 //!   limit is not checked separately: with 4 KiB pages it equals 512 KiB, i.e. `max_sectors`.
-//!   Merging ignores the sync flag, as deadline does (CFQ does not).
+//!   Under deadline and noop a bio merges whatever its sync flag, as in the kernel; CFQ
+//!   allows a merge only into a request of the bio's own CFQ queue (`cfq_allow_merge`).
 //! * Discard, flush/FUA, barriers, partitions, request `starved` accounting after a failed
 //!   memory allocation, and jiffy rounding of the diskstats times (kept in ns here).
 //! * md RAID0 is bio-based in the kernel (each member has its own queue, elevator and pool);
@@ -94,11 +94,13 @@
 //! * NFS: only the timing of WRITE/READ RPCs and COMMIT ([`Nfs`]) and the congestion
 //!   thresholds ([`NfsCongestion`]); unstable-page bookkeeping belongs to the filesystem layer.
 
+pub mod cfq_iosched;
 pub mod device;
 pub mod diskstats;
 pub mod elevator;
 pub mod request_queue;
 
+pub use cfq_iosched::CfqTunables;
 pub use device::{Device, DeviceError, Hdd, Nfs, NfsCongestion, Raid0, Ssd, UsbStick};
 pub use diskstats::{iostat_x, DiskStats, IostatSample, IostatSampler, IostatSummary};
 pub use elevator::{DeadlineTunables, ElevatorKind};
@@ -202,6 +204,12 @@ impl Io {
 /// Identifies a request for the life of its queue.
 pub type ReqId = u64;
 
+/// The submitting task's io context (`current->io_context`): the simulator's task id. 3.9
+/// creates one per task at its first bio (`create_io_context` in
+/// `generic_make_request_checks`), so every thread has its own batching state and CFQ sync
+/// queue (`kernel-cfq.md` §2.2, §3.2).
+pub type IoContext = u32;
+
 /// A request: one or more merged bios, contiguous, one direction. Created by
 /// [`RequestQueue::submit_bio`], handed out by [`RequestQueue::dispatch`] and returned with
 /// [`RequestQueue::complete`].
@@ -210,6 +218,8 @@ pub struct Request {
     pub(crate) id: ReqId,
     pub(crate) dir: Dir,
     pub(crate) class: Class,
+    /// The io context of the task that allocated it.
+    pub(crate) ioc: IoContext,
     pub(crate) sector: u64,
     pub(crate) nr_sectors: u32,
     pub(crate) tags: Vec<u64>,
@@ -227,6 +237,10 @@ impl Request {
     /// The pool the request was allocated from.
     pub fn class(&self) -> Class {
         self.class
+    }
+    /// The io context of the task that allocated it.
+    pub fn ioc(&self) -> IoContext {
+        self.ioc
     }
     pub fn sector(&self) -> u64 {
         self.sector

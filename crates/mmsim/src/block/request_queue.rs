@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::diskstats::DiskStats;
 use super::elevator::{Elevator, ElevatorKind};
-use super::{Bio, Class, Dir, ReqId, Request};
+use super::{Bio, Class, Dir, IoContext, ReqId, Request};
 use crate::engine::{Nanos, MSEC};
 
 /// Default `nr_requests` per class: `BLKDEV_MAX_RQ` (`include/linux/blkdev.h`).
@@ -31,6 +31,9 @@ pub struct QueueConfig {
     /// 31: SATA NCQ).
     pub depth: u32,
     pub elevator: ElevatorKind,
+    /// `queue/rotational`: false for an SSD (CFQ then counts small requests as seeks and,
+    /// with a queueing device, does not idle).
+    pub rotational: bool,
 }
 
 impl Default for QueueConfig {
@@ -40,6 +43,7 @@ impl Default for QueueConfig {
             max_sectors: BLK_DEF_MAX_SECTORS,
             depth: 1,
             elevator: ElevatorKind::default(),
+            rotational: true,
         }
     }
 }
@@ -122,6 +126,9 @@ pub struct Completion {
     /// Time from request creation to completion.
     pub latency: Nanos,
     pub release: Release,
+    /// The elevator asks for the queue to be run again (CFQ's `cfq_schedule_dispatch` when
+    /// nothing is left at the driver): wake any idle driver task.
+    pub kick: bool,
 }
 
 /// The request queue of one device.
@@ -164,7 +171,7 @@ impl RequestQueue {
         RequestQueue {
             name: name.to_string(),
             cfg,
-            elevator: Elevator::new(cfg.elevator),
+            elevator: Elevator::new(cfg.elevator, cfg.rotational, cfg.depth),
             queued: BTreeMap::new(),
             by_start: [BTreeSet::new(), BTreeSet::new()],
             by_end: [BTreeSet::new(), BTreeSet::new()],
@@ -254,6 +261,21 @@ impl RequestQueue {
         batch: Option<&mut BatchState>,
         now: Nanos,
     ) -> Submit {
+        self.submit_bio_from(bio, 0, batch, now)
+    }
+
+    /// `blk_queue_bio` for a bio from the task with io context `ioc` (CFQ queues and
+    /// merges by it).
+    ///
+    /// # Panics
+    /// If the bio is empty or larger than `max_sectors` (the caller builds bios).
+    pub fn submit_bio_from(
+        &mut self,
+        bio: Bio,
+        ioc: IoContext,
+        batch: Option<&mut BatchState>,
+        now: Nanos,
+    ) -> Submit {
         assert!(
             bio.nr_sectors >= 1 && bio.nr_sectors <= self.cfg.max_sectors,
             "{}: bio of {} sectors (max_sectors {})",
@@ -261,11 +283,11 @@ impl RequestQueue {
             bio.nr_sectors,
             self.cfg.max_sectors
         );
-        if let Some(freed) = self.try_merge(&bio, now) {
+        if let Some(freed) = self.try_merge(&bio, ioc, now) {
             self.stats.account_merge(bio.dir);
             return Submit::Merged { freed };
         }
-        if !self.get_request(bio.class(), batch, now) {
+        if !self.get_request(bio.class(), ioc, batch, now) {
             return Submit::Full;
         }
         let id = self.next_id;
@@ -276,6 +298,7 @@ impl RequestQueue {
             id,
             dir: bio.dir,
             class: bio.class(),
+            ioc,
             sector: bio.sector,
             nr_sectors: bio.nr_sectors,
             tags,
@@ -283,17 +306,24 @@ impl RequestQueue {
             dispatch_time: None,
         };
         self.index_insert(&rq);
-        self.elevator.add(id, rq.dir, rq.sector, now);
+        self.elevator.add(&rq, now);
         self.queued.insert(id, rq);
         self.stats.account_new_request(now);
         Submit::Queued
     }
 
     /// `__get_request`: take a request from the class's pool, or refuse.
-    fn get_request(&mut self, class: Class, batch: Option<&mut BatchState>, now: Nanos) -> bool {
+    fn get_request(
+        &mut self,
+        class: Class,
+        ioc: IoContext,
+        batch: Option<&mut BatchState>,
+        now: Nanos,
+    ) -> bool {
         let c = class.index();
         let nr = self.cfg.nr_requests;
         let count = self.count[c];
+        let must = self.elevator.may_queue(class, ioc, now);
         let batching = batch.as_ref().is_some_and(|b| b.is_batching(now));
         let mut batch = batch;
         if count + 1 >= congestion_on_threshold(nr) {
@@ -305,7 +335,7 @@ impl RequestQueue {
                         b.start(now);
                     }
                     self.full[c] = true;
-                } else if !batching {
+                } else if !must && !batching {
                     return false;
                 }
             }
@@ -364,19 +394,25 @@ impl RequestQueue {
 
     /// Back or front merge of `bio` into a queued request; `None` if neither is possible,
     /// `Some(freed)` on success.
-    fn try_merge(&mut self, bio: &Bio, now: Nanos) -> Option<Option<Release>> {
+    fn try_merge(&mut self, bio: &Bio, ioc: IoContext, now: Nanos) -> Option<Option<Release>> {
         let d = bio.dir.index();
+        let class = bio.class();
         // Back merge: a request that ends where the bio starts.
         let back = self.by_end[d]
             .range((bio.sector, 0)..=(bio.sector, ReqId::MAX))
             .map(|&(_, id)| id)
-            .find(|id| self.fits(self.queued[id].nr_sectors, bio.nr_sectors));
+            .find(|&id| {
+                self.fits(self.queued[&id].nr_sectors, bio.nr_sectors)
+                    && self.elevator.allow_merge(id, class, ioc)
+            });
         if let Some(id) = back {
             let rq = self.queued.get_mut(&id).expect("indexed request is queued");
             let old_end = rq.end();
             rq.nr_sectors += bio.nr_sectors;
             rq.tags.push(bio.tag);
             let end = rq.end();
+            let nr_sectors = rq.nr_sectors;
+            self.elevator.back_merged(id, nr_sectors);
             self.by_end[d].remove(&(old_end, id));
             self.by_end[d].insert((end, id));
             // attempt_back_merge: the next request may now be adjacent.
@@ -395,16 +431,20 @@ impl RequestQueue {
         let front = self.by_start[d]
             .range((end, 0)..=(end, ReqId::MAX))
             .map(|&(_, id)| id)
-            .find(|id| self.fits(self.queued[id].nr_sectors, bio.nr_sectors));
+            .find(|&id| {
+                self.fits(self.queued[&id].nr_sectors, bio.nr_sectors)
+                    && self.elevator.allow_merge(id, class, ioc)
+            });
         let id = front?;
         let rq = self.queued.get_mut(&id).expect("indexed request is queued");
         let old_sector = rq.sector;
         rq.sector = bio.sector;
         rq.nr_sectors += bio.nr_sectors;
         rq.tags.insert(0, bio.tag);
+        let nr_sectors = rq.nr_sectors;
         self.by_start[d].remove(&(old_sector, id));
         self.by_start[d].insert((bio.sector, id));
-        self.elevator.front_merged(id, bio.sector);
+        self.elevator.front_merged(id, bio.sector, nr_sectors);
         // attempt_front_merge: a previous request may now end where this one starts.
         let prev = self.by_end[d]
             .range((bio.sector, 0)..=(bio.sector, ReqId::MAX))
@@ -428,13 +468,25 @@ impl RequestQueue {
         keep.nr_sectors += gone.nr_sectors;
         keep.tags.append(&mut gone.tags);
         keep.start_time = keep.start_time.min(gone.start_time);
-        let (dir, new_end) = (keep.dir, keep.end());
+        let (dir, new_end, nr_sectors) = (keep.dir, keep.end(), keep.nr_sectors);
         self.by_end[dir.index()].remove(&(old_end, rq));
         self.by_end[dir.index()].insert((new_end, rq));
-        self.elevator.merged_requests(rq, next);
+        self.elevator.merged_requests(rq, next, nr_sectors);
         self.stats.account_request_merge(now);
         self.recycle_tags(gone.tags);
         Some(self.freed_request(gone.class))
+    }
+
+    /// When the elevator wants to be asked for a dispatch again even if nothing is
+    /// submitted or completed meanwhile (CFQ's idle timer): a driver that got `None` from
+    /// [`RequestQueue::dispatch`] sleeps until then at most.
+    pub fn next_timer(&self) -> Option<Nanos> {
+        self.elevator.next_timer()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn elevator_ref(&self) -> &Elevator {
+        &self.elevator
     }
 
     /// Hand the next request to the driver, if the device has room (`depth`) and the
@@ -466,8 +518,10 @@ impl RequestQueue {
         );
         self.in_driver -= 1;
         self.stats.account_done(&rq, now);
+        let kick = self.elevator.completed(rq.id, now);
         let release = self.freed_request(rq.class);
         Completion {
+            kick,
             latency: now.saturating_sub(rq.start_time),
             dir: rq.dir,
             sector: rq.sector,
@@ -742,22 +796,23 @@ mod tests {
         assert_eq!(order, vec![5000, 6000, 7000, 9000, 100]);
     }
 
-    /// Random submit/dispatch/complete sequences (deterministic seeds) with both elevators:
+    /// Random submit/dispatch/complete sequences (deterministic seeds) with every elevator:
     /// every accepted bio completes exactly once, inside a request whose bios tile its sector
     /// range, never above `max_sectors`; pool counts, `in_flight` and diskstats agree.
     #[test]
     fn random_traffic_keeps_requests_contiguous_and_accounting_consistent() {
         for seed in 0..40u64 {
-            let elevator = if seed % 2 == 0 {
-                ElevatorKind::deadline()
-            } else {
-                ElevatorKind::Noop
+            let elevator = match seed % 3 {
+                0 => ElevatorKind::deadline(),
+                1 => ElevatorKind::Noop,
+                _ => ElevatorKind::cfq(),
             };
             let cfg = QueueConfig {
                 nr_requests: 16,
                 max_sectors: 64,
                 depth: 1 + (seed % 3) as u32,
                 elevator,
+                rotational: true,
             };
             let mut q = RequestQueue::new("sdx", cfg);
             let mut lcg = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
@@ -782,7 +837,8 @@ mod tests {
                             nr_sectors: 8 * (1 + rnd(2) as u32),
                             tag: step,
                         };
-                        if q.submit_bio(bio, now) != Submit::Full {
+                        let ioc = rnd(3) as IoContext;
+                        if q.submit_bio_from(bio, ioc, None, now) != Submit::Full {
                             bios.insert(step, bio);
                         }
                     }
@@ -827,7 +883,17 @@ mod tests {
                 read += u64::from(c.nr_sectors) * u64::from(c.dir == Dir::Read);
                 done.extend(c.tags);
             }
-            while let Some(rq) = q.dispatch(now) {
+            loop {
+                let Some(rq) = q.dispatch(now) else {
+                    // CFQ may idle with requests queued: wait for its timer.
+                    match q.next_timer() {
+                        Some(t) if q.queued() > 0 => {
+                            now = now.max(t);
+                            continue;
+                        }
+                        _ => break,
+                    }
+                };
                 now += MSEC;
                 let c = q.complete(rq, now);
                 written += u64::from(c.nr_sectors) * u64::from(c.dir == Dir::Write);

@@ -196,6 +196,20 @@ impl Sched {
         }
     }
 
+    /// Wake the first task sleeping on `q` (an exclusive wait, as `wake_up` wakes one
+    /// `TASK_UNINTERRUPTIBLE | WQ_FLAG_EXCLUSIVE` sleeper); registrations whose wait already
+    /// ended (a timeout, another queue) are dropped on the way. Returns whether a task woke.
+    pub fn wake_one(&mut self, q: WaitQueueId) -> bool {
+        let qi = q.0 as usize;
+        while !self.queues[qi].is_empty() {
+            let (t, g) = self.queues[qi].remove(0);
+            if self.wake(t, g, WakeReason::Woken) {
+                return true;
+            }
+        }
+        false
+    }
+
     fn wake(&mut self, t: u32, g: u32, reason: WakeReason) -> bool {
         let task = &mut self.tasks[t as usize];
         if task.gen != g || task.done {
@@ -615,6 +629,32 @@ mod tests {
         });
         Executor::new(w.clone()).run_until(1000, |_| false);
         assert_eq!(w.borrow().log, vec![(30, "woken"), (130, "timeout")]);
+    }
+
+    /// `wake_one` wakes the longest sleeper whose wait is still on, skipping one that
+    /// timed out.
+    #[test]
+    fn wake_one_wakes_the_first_live_waiter_only() {
+        let w = world(1);
+        let q = w.borrow_mut().s.new_queue();
+        for (name, timeout) in [("a", Some(10)), ("b", None), ("c", None)] {
+            let w1 = w.clone();
+            w.borrow_mut().s.spawn(name, async move {
+                if wait_event(&w1, q, timeout, false).await == WakeReason::Woken {
+                    log(&w1, name);
+                }
+            });
+        }
+        let w2 = w.clone();
+        w.borrow_mut().s.spawn("waker", async move {
+            sleep(&w2, 20).await;
+            assert!(w2.borrow_mut().s.wake_one(q));
+            sleep(&w2, 20).await;
+            assert!(w2.borrow_mut().s.wake_one(q));
+            assert!(!w2.borrow_mut().s.wake_one(q));
+        });
+        Executor::new(w.clone()).run_until(1000, |_| false);
+        assert_eq!(w.borrow().log, vec![(20, "b"), (40, "c")]);
     }
 
     #[test]

@@ -10,7 +10,9 @@ use super::page::Pfn;
 use super::page_writeback::BdiBandwidth;
 use super::vmstat::VmEvent;
 use super::{page_io, Kernel, World};
-use crate::block::{Bio, Device, Dir, IostatSampler, Release, RequestQueue, Submit};
+use crate::block::{
+    BatchState, Bio, Class, Device, Dir, IostatSampler, Release, RequestQueue, Submit,
+};
 use crate::engine::{self, Nanos, WaitQueueId};
 use crate::fs::buffer;
 use crate::scenario::Filesystem;
@@ -106,8 +108,9 @@ pub struct Bdi {
     pub last_old_flush: Nanos,
     /// The flusher sleeps here.
     pub flusher_wq: WaitQueueId,
-    /// Submitters waiting for a free request sleep here.
-    pub request_wq: WaitQueueId,
+    /// Submitters waiting for a free request sleep here, per direction (`rl->wait[sync]`,
+    /// indexed by [`Class::index`]); a freed request wakes one of them.
+    pub request_wq: [WaitQueueId; 2],
     /// The device task waits here for requests.
     pub device_wq: WaitQueueId,
     /// Whether the queue counted as write-congested last time we looked.
@@ -129,16 +132,38 @@ fn count_bio(k: &mut Kernel, bio: &Bio) {
     }
 }
 
-/// Queue a bio, sleeping while the request pool is full (`get_request` → `io_schedule`).
+/// The current task's io context and a copy of its batching state.
+fn current_ioc(k: &mut Kernel) -> (u32, BatchState) {
+    let ioc = k.sched.current().0;
+    let i = ioc as usize;
+    if k.io_batch.len() <= i {
+        k.io_batch.resize(i + 1, BatchState::default());
+    }
+    (ioc, k.io_batch[i])
+}
+
+/// `get_request` for the current task: allocate with its batching state, and keep the state.
+fn queue_bio(k: &mut Kernel, bdi: usize, bio: Bio) -> Submit {
+    let now = k.sched.now();
+    let (ioc, mut batch) = current_ioc(k);
+    let r = k.bdis[bdi]
+        .queue
+        .submit_bio_from(bio, ioc, Some(&mut batch), now);
+    k.io_batch[ioc as usize] = batch;
+    r
+}
+
+/// Queue a bio, sleeping while the request pool of its direction is full (`get_request` →
+/// `io_schedule`, an exclusive wait). A task woken there becomes a batcher
+/// (`ioc_set_batching`): it may take 32 requests, or allocate for 20 ms, past the limit.
 pub async fn submit_bio(w: &World, bdi: usize, bio: Bio) {
     count_bio(&mut w.borrow_mut(), &bio);
     loop {
         let q = {
             let mut k = w.borrow_mut();
-            let now = k.sched.now();
-            let r = k.bdis[bdi].queue.submit_bio(bio, now);
+            let r = queue_bio(&mut k, bdi, bio);
             match r {
-                Submit::Full => k.bdis[bdi].request_wq,
+                Submit::Full => k.bdis[bdi].request_wq[bio.class().index()],
                 Submit::Merged { freed } => {
                     if let Some(rel) = freed {
                         release(&mut k, bdi, &rel);
@@ -155,14 +180,17 @@ pub async fn submit_bio(w: &World, bdi: usize, bio: Bio) {
             }
         };
         engine::wait_event(w, q, None, false).await;
+        let mut k = w.borrow_mut();
+        let now = k.sched.now();
+        let (ioc, _) = current_ioc(&mut k);
+        k.io_batch[ioc as usize].start(now);
     }
 }
 
 /// Queue a bio from a context that may not sleep (reclaim's `pageout`). Returns false if the
 /// pool is full: the caller keeps the page.
 pub fn try_submit_bio(k: &mut Kernel, bdi: usize, bio: Bio) -> bool {
-    let now = k.sched.now();
-    match k.bdis[bdi].queue.submit_bio(bio, now) {
+    match queue_bio(k, bdi, bio) {
         Submit::Full => false,
         Submit::Merged { freed } => {
             count_bio(k, &bio);
@@ -203,15 +231,16 @@ fn release(k: &mut Kernel, bdi: usize, rel: &Release) {
         k.sched.wake_all(q);
     }
     if rel.slots_freed {
-        let q = k.bdis[bdi].request_wq;
-        k.sched.wake_all(q);
+        // __freed_request: wake one exclusive sleeper of this direction.
+        let q = k.bdis[bdi].request_wq[rel.class.index()];
+        k.sched.wake_one(q);
     }
 }
 
 /// Whether a bio can get a request without sleeping.
 pub fn queue_has_room(k: &Kernel, bdi: usize) -> bool {
     let q = &k.bdis[bdi].queue;
-    q.count(crate::block::Class::Async) + 1 < q.config().nr_requests
+    q.count(Class::Async) + 1 < q.config().nr_requests
 }
 
 /// `bdi_write_congested`: the queue's async congestion, or an NFS mount's own (pages in
@@ -247,17 +276,21 @@ pub fn check_service_time(k: &mut Kernel, bdi: usize, t: Nanos, what: &str, byte
     false
 }
 
-/// The device: dispatch, serve, complete, one request at a time.
+/// The device: dispatch, serve, complete, one request at a time. When the elevator has
+/// nothing to give (an empty queue, or CFQ idling or holding back async IO) the task sleeps
+/// until a submission or completion wakes it, or until the elevator's timer.
 pub async fn device_task(w: World, bdi: usize) {
     loop {
-        let (rq, q) = {
+        let (rq, q, timeout) = {
             let mut k = w.borrow_mut();
             let now = k.sched.now();
             let b = &mut k.bdis[bdi];
-            (b.queue.dispatch(now), b.device_wq)
+            let rq = b.queue.dispatch(now);
+            let timeout = b.queue.next_timer().map(|t| t.saturating_sub(now).max(1));
+            (rq, b.device_wq, timeout)
         };
         let Some(rq) = rq else {
-            engine::wait_event(&w, q, None, false).await;
+            engine::wait_event(&w, q, timeout, false).await;
             continue;
         };
         let t = {
@@ -289,6 +322,11 @@ pub async fn device_task(w: World, bdi: usize) {
             }
         }
         release(&mut k, bdi, &c.release);
+        if c.kick {
+            // cfq_schedule_dispatch: other driver tasks may have gone idle on a gate.
+            let dq = k.bdis[bdi].device_wq;
+            k.sched.wake_all(dq);
+        }
         k.bdis[bdi].queue.recycle_tags(c.tags);
     }
 }

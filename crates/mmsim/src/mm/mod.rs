@@ -163,6 +163,9 @@ pub struct Kernel {
     pub wq: Queues,
     /// `nr_bdi_congested[BLK_RW_ASYNC]`: BDIs currently write-congested.
     pub nr_bdi_congested_async: u32,
+    /// Each task's io-context batching state (`ioc->nr_batch_requests`, `last_waited`),
+    /// by task id; grown on a task's first bio.
+    pub io_batch: Vec<crate::block::BatchState>,
     /// OOM kills so far.
     pub oom_kills: Vec<OomKill>,
     /// The mm of an OOM victim that has not exited yet.

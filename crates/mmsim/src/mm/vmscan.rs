@@ -901,7 +901,7 @@ pub async fn shrink_page_list(
         match verdict {
             Verdict::WaitForRequest(bdi) => {
                 charge(w, sc).await;
-                let q = w.borrow().bdis[bdi].request_wq;
+                let q = w.borrow().bdis[bdi].request_wq[crate::block::Class::Async.index()];
                 while !backing_dev::queue_has_room(&w.borrow(), bdi) {
                     engine::wait_event(w, q, None, false).await;
                 }

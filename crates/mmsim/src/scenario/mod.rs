@@ -80,7 +80,7 @@ pub struct BlockDevice {
 }
 
 impl BlockDevice {
-    /// A 2 TB 7200 rpm disk with ext4 and the default queue (128 requests, deadline).
+    /// A 2 TB 7200 rpm disk with ext4 and the default queue (128 requests, cfq).
     pub fn ext4_hdd(name: &str) -> BlockDevice {
         BlockDevice {
             name: name.to_string(),
@@ -88,7 +88,7 @@ impl BlockDevice {
             size: 2 << 40,
             filesystem: Filesystem::Ext4,
             nr_requests: 128,
-            scheduler: Scheduler::Deadline,
+            scheduler: Scheduler::Cfq,
             params: DeviceParams::default(),
         }
     }
@@ -99,6 +99,7 @@ impl BlockDevice {
         BlockDevice {
             kind: DeviceKind::Nfs,
             filesystem: Filesystem::Nfs,
+            scheduler: Scheduler::default_for(DeviceKind::Nfs),
             ..BlockDevice::ext4_hdd(name)
         }
     }
@@ -239,13 +240,29 @@ pub enum Filesystem {
     Nfs,
 }
 
-/// Elevators.
+/// Elevators, by their sysfs names (`queue/scheduler`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scheduler {
     /// deadline.
     Deadline,
     /// noop.
     Noop,
+    /// cfq (`block::cfq_iosched`).
+    Cfq,
+}
+
+impl Scheduler {
+    /// The elevator a device of `kind` gets when the scenario names none. Rotating disks
+    /// (hdd, raid0) get cfq, the `CONFIG_DEFAULT_IOSCHED` of the era's distribution
+    /// kernels; ssd and usb keep deadline, as before CFQ existed here (a 3.x kernel would
+    /// give them cfq too unless a udev rule or the driver chose otherwise); an NFS mount
+    /// has no request queue (its internal queue is noop).
+    pub fn default_for(kind: DeviceKind) -> Scheduler {
+        match kind {
+            DeviceKind::Hdd | DeviceKind::Raid0 { .. } => Scheduler::Cfq,
+            _ => Scheduler::Deadline,
+        }
+    }
 }
 
 /// `[swap]`: a swap device with a simple service-time model (issue 2; the block layer replaces it).

@@ -86,7 +86,10 @@
 //! ```
 //!
 //! `[[device]]` tables (name, type, size, filesystem, members, nr_requests, scheduler) are
-//! described in the README.
+//! described in the README. `scheduler` is "cfq", "deadline" or "noop"; without it a
+//! rotating disk (hdd, raid0) gets cfq and an ssd or usb stick deadline
+//! ([`Scheduler::default_for`](super::Scheduler::default_for)); an NFS mount takes neither
+//! `nr_requests` nor `scheduler`.
 //!
 //! Sizes are integers (bytes) or strings with an optional K/M/G/T suffix (powers of 1024;
 //! see [`parse_size`]). Times are strings with a unit: ns, us, ms, s, m (minutes), h (see
@@ -205,7 +208,7 @@ const DEVICE_PARAM_KEYS: &[(&str, &[&str])] = &[
 ];
 /// Largest NFS `wsize`: 1 MiB (`NFS_MAX_FILE_IO_SIZE`).
 const MAX_WSIZE: u64 = MIB;
-const SCHEDULERS: &[&str] = &["deadline", "noop"];
+const SCHEDULERS: &[&str] = &["cfq", "deadline", "noop"];
 const DD_KEYS: &[&str] = &[
     "device",
     "size",
@@ -1812,9 +1815,10 @@ fn devices(cx: &Cx<'_>, item: &Item<'_>) -> Res<Vec<BlockDevice>> {
         let scheduler = match opt(&t, "scheduler") {
             Some(s) => match choice(cx, &s, SCHEDULERS)? {
                 "noop" => Scheduler::Noop,
+                "cfq" => Scheduler::Cfq,
                 _ => Scheduler::Deadline,
             },
-            None => Scheduler::Deadline,
+            None => Scheduler::default_for(kind),
         };
         let dev = BlockDevice {
             name: name.to_owned(),

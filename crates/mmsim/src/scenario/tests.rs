@@ -1457,3 +1457,29 @@ fn disk_parameters_scale_the_model() {
     let s = ok(&device("ssd", "bandwidth = \"200M\"\n"));
     assert_eq!(s.machine.devices[0].params.read_bandwidth, None);
 }
+
+/// `scheduler` takes the sysfs names; without it rotating disks get cfq and flash devices
+/// keep deadline (README, "Elevators").
+#[test]
+fn scheduler_defaults_to_cfq_on_rotating_disks_and_takes_sysfs_names() {
+    use super::super::Scheduler;
+    let dev = |ty: &str, extra: &str| {
+        let members = if ty == "raid0" { "members = 2\n" } else { "" };
+        let s = ok(&format!(
+            "[machine]\nram = \"4G\"\n[[device]]\nname = \"sdb\"\ntype = \"{ty}\"\nsize = \"8G\"\n{members}{extra}"
+        ));
+        s.machine.devices[0].scheduler
+    };
+    assert_eq!(dev("hdd", ""), Scheduler::Cfq);
+    assert_eq!(dev("raid0", ""), Scheduler::Cfq);
+    assert_eq!(dev("ssd", ""), Scheduler::Deadline);
+    assert_eq!(dev("usb", ""), Scheduler::Deadline);
+    assert_eq!(dev("ssd", "scheduler = \"cfq\"\n"), Scheduler::Cfq);
+    assert_eq!(
+        dev("hdd", "scheduler = \"deadline\"\n"),
+        Scheduler::Deadline
+    );
+    assert_eq!(dev("hdd", "scheduler = \"noop\"\n"), Scheduler::Noop);
+    let e = err("[machine]\nram = \"4G\"\n[[device]]\nname = \"sdb\"\ntype = \"hdd\"\nscheduler = \"bfq\"\n");
+    assert_err(&e, "device[0].scheduler", 6, "cfq");
+}
