@@ -2032,6 +2032,39 @@ mod tests {
         assert_eq!(bdi_position_ratio(&st, limit, 1_000), 1024 / 4);
     }
 
+    /// §5.3: the bdi line is linear while `bdi_dirty < x_intercept − span/4` and a flat
+    /// quarter from that point on (the comparison is strict).
+    #[test]
+    fn bdi_line_turns_flat_at_a_quarter_span_before_its_x_intercept() {
+        let (thresh, bg, _, setpoint, limit) = region();
+        let bw = INIT_BW;
+        let share = (thresh << 16) / (thresh + 1);
+        let bdi_setpoint = (setpoint * share) >> 16;
+        let span = ((8 * bw) * share) >> 16;
+        let xi = bdi_setpoint + span;
+        let knee = xi - span / 4;
+        let at = |bdi_dirty: u64| {
+            let st = DirtyState {
+                thresh,
+                bg_thresh: bg,
+                dirty: setpoint,
+                bdi_thresh: thresh,
+                bdi_dirty,
+            };
+            bdi_position_ratio(&st, limit, bw)
+        };
+        let line = |b: u64| 1024 * (xi - b) / (xi - bdi_setpoint + 1);
+        assert_eq!(at(knee), 1024 / 4, "the knee is on the flat part");
+        assert_eq!(at(knee + 1), 1024 / 4);
+        assert_eq!(at(xi + span), 1024 / 4);
+        assert_eq!(at(knee - 1), line(knee - 1));
+        assert_eq!(at(bdi_setpoint + span / 2), line(bdi_setpoint + span / 2));
+        assert!(
+            line(knee) < 1024 / 4,
+            "the linear formula would dip under the floor at the knee"
+        );
+    }
+
     #[test]
     fn bdi_reserve_area_raises_pos_ratio_when_the_bdi_is_nearly_empty() {
         let (thresh, bg, _, setpoint, limit) = region();
@@ -2342,6 +2375,60 @@ mod tests {
         let (mp, pages) = bdi_min_pause(bw, MAX_PAUSE, 100, bw);
         assert_eq!(pages, 100 * 50 / pow2up(HZ));
         assert_eq!(mp, 50 * JIFFY);
+    }
+
+    /// §5.6: a base rate too slow to dirty 32 pages in the target pause gets a pause of
+    /// `max_pause` and whatever it dirties in it, cut to 32 pages (and the pause with them)
+    /// only when it is strictly more; the next pause at `task_rate` is re-fitted only when
+    /// it would be strictly longer than `max_pause`.
+    #[test]
+    fn slow_writers_pause_up_to_max_pause_and_the_next_pause_must_fit_it() {
+        let bw = INIT_BW;
+        let mp = MAX_PAUSE_J;
+        let hz2 = pow2up(HZ);
+        // 100 pages/s: 19 pages in max_pause, under 32: min_pause is the whole pause.
+        let rate = 100;
+        assert!(rate * mp / hz2 < DIRTY_POLL_THRESH);
+        assert_eq!(
+            bdi_min_pause(bw, MAX_PAUSE, rate, rate),
+            (mp * JIFFY, rate * mp / hz2)
+        );
+        // 164 pages/s dirty exactly 32 pages in max_pause: kept at max_pause, and half of
+        // it (plus one) is the minimum pause.
+        let rate = 164;
+        assert_eq!(rate * mp / hz2, DIRTY_POLL_THRESH);
+        assert_eq!(
+            bdi_min_pause(bw, MAX_PAUSE, rate, rate),
+            ((1 + mp / 2) * JIFFY, DIRTY_POLL_THRESH)
+        );
+        // 170 pages/s: 33 pages, cut to 32 in HZ * 32 / 170 = 47 jiffies.
+        let rate = 170;
+        let t = HZ * DIRTY_POLL_THRESH / rate;
+        assert_eq!(t, 47);
+        assert_eq!(
+            bdi_min_pause(bw, MAX_PAUSE, rate, rate),
+            ((1 + t / 2) * JIFFY, DIRTY_POLL_THRESH)
+        );
+        // A base rate that dirties exactly 32 pages in the 2-jiffy target is not pushed.
+        let rate = 16 * hz2;
+        assert_eq!(rate * 2 / hz2, DIRTY_POLL_THRESH);
+        assert_eq!(
+            bdi_min_pause(rate, MAX_PAUSE, rate, rate),
+            (2 * JIFFY, DIRTY_POLL_THRESH)
+        );
+        // The next pause of 32 pages at task_rate: 250 * 32 / (156 + 1) = 50 jiffies fits
+        // max_pause exactly; at 155 it is 51 and the pages are cut to what 155 pages/s
+        // dirties in max_pause.
+        let rate = 164;
+        assert_eq!(HZ * DIRTY_POLL_THRESH / (156 + 1), mp);
+        assert_eq!(
+            bdi_min_pause(bw, MAX_PAUSE, 156, rate),
+            ((1 + mp / 2) * JIFFY, DIRTY_POLL_THRESH)
+        );
+        assert_eq!(
+            bdi_min_pause(bw, MAX_PAUSE, 155, rate),
+            (mp * JIFFY, 155 * mp / hz2)
+        );
     }
 
     #[test]

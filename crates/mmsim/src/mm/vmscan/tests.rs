@@ -765,6 +765,55 @@ fn pgdat_balanced_at_high_order_needs_a_quarter_of_the_pages() {
     assert!(pgdat_balanced(&k, 1, ZONE_NORMAL));
 }
 
+/// §2.9: a zone stays reclaimable while it has been scanned fewer than six times its
+/// reclaimable pages (file lists, plus the anon lists while swap has a free slot) since a
+/// page was last freed in it. The comparison is strict.
+#[test]
+fn zone_reclaimable_until_scanned_six_times_its_file_and_swappable_anon_pages() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    file_pages(&mut k, Lru::InactiveFile, 10);
+    file_pages(&mut k, Lru::ActiveFile, 5);
+    anon_pages(&mut k, Lru::InactiveAnon, 7, false, 0);
+    anon_pages(&mut k, Lru::ActiveAnon, 3, false, 0);
+    assert!(k.swap.nr_free() > 0);
+    assert_eq!(zone_reclaimable_pages(&k, Z), 15 + 10);
+    k.zones[Z].pages_scanned = 6 * 25 - 1;
+    assert!(zone_reclaimable(&k, Z));
+    k.zones[Z].pages_scanned = 6 * 25;
+    assert!(!zone_reclaimable(&k, Z), "scanned exactly six times over");
+    k.zones[Z].pages_scanned = 0;
+    assert!(zone_reclaimable(&k, Z));
+
+    // Swap present but without a free slot: the anon lists no longer count.
+    let total = k.swap.total() as u32;
+    k.swap.inuse_pages = total;
+    assert_eq!(k.swap.nr_free(), 0);
+    assert_eq!(zone_reclaimable_pages(&k, Z), 15);
+    k.zones[Z].pages_scanned = 6 * 15 - 1;
+    assert!(zone_reclaimable(&k, Z));
+    k.zones[Z].pages_scanned = 6 * 15;
+    assert!(!zone_reclaimable(&k, Z));
+    // One slot freed: they count again.
+    k.swap.inuse_pages = total - 1;
+    assert_eq!(zone_reclaimable_pages(&k, Z), 25);
+    assert!(zone_reclaimable(&k, Z));
+    drop(k);
+
+    // No swap at all: file pages only; a zone with nothing reclaimable never is.
+    let w = world(0, "3.9");
+    let mut k = w.borrow_mut();
+    assert_eq!(zone_reclaimable_pages(&k, Z), 0);
+    assert!(!zone_reclaimable(&k, Z), "0 scanned is not fewer than 0");
+    anon_pages(&mut k, Lru::InactiveAnon, 4, false, 0);
+    file_pages(&mut k, Lru::InactiveFile, 2);
+    assert_eq!(zone_reclaimable_pages(&k, Z), 2);
+    k.zones[Z].pages_scanned = 11;
+    assert!(zone_reclaimable(&k, Z));
+    k.zones[Z].pages_scanned = 12;
+    assert!(!zone_reclaimable(&k, Z));
+}
+
 // ---------------------------------------------------------------------------------------
 // 6. Stall decisions after shrink_page_list (§4.5, seed 000)
 
@@ -941,6 +990,40 @@ fn stall_decisions_of_mmotm_flag_tail_dirty_by_the_scaled_unqueued_test() {
         };
         assert_eq!(decide(&mut k, 12, kswapd, imm), (false, None, 0));
     }
+}
+
+/// §4.9 patch 3 on its own (LD without patch 2, a custom switch set): the nr_immediate
+/// stall does not depend on the dirty-page accounting of patch 2. With patch 2 off, the
+/// tail-dirty flag keeps KS's priority-scaled test and brings no stall.
+#[test]
+fn stall_decisions_without_stall_on_dirty_still_stall_on_immediate_pages() {
+    let w = world(256, "lessdisrupt-v7r10");
+    let mut k = w.borrow_mut();
+    let mut sw = switches("lessdisrupt-v7r10");
+    sw.set(Switch::StallOnDirtyEncountered, false);
+    k.sw = sw;
+    let imm = |n| PageListStats {
+        nr_immediate: n,
+        ..Default::default()
+    };
+    for kswapd in [true, false] {
+        assert_eq!(decide(&mut k, 12, kswapd, imm(1)), (true, None, 0));
+        assert_eq!(decide(&mut k, 3, kswapd, imm(TAKEN)), (true, None, 0));
+        assert_eq!(decide(&mut k, 12, kswapd, imm(0)), (false, None, 0));
+        // KS patch 6's scaled test sets the flag; no congestion_wait for dirty pages.
+        assert_eq!(
+            decide(&mut k, 10, kswapd, unqueued(TAKEN / 4)),
+            (false, None, ZONE_TAIL_LRU_DIRTY)
+        );
+        assert_eq!(
+            decide(&mut k, 10, kswapd, unqueued(TAKEN / 4 - 1)),
+            (false, None, 0)
+        );
+    }
+    // Patch 3 off as well: no stall at all.
+    sw.set(Switch::StallAfterPageList, false);
+    k.sw = sw;
+    assert_eq!(decide(&mut k, 12, true, imm(5)), (false, None, 0));
 }
 
 // ---------------------------------------------------------------------------------------
