@@ -236,11 +236,13 @@ impl Deadline {
         }
     }
 
+    /// `deadline_check_fifo`: the FIFO head has expired once `now` is past its deadline
+    /// (3.9 uses `time_after`, strictly later).
     fn fifo_expired(&self, dir: Dir, now: Nanos) -> bool {
         self.fifo[dir.index()]
             .keys()
             .next()
-            .is_some_and(|&(expiry, _)| now >= expiry)
+            .is_some_and(|&(expiry, _)| now > expiry)
     }
 
     /// `deadline_dispatch_requests`.
@@ -411,10 +413,10 @@ mod tests {
     }
 
     /// §11: reads expire `read_expire` (HZ/2) after they were queued, writes
-    /// `write_expire` (5 HZ) after; a request is expired from the instant its deadline is
-    /// reached (`time_after_eq`).
+    /// `write_expire` (5 HZ) after; 3.9's `deadline_check_fifo` uses `time_after`, so a
+    /// request is expired only once its deadline has passed, not at the deadline itself.
     #[test]
-    fn deadline_requests_expire_at_read_expire_and_write_expire_inclusive() {
+    fn deadline_requests_expire_after_read_expire_and_write_expire() {
         let run = |dir: Dir, dispatch_at: Nanos| {
             let mut e = deadline(2);
             e.add(1000, dir, 1000, 0);
@@ -430,7 +432,12 @@ mod tests {
             (Dir::Write, DEADLINE_WRITE_EXPIRE),
         ] {
             assert_eq!(run(dir, MSEC + expire - 1), Some(3000), "{dir:?}");
-            assert_eq!(run(dir, MSEC + expire), Some(10), "{dir:?}");
+            assert_eq!(
+                run(dir, MSEC + expire),
+                Some(3000),
+                "{dir:?}: at the deadline"
+            );
+            assert_eq!(run(dir, MSEC + expire + 1), Some(10), "{dir:?}");
         }
         assert_eq!(DEADLINE_READ_EXPIRE, 500 * MSEC);
         assert_eq!(DEADLINE_WRITE_EXPIRE, 5 * SEC);
