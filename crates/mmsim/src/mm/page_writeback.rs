@@ -2109,6 +2109,68 @@ mod tests {
         assert!(tiny > d.pos_ratio && d.pos_ratio > normal);
     }
 
+    /// §5.3, the bdi reserve area: below `r = bdi_thresh / 2` the factor is `r / bdi_dirty`
+    /// while `bdi_dirty > r / 8`, and a flat ×8 at `r / 8` and below; at `r` itself there is
+    /// no boost. Both comparisons are strict.
+    #[test]
+    fn bdi_reserve_area_boundaries_are_strict() {
+        let (thresh, bg, _, setpoint, limit) = region();
+        let bw = INIT_BW;
+        // bdi_thresh is raised to the floor (limit - dirty) / 8 = 3 125: r = 1 562, and
+        // r / 8 = 195 is not an eighth of r exactly.
+        let base = DirtyState {
+            thresh,
+            bg_thresh: bg,
+            dirty: setpoint,
+            bdi_thresh: 200,
+            bdi_dirty: 0,
+        };
+        let bdi_thresh = (limit - setpoint) / 8;
+        let r = bdi_thresh / 2;
+        assert_eq!((r, r / 8), (1_562, 195));
+        let detail = |bdi_dirty: u64| {
+            bdi_position_ratio_detail(&DirtyState { bdi_dirty, ..base }, limit, bw)
+        };
+        let line = |bdi_dirty: u64| {
+            let d = detail(bdi_dirty);
+            let share = (bdi_thresh << 16) / (thresh + 1);
+            let span = ((thresh - bdi_thresh + 8 * bw) * share) >> 16;
+            let xi = d.bdi_setpoint + span;
+            assert!(bdi_dirty < xi - span / 4);
+            1024 * (xi - bdi_dirty) / (xi - d.bdi_setpoint + 1)
+        };
+        assert_eq!(detail(195).pos_ratio, line(195) * 8, "r / 8: flat x8");
+        assert_eq!(
+            detail(196).pos_ratio,
+            line(196) * r / 196,
+            "just above r / 8"
+        );
+        assert!(line(195) * r / 195 != line(195) * 8);
+        assert_eq!(detail(r).pos_ratio, line(r), "at r: no boost");
+        assert_eq!(detail(r - 1).pos_ratio, line(r - 1) * r / (r - 1));
+    }
+
+    /// §5.3: when `bdi_thresh` rounds down to a page, the reserve area is empty (`r = 0`)
+    /// and an empty bdi gets no ×8 from it.
+    #[test]
+    fn a_one_page_bdi_threshold_has_no_reserve_area() {
+        // A tiny machine: thresh 10 pages, bg 5: freerun 7, setpoint 8, limit 10.
+        let st = DirtyState {
+            thresh: 10,
+            bg_thresh: 5,
+            dirty: 0,
+            bdi_thresh: 0,
+            bdi_dirty: 0,
+        };
+        let d = bdi_position_ratio_detail(&st, 10, 0);
+        assert_eq!((d.freerun, d.setpoint), (7, 8));
+        // bdi_thresh = max(0, 10 / 8) = 1: share 0, bdi_setpoint 0, span 0, so the bdi line
+        // is on its floor; r = 0.
+        assert_eq!(d.bdi_setpoint, 0);
+        assert_eq!(d.pos_ratio, d.global / 4);
+        assert!(d.global > 1024);
+    }
+
     #[test]
     fn idle_bdi_with_no_share_gets_an_eighth_of_the_headroom() {
         let (thresh, bg, _, setpoint, limit) = region();
@@ -2375,6 +2437,30 @@ mod tests {
         let (mp, pages) = bdi_min_pause(bw, MAX_PAUSE, 100, bw);
         assert_eq!(pages, 100 * 50 / pow2up(HZ));
         assert_eq!(mp, 50 * JIFFY);
+    }
+
+    /// §5.6: the target pause is at most `1 + max_pause / 2`; a short `max_pause` (a bdi
+    /// with few dirty pages) caps it below the writers' target.
+    #[test]
+    fn a_short_max_pause_caps_the_target_pause_at_half_plus_one() {
+        // 256 MiB/s of bandwidth, 4 096 pages/s per task (16 writers): a target of
+        // 2 + 4 * 2500 / 1024 = 11 jiffies, capped at 1 + 4 / 2 = 3 by a 4-jiffy max_pause.
+        let (bw, rate) = (1 << 16, 4_096);
+        let max_pause = 4 * JIFFY;
+        let t = 3;
+        let pages = rate * t / pow2up(HZ);
+        assert!(pages >= DIRTY_POLL_THRESH);
+        assert_eq!(
+            bdi_min_pause(bw, max_pause, rate, rate),
+            ((1 + t / 2) * JIFFY, pages)
+        );
+        // With the 200 ms max_pause the 11 jiffies stand.
+        let t = 2 + 4 * (10 * HZ) / 1024;
+        assert_eq!(t, 11);
+        assert_eq!(
+            bdi_min_pause(bw, MAX_PAUSE, rate, rate),
+            ((1 + t / 2) * JIFFY, rate * t / pow2up(HZ))
+        );
     }
 
     /// §5.6: a base rate too slow to dirty 32 pages in the target pause gets a pause of
