@@ -217,7 +217,7 @@ fn get_scan_count_decays_rotation_statistics_above_a_quarter_of_the_lists() {
     get_scan_count(&mut k, Z, &sc_at(4, true));
     assert_eq!(
         k.zones[Z].lruvec.recent_scanned,
-        [anon / 4, (file / 4 + 1) / 2]
+        [anon / 4, (file / 4 + 1) >> 1]
     );
     assert_eq!(k.zones[Z].lruvec.recent_rotated, [7, 4]);
 }
