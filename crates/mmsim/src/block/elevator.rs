@@ -298,11 +298,13 @@ impl Deadline {
         }
     }
 
+    /// `deadline_check_fifo`: the FIFO head has expired once `now` is past its deadline
+    /// (3.9 uses `time_after`, strictly later).
     fn fifo_expired(&self, dir: Dir, now: Nanos) -> bool {
         self.fifo[dir.index()]
             .keys()
             .next()
-            .is_some_and(|&(expiry, _)| now >= expiry)
+            .is_some_and(|&(expiry, _)| now > expiry)
     }
 
     /// `deadline_dispatch_requests`.
@@ -437,6 +439,119 @@ mod tests {
         // 1 is merged into 3 (3 absorbs the older request): 3 becomes the FIFO head.
         e.merged_requests(3, 1, 0);
         assert_eq!(e.dispatch(0), Some(3));
+    }
+
+    fn dirs_of(e: &mut Elevator, n: usize) -> String {
+        (0..n)
+            .map(|_| match e.dispatch(0) {
+                Some(id) if id < 100 => 'R',
+                Some(_) => 'W',
+                None => '-',
+            })
+            .collect()
+    }
+
+    /// `kernel-cfq.md` §11: a batch goes on for up to `fifo_batch` requests in its
+    /// direction before the direction is chosen again; writes get a batch after
+    /// `writes_starved` read batches. A batch cut short by the end of the sweep starts a new
+    /// one.
+    #[test]
+    fn deadline_batches_run_fifo_batch_requests_before_the_direction_is_chosen_again() {
+        let mut e = deadline(4);
+        for i in 0..10 {
+            e.add(i, Dir::Read, i * 8, 0);
+            e.add(100 + i, Dir::Write, 1_000_000 + i * 8, 0);
+        }
+        // Two read batches of 4, a write batch of 4, the last 2 reads (the sweep ends),
+        // then the writes.
+        assert_eq!(dirs_of(&mut e, 21), "RRRRRRRRWWWWRRWWWWWW-");
+    }
+
+    /// §11: the FIFO is looked at only when a batch starts: an expired request waits for
+    /// the current batch to finish.
+    #[test]
+    fn deadline_checks_expiry_only_between_batches() {
+        let mut e = deadline(3);
+        e.add(1000, Dir::Write, 1000, 0);
+        e.add(2000, Dir::Write, 2000, 0);
+        assert_eq!(e.dispatch(0), Some(1000));
+        e.add(10, Dir::Write, 10, MSEC);
+        e.add(3000, Dir::Write, 3000, 2 * MSEC);
+        e.add(4000, Dir::Write, 4000, 2 * MSEC);
+        // Every request has expired by 10 s; the batch of 3 still sweeps on.
+        assert_eq!(e.dispatch(10 * SEC), Some(2000));
+        assert_eq!(e.dispatch(10 * SEC), Some(3000));
+        // New batch: the expired FIFO head (LBA 10, older than 4000) comes first.
+        assert_eq!(e.dispatch(10 * SEC), Some(10));
+        assert_eq!(e.dispatch(10 * SEC), Some(4000));
+    }
+
+    /// §11: reads expire `read_expire` (HZ/2) after they were queued, writes
+    /// `write_expire` (5 HZ) after; 3.9's `deadline_check_fifo` uses `time_after`, so a
+    /// request is expired only once its deadline has passed, not at the deadline itself.
+    #[test]
+    fn deadline_requests_expire_after_read_expire_and_write_expire() {
+        let run = |dir: Dir, dispatch_at: Nanos| {
+            let mut e = deadline(2);
+            e.add(1000, dir, 1000, 0);
+            e.add(2000, dir, 2000, 0);
+            assert_eq!(e.dispatch(0), Some(1000));
+            e.add(10, dir, 10, MSEC);
+            e.add(3000, dir, 3000, 2 * MSEC);
+            assert_eq!(e.dispatch(2 * MSEC), Some(2000));
+            e.dispatch(dispatch_at)
+        };
+        for (dir, expire) in [
+            (Dir::Read, DEADLINE_READ_EXPIRE),
+            (Dir::Write, DEADLINE_WRITE_EXPIRE),
+        ] {
+            assert_eq!(run(dir, MSEC + expire - 1), Some(3000), "{dir:?}");
+            assert_eq!(
+                run(dir, MSEC + expire),
+                Some(3000),
+                "{dir:?}: at the deadline"
+            );
+            assert_eq!(run(dir, MSEC + expire + 1), Some(10), "{dir:?}");
+        }
+        assert_eq!(DEADLINE_READ_EXPIRE, 500 * MSEC);
+        assert_eq!(DEADLINE_WRITE_EXPIRE, 5 * SEC);
+    }
+
+    /// §11 (`deadline_merged`): after a front merge the request's start sector moved, and
+    /// it is re-sorted, so the sweep reaches it at its new place.
+    #[test]
+    fn deadline_front_merged_request_is_swept_at_its_new_start_sector() {
+        let mut e = deadline(16);
+        e.add(1, Dir::Write, 100, 0);
+        e.add(3, Dir::Write, 300, 0);
+        e.add(6, Dir::Write, 600, 0);
+        e.front_merged(6, 200);
+        assert_eq!(drain(&mut e, 0), vec![1, 6, 3]);
+    }
+
+    /// `front_merges` is a deadline tunable (on by default); noop always front-merges.
+    #[test]
+    fn deadline_front_merges_follow_the_tunable() {
+        assert!(deadline(16).allows_front_merge());
+        let off = Elevator::new(ElevatorKind::Deadline(DeadlineTunables {
+            front_merges: false,
+            ..DeadlineTunables::default()
+        }));
+        assert!(!off.allows_front_merge());
+        assert!(Elevator::new(ElevatorKind::Noop).allows_front_merge());
+    }
+
+    /// §11 (`deadline_merged_requests`): the kept request takes the other's FIFO place
+    /// only if that one expires strictly earlier.
+    #[test]
+    fn deadline_merge_keeps_the_fifo_place_on_equal_expiry() {
+        let mut e = deadline(16);
+        e.add(1, Dir::Write, 5000, 0);
+        e.add(2, Dir::Write, 100, 0);
+        e.add(3, Dir::Write, 9000, 0);
+        // Same expiry time: 3 stays behind 2 in the FIFO.
+        e.merged_requests(3, 1);
+        assert_eq!(e.dispatch(0), Some(2));
     }
 
     #[test]

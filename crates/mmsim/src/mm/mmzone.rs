@@ -187,3 +187,19 @@ pub struct Pgdat {
     /// Whether kswapd is asleep (waiting to be woken).
     pub kswapd_sleeping: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `kernel-reclaim.md` §1: the x86-64 zones in index order, named as `/proc/zoneinfo`
+    /// and `/proc/vmstat` name them.
+    #[test]
+    fn zones_are_named_as_zoneinfo_names_them() {
+        let names: Vec<&str> = [ZONE_DMA, ZONE_DMA32, ZONE_NORMAL]
+            .iter()
+            .map(|&i| Zone::new(i, 0, 1).name())
+            .collect();
+        assert_eq!(names, ["DMA", "DMA32", "Normal"]);
+    }
+}

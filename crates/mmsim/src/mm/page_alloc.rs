@@ -525,6 +525,80 @@ mod tests {
         assert!(zone_watermark_ok(&z, 0, 150, 1, af::HIGH));
     }
 
+    /// A DMA32 zone with `free` free pages, no lowmem reserve, and `lens[o]` blocks on the
+    /// order-`o` free lists (the counter and the lists need not agree for the test).
+    fn zone_with_free_lists(free: i64, lens: &[u64]) -> Zone {
+        let mut z = Zone::new(1, 0, 1024);
+        z.managed_pages = 1024;
+        z.vm_stat[ZoneStat::nr_free_pages as usize] = free;
+        for (o, &len) in lens.iter().enumerate() {
+            z.free_area[o].len = len;
+        }
+        z
+    }
+
+    /// `kernel-reclaim.md` §2.2: `__GFP_HIGH` halves the mark, ALLOC_HARDER then takes a
+    /// quarter off what is left, and the test is strict (`free <= need` fails).
+    #[test]
+    fn watermark_check_lowers_the_mark_by_half_for_high_and_a_quarter_for_harder() {
+        let z = zone_with_free_lists(100, &[100]);
+        // Plain: 100 free pages pass a mark of 99, not one of 100.
+        assert!(zone_watermark_ok(&z, 0, 99, 1, 0));
+        assert!(!zone_watermark_ok(&z, 0, 100, 1, 0));
+        // HIGH: 198 - 99 = 99 passes; 199 - 99 = 100 does not.
+        assert!(zone_watermark_ok(&z, 0, 198, 1, af::HIGH));
+        assert!(!zone_watermark_ok(&z, 0, 199, 1, af::HIGH));
+        assert!(!zone_watermark_ok(&z, 0, 200, 1, af::HIGH));
+        // HARDER: 132 - 33 = 99 passes; 133 - 33 = 100 does not.
+        assert!(zone_watermark_ok(&z, 0, 132, 1, af::HARDER));
+        assert!(!zone_watermark_ok(&z, 0, 133, 1, af::HARDER));
+        assert!(!zone_watermark_ok(&z, 0, 160, 1, af::HARDER));
+        // Without HARDER the same marks fail.
+        assert!(!zone_watermark_ok(&z, 0, 132, 1, 0));
+        // Both: 264 -> 132 -> 99 passes; 266 -> 133 -> 100 does not (halve first, then a
+        // quarter of the half).
+        assert!(zone_watermark_ok(&z, 0, 264, 1, af::HIGH | af::HARDER));
+        assert!(!zone_watermark_ok(&z, 0, 266, 1, af::HIGH | af::HARDER));
+        // The reduced mark still stacks with the class zone's lowmem reserve.
+        let mut r = z.clone();
+        r.lowmem_reserve = [0, 0, 10];
+        assert!(zone_watermark_ok(&r, 0, 120, 1, af::HARDER));
+        assert!(
+            !zone_watermark_ok(&r, 0, 120, 2, af::HARDER),
+            "90 + 10 = 100"
+        );
+        assert!(
+            zone_watermark_ok(&r, 0, 118, 2, af::HARDER),
+            "89 + 10 < 100"
+        );
+    }
+
+    /// `kernel-reclaim.md` §2.2: for an order-3 request the blocks of orders 0, 1 and 2 are
+    /// taken out of the free count one order at a time (an order-o block is 2^o pages),
+    /// while the mark halves at each order; each step is strict.
+    #[test]
+    fn watermark_check_discounts_each_lower_order_by_its_block_size() {
+        // 8 order-0, 8 order-1 (16 pages), 4 order-2 (16 pages) blocks; mark 32.
+        // free - 7 > 32; then - 8 > 16; then - 16 > 8; then - 16 > 4.
+        let lens = [8, 8, 4, 2];
+        let passes = |free: i64| zone_watermark_ok(&zone_with_free_lists(free, &lens), 3, 32, 1, 0);
+        // 52: 45, 37, 21, 5 > 4.
+        assert!(passes(52));
+        // 51: 44, 36, 20, then exactly 4: not enough.
+        assert!(!passes(51));
+        assert!(!passes(48));
+        // The same zone serves order 2 (mark 32: 49, 41, 25 > 8) and order 1.
+        let z = zone_with_free_lists(52, &lens);
+        assert!(zone_watermark_ok(&z, 2, 32, 1, 0));
+        assert!(zone_watermark_ok(&z, 1, 32, 1, 0));
+        // Order 2 fails when the order-1 blocks eat the margin: 12 blocks = 24 pages.
+        // 45 - 3 = 42 > 32; 42 - 8 = 34 > 16; 34 - 24 = 10 > 8 passes, one more block fails.
+        let z = zone_with_free_lists(45, &[8, 12, 1]);
+        assert!(zone_watermark_ok(&z, 2, 32, 1, 0));
+        let z = zone_with_free_lists(45, &[8, 13, 1]);
+        assert!(!zone_watermark_ok(&z, 2, 32, 1, 0));
+    }
+
     #[test]
     fn buddy_merges_freed_halves_back_into_one_block() {
         let mut pages = Pages::new(16);

@@ -2032,6 +2032,39 @@ mod tests {
         assert_eq!(bdi_position_ratio(&st, limit, 1_000), 1024 / 4);
     }
 
+    /// §5.3: the bdi line is linear while `bdi_dirty < x_intercept − span/4` and a flat
+    /// quarter from that point on (the comparison is strict).
+    #[test]
+    fn bdi_line_turns_flat_at_a_quarter_span_before_its_x_intercept() {
+        let (thresh, bg, _, setpoint, limit) = region();
+        let bw = INIT_BW;
+        let share = (thresh << 16) / (thresh + 1);
+        let bdi_setpoint = (setpoint * share) >> 16;
+        let span = ((8 * bw) * share) >> 16;
+        let xi = bdi_setpoint + span;
+        let knee = xi - span / 4;
+        let at = |bdi_dirty: u64| {
+            let st = DirtyState {
+                thresh,
+                bg_thresh: bg,
+                dirty: setpoint,
+                bdi_thresh: thresh,
+                bdi_dirty,
+            };
+            bdi_position_ratio(&st, limit, bw)
+        };
+        let line = |b: u64| 1024 * (xi - b) / (xi - bdi_setpoint + 1);
+        assert_eq!(at(knee), 1024 / 4, "the knee is on the flat part");
+        assert_eq!(at(knee + 1), 1024 / 4);
+        assert_eq!(at(xi + span), 1024 / 4);
+        assert_eq!(at(knee - 1), line(knee - 1));
+        assert_eq!(at(bdi_setpoint + span / 2), line(bdi_setpoint + span / 2));
+        assert!(
+            line(knee) < 1024 / 4,
+            "the linear formula would dip under the floor at the knee"
+        );
+    }
+
     #[test]
     fn bdi_reserve_area_raises_pos_ratio_when_the_bdi_is_nearly_empty() {
         let (thresh, bg, _, setpoint, limit) = region();
@@ -2074,6 +2107,68 @@ mod tests {
         let line = 1024 * (xi - 6_000) / (xi - bdi_setpoint + 1);
         assert_eq!(tiny, line * 8);
         assert!(tiny > d.pos_ratio && d.pos_ratio > normal);
+    }
+
+    /// §5.3, the bdi reserve area: below `r = bdi_thresh / 2` the factor is `r / bdi_dirty`
+    /// while `bdi_dirty > r / 8`, and a flat ×8 at `r / 8` and below; at `r` itself there is
+    /// no boost. Both comparisons are strict.
+    #[test]
+    fn bdi_reserve_area_boundaries_are_strict() {
+        let (thresh, bg, _, setpoint, limit) = region();
+        let bw = INIT_BW;
+        // bdi_thresh is raised to the floor (limit - dirty) / 8 = 3 125: r = 1 562, and
+        // r / 8 = 195 is not an eighth of r exactly.
+        let base = DirtyState {
+            thresh,
+            bg_thresh: bg,
+            dirty: setpoint,
+            bdi_thresh: 200,
+            bdi_dirty: 0,
+        };
+        let bdi_thresh = (limit - setpoint) / 8;
+        let r = bdi_thresh / 2;
+        assert_eq!((r, r / 8), (1_562, 195));
+        let detail = |bdi_dirty: u64| {
+            bdi_position_ratio_detail(&DirtyState { bdi_dirty, ..base }, limit, bw)
+        };
+        let line = |bdi_dirty: u64| {
+            let d = detail(bdi_dirty);
+            let share = (bdi_thresh << 16) / (thresh + 1);
+            let span = ((thresh - bdi_thresh + 8 * bw) * share) >> 16;
+            let xi = d.bdi_setpoint + span;
+            assert!(bdi_dirty < xi - span / 4);
+            1024 * (xi - bdi_dirty) / (xi - d.bdi_setpoint + 1)
+        };
+        assert_eq!(detail(195).pos_ratio, line(195) * 8, "r / 8: flat x8");
+        assert_eq!(
+            detail(196).pos_ratio,
+            line(196) * r / 196,
+            "just above r / 8"
+        );
+        assert!(line(195) * r / 195 != line(195) * 8);
+        assert_eq!(detail(r).pos_ratio, line(r), "at r: no boost");
+        assert_eq!(detail(r - 1).pos_ratio, line(r - 1) * r / (r - 1));
+    }
+
+    /// §5.3: when `bdi_thresh` rounds down to a page, the reserve area is empty (`r = 0`)
+    /// and an empty bdi gets no ×8 from it.
+    #[test]
+    fn a_one_page_bdi_threshold_has_no_reserve_area() {
+        // A tiny machine: thresh 10 pages, bg 5: freerun 7, setpoint 8, limit 10.
+        let st = DirtyState {
+            thresh: 10,
+            bg_thresh: 5,
+            dirty: 0,
+            bdi_thresh: 0,
+            bdi_dirty: 0,
+        };
+        let d = bdi_position_ratio_detail(&st, 10, 0);
+        assert_eq!((d.freerun, d.setpoint), (7, 8));
+        // bdi_thresh = max(0, 10 / 8) = 1: share 0, bdi_setpoint 0, span 0, so the bdi line
+        // is on its floor; r = 0.
+        assert_eq!(d.bdi_setpoint, 0);
+        assert_eq!(d.pos_ratio, d.global / 4);
+        assert!(d.global > 1024);
     }
 
     #[test]
@@ -2342,6 +2437,84 @@ mod tests {
         let (mp, pages) = bdi_min_pause(bw, MAX_PAUSE, 100, bw);
         assert_eq!(pages, 100 * 50 / pow2up(HZ));
         assert_eq!(mp, 50 * JIFFY);
+    }
+
+    /// §5.6: the target pause is at most `1 + max_pause / 2`; a short `max_pause` (a bdi
+    /// with few dirty pages) caps it below the writers' target.
+    #[test]
+    fn a_short_max_pause_caps_the_target_pause_at_half_plus_one() {
+        // 256 MiB/s of bandwidth, 4 096 pages/s per task (16 writers): a target of
+        // 2 + 4 * 2500 / 1024 = 11 jiffies, capped at 1 + 4 / 2 = 3 by a 4-jiffy max_pause.
+        let (bw, rate) = (1 << 16, 4_096);
+        let max_pause = 4 * JIFFY;
+        let t = 3;
+        let pages = rate * t / pow2up(HZ);
+        assert!(pages >= DIRTY_POLL_THRESH);
+        assert_eq!(
+            bdi_min_pause(bw, max_pause, rate, rate),
+            ((1 + t / 2) * JIFFY, pages)
+        );
+        // With the 200 ms max_pause the 11 jiffies stand.
+        let t = 2 + 4 * (10 * HZ) / 1024;
+        assert_eq!(t, 11);
+        assert_eq!(
+            bdi_min_pause(bw, MAX_PAUSE, rate, rate),
+            ((1 + t / 2) * JIFFY, rate * t / pow2up(HZ))
+        );
+    }
+
+    /// §5.6: a base rate too slow to dirty 32 pages in the target pause gets a pause of
+    /// `max_pause` and whatever it dirties in it, cut to 32 pages (and the pause with them)
+    /// only when it is strictly more; the next pause at `task_rate` is re-fitted only when
+    /// it would be strictly longer than `max_pause`.
+    #[test]
+    fn slow_writers_pause_up_to_max_pause_and_the_next_pause_must_fit_it() {
+        let bw = INIT_BW;
+        let mp = MAX_PAUSE_J;
+        let hz2 = pow2up(HZ);
+        // 100 pages/s: 19 pages in max_pause, under 32: min_pause is the whole pause.
+        let rate = 100;
+        assert!(rate * mp / hz2 < DIRTY_POLL_THRESH);
+        assert_eq!(
+            bdi_min_pause(bw, MAX_PAUSE, rate, rate),
+            (mp * JIFFY, rate * mp / hz2)
+        );
+        // 164 pages/s dirty exactly 32 pages in max_pause: kept at max_pause, and half of
+        // it (plus one) is the minimum pause.
+        let rate = 164;
+        assert_eq!(rate * mp / hz2, DIRTY_POLL_THRESH);
+        assert_eq!(
+            bdi_min_pause(bw, MAX_PAUSE, rate, rate),
+            ((1 + mp / 2) * JIFFY, DIRTY_POLL_THRESH)
+        );
+        // 170 pages/s: 33 pages, cut to 32 in HZ * 32 / 170 = 47 jiffies.
+        let rate = 170;
+        let t = HZ * DIRTY_POLL_THRESH / rate;
+        assert_eq!(t, 47);
+        assert_eq!(
+            bdi_min_pause(bw, MAX_PAUSE, rate, rate),
+            ((1 + t / 2) * JIFFY, DIRTY_POLL_THRESH)
+        );
+        // A base rate that dirties exactly 32 pages in the 2-jiffy target is not pushed.
+        let rate = 16 * hz2;
+        assert_eq!(rate * 2 / hz2, DIRTY_POLL_THRESH);
+        assert_eq!(
+            bdi_min_pause(rate, MAX_PAUSE, rate, rate),
+            (2 * JIFFY, DIRTY_POLL_THRESH)
+        );
+        // The next pause of 32 pages at task_rate: 250 * 32 / (156 + 1) = 50 jiffies fits
+        // max_pause exactly; at 155 it is 51 and the pages are cut to what 155 pages/s
+        // dirties in max_pause.
+        let rate = 164;
+        assert_eq!(HZ * DIRTY_POLL_THRESH / (156 + 1), mp);
+        assert_eq!(
+            bdi_min_pause(bw, MAX_PAUSE, 156, rate),
+            ((1 + mp / 2) * JIFFY, DIRTY_POLL_THRESH)
+        );
+        assert_eq!(
+            bdi_min_pause(bw, MAX_PAUSE, 155, rate),
+            (mp * JIFFY, 155 * mp / hz2)
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use super::*;
 use crate::engine::{Executor, SEC};
 use crate::mm::memory::{Mm, PTE_DIRTY, PTE_PRESENT, PTE_YOUNG, VM_EXEC, VM_LOCKED};
-use crate::mm::mmzone::{WMARK_HIGH, WMARK_LOW, ZONE_DMA, ZONE_DMA32};
+use crate::mm::mmzone::{WMARK_HIGH, WMARK_LOW, WMARK_MIN, ZONE_DMA, ZONE_DMA32};
 use crate::mm::page_alloc::{alloc_flags, get_page_from_freelist};
 use crate::mm::rmap;
 use crate::mm::swapfile::SWAP_HAS_CACHE;
@@ -138,13 +138,15 @@ fn fill_lists(k: &mut Kernel, sizes: [u64; 4]) {
 
 #[test]
 fn get_scan_count_fract_split_follows_the_reference_formula() {
-    // (swappiness, recent_scanned, recent_rotated): the last case has anon pages rotating
-    // (referenced) far more than file pages, so the split must favour file.
-    let cases: [(u32, [u64; 2], [u64; 2]); 4] = [
+    // (swappiness, recent_scanned, recent_rotated): the fourth case has anon pages rotating
+    // (referenced) far more than file pages, so the split must favour file; the last has
+    // fresh statistics, where the +1s alone give ap = swappiness and fp = 200 - swappiness.
+    let cases: [(u32, [u64; 2], [u64; 2]); 5] = [
         (60, [700, 500], [100, 100]),
         (100, [700, 500], [100, 100]),
         (100, [300, 200], [0, 150]),
         (60, [760, 500], [700, 10]),
+        (60, [0, 0], [0, 0]),
     ];
     for (swappiness, rs, rr) in cases {
         let w = world(256, "3.9");
@@ -209,6 +211,15 @@ fn get_scan_count_decays_rotation_statistics_above_a_quarter_of_the_lists() {
     get_scan_count(&mut k, Z, &sc_at(4, true));
     assert_eq!(k.zones[Z].lruvec.recent_scanned, [10, file / 2]);
     assert_eq!(k.zones[Z].lruvec.recent_rotated, [5, 49]);
+    // The mirror image: anon exactly a quarter (kept), file just above (halved).
+    k.zones[Z].lruvec.recent_scanned = [anon / 4, file / 4 + 1];
+    k.zones[Z].lruvec.recent_rotated = [7, 9];
+    get_scan_count(&mut k, Z, &sc_at(4, true));
+    assert_eq!(
+        k.zones[Z].lruvec.recent_scanned,
+        [anon / 4, (file / 4 + 1) >> 1]
+    );
+    assert_eq!(k.zones[Z].lruvec.recent_rotated, [7, 4]);
 }
 
 #[test]
@@ -664,6 +675,25 @@ fn inactive_file_is_low_when_active_exceeds_inactive() {
     assert!(inactive_file_is_low(&k, Z));
 }
 
+/// §3.5: `inactive_list_is_low` asks the file rule for the file lists and the anon rule for
+/// the anon lists.
+#[test]
+fn inactive_list_is_low_picks_the_rule_of_the_list() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    file_pages(&mut k, Lru::ActiveFile, 2);
+    file_pages(&mut k, Lru::InactiveFile, 1);
+    anon_pages(&mut k, Lru::InactiveAnon, 10, false, 0);
+    anon_pages(&mut k, Lru::ActiveAnon, 1, false, 0);
+    assert!(inactive_list_is_low(&k, Z, true));
+    assert!(!inactive_list_is_low(&k, Z, false));
+    let more = 10 * k.zones[Z].inactive_ratio as u32;
+    anon_pages(&mut k, Lru::ActiveAnon, more, false, 0);
+    file_pages(&mut k, Lru::InactiveFile, 5);
+    assert!(!inactive_list_is_low(&k, Z, true));
+    assert!(inactive_list_is_low(&k, Z, false));
+}
+
 // ---------------------------------------------------------------------------------------
 // 5. zone_balanced, pgdat_balanced, balance_gap (§2.5)
 
@@ -763,6 +793,82 @@ fn pgdat_balanced_at_high_order_needs_a_quarter_of_the_pages() {
     // Unless DMA32 is unreclaimable.
     k.zones[ZONE_DMA32].all_unreclaimable = true;
     assert!(pgdat_balanced(&k, 1, ZONE_NORMAL));
+}
+
+/// §2.9: a zone stays reclaimable while it has been scanned fewer than six times its
+/// reclaimable pages (file lists, plus the anon lists while swap has a free slot) since a
+/// page was last freed in it. The comparison is strict.
+#[test]
+fn zone_reclaimable_until_scanned_six_times_its_file_and_swappable_anon_pages() {
+    let w = world(256, "3.9");
+    let mut k = w.borrow_mut();
+    file_pages(&mut k, Lru::InactiveFile, 10);
+    file_pages(&mut k, Lru::ActiveFile, 5);
+    anon_pages(&mut k, Lru::InactiveAnon, 7, false, 0);
+    anon_pages(&mut k, Lru::ActiveAnon, 3, false, 0);
+    assert!(k.swap.nr_free() > 0);
+    assert_eq!(zone_reclaimable_pages(&k, Z), 15 + 10);
+    k.zones[Z].pages_scanned = 6 * 25 - 1;
+    assert!(zone_reclaimable(&k, Z));
+    k.zones[Z].pages_scanned = 6 * 25;
+    assert!(!zone_reclaimable(&k, Z), "scanned exactly six times over");
+    k.zones[Z].pages_scanned = 0;
+    assert!(zone_reclaimable(&k, Z));
+
+    // Swap present but without a free slot: the anon lists no longer count.
+    let total = k.swap.total() as u32;
+    k.swap.inuse_pages = total;
+    assert_eq!(k.swap.nr_free(), 0);
+    assert_eq!(zone_reclaimable_pages(&k, Z), 15);
+    k.zones[Z].pages_scanned = 6 * 15 - 1;
+    assert!(zone_reclaimable(&k, Z));
+    k.zones[Z].pages_scanned = 6 * 15;
+    assert!(!zone_reclaimable(&k, Z));
+    // One slot freed: they count again.
+    k.swap.inuse_pages = total - 1;
+    assert_eq!(zone_reclaimable_pages(&k, Z), 25);
+    assert!(zone_reclaimable(&k, Z));
+    drop(k);
+
+    // No swap at all: file pages only; a zone with nothing reclaimable never is.
+    let w = world(0, "3.9");
+    let mut k = w.borrow_mut();
+    assert_eq!(zone_reclaimable_pages(&k, Z), 0);
+    assert!(!zone_reclaimable(&k, Z), "0 scanned is not fewer than 0");
+    anon_pages(&mut k, Lru::InactiveAnon, 4, false, 0);
+    file_pages(&mut k, Lru::InactiveFile, 2);
+    assert_eq!(zone_reclaimable_pages(&k, Z), 2);
+    k.zones[Z].pages_scanned = 11;
+    assert!(zone_reclaimable(&k, Z));
+    k.zones[Z].pages_scanned = 12;
+    assert!(!zone_reclaimable(&k, Z));
+}
+
+/// §3.2 (`throttle_direct_reclaim`, 3.6+): the watermark is met while the free pages of
+/// the zones up to Normal are strictly more than half their summed min watermarks; when it
+/// is not, a sleeping kswapd is woken.
+#[test]
+fn pfmemalloc_watermark_needs_half_the_min_watermarks_free_and_wakes_kswapd() {
+    let w = world(256, "3.9");
+    Executor::new(w.clone()).run_until(SEC, |_| false);
+    let mut k = w.borrow_mut();
+    let q = k.wq.kswapd_wait;
+    assert!(k.pgdat.kswapd_sleeping && k.sched.queue_has_waiters(q));
+    // Every zone up to Normal counts (Normal is given a watermark and free pages here).
+    k.zones[ZONE_NORMAL].watermark[WMARK_MIN] = 1_000;
+    let reserve: u64 = k.zones.iter().map(|z| z.min_wmark()).sum();
+    let half = reserve / 2;
+    let set_free = |k: &mut Kernel, dma32: u64| {
+        for (zi, free) in [(ZONE_DMA, 10), (ZONE_DMA32, dma32), (ZONE_NORMAL, 100)] {
+            k.zones[zi].vm_stat[ZoneStat::nr_free_pages as usize] = free as i64;
+        }
+    };
+    set_free(&mut k, half - 110 + 1);
+    assert!(pfmemalloc_watermark_ok(&mut k), "half + 1 free");
+    assert!(k.sched.queue_has_waiters(q), "no wake-up while it is met");
+    set_free(&mut k, half - 110);
+    assert!(!pfmemalloc_watermark_ok(&mut k), "exactly half free");
+    assert!(!k.sched.queue_has_waiters(q), "kswapd was woken");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -941,6 +1047,40 @@ fn stall_decisions_of_mmotm_flag_tail_dirty_by_the_scaled_unqueued_test() {
         };
         assert_eq!(decide(&mut k, 12, kswapd, imm), (false, None, 0));
     }
+}
+
+/// §4.9 patch 3 on its own (LD without patch 2, a custom switch set): the nr_immediate
+/// stall does not depend on the dirty-page accounting of patch 2. With patch 2 off, the
+/// tail-dirty flag keeps KS's priority-scaled test and brings no stall.
+#[test]
+fn stall_decisions_without_stall_on_dirty_still_stall_on_immediate_pages() {
+    let w = world(256, "lessdisrupt-v7r10");
+    let mut k = w.borrow_mut();
+    let mut sw = switches("lessdisrupt-v7r10");
+    sw.set(Switch::StallOnDirtyEncountered, false);
+    k.sw = sw;
+    let imm = |n| PageListStats {
+        nr_immediate: n,
+        ..Default::default()
+    };
+    for kswapd in [true, false] {
+        assert_eq!(decide(&mut k, 12, kswapd, imm(1)), (true, None, 0));
+        assert_eq!(decide(&mut k, 3, kswapd, imm(TAKEN)), (true, None, 0));
+        assert_eq!(decide(&mut k, 12, kswapd, imm(0)), (false, None, 0));
+        // KS patch 6's scaled test sets the flag; no congestion_wait for dirty pages.
+        assert_eq!(
+            decide(&mut k, 10, kswapd, unqueued(TAKEN / 4)),
+            (false, None, ZONE_TAIL_LRU_DIRTY)
+        );
+        assert_eq!(
+            decide(&mut k, 10, kswapd, unqueued(TAKEN / 4 - 1)),
+            (false, None, 0)
+        );
+    }
+    // Patch 3 off as well: no stall at all.
+    sw.set(Switch::StallAfterPageList, false);
+    k.sw = sw;
+    assert_eq!(decide(&mut k, 12, true, imm(5)), (false, None, 0));
 }
 
 // ---------------------------------------------------------------------------------------
