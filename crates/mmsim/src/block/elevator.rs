@@ -459,8 +459,8 @@ mod tests {
     fn deadline_batches_run_fifo_batch_requests_before_the_direction_is_chosen_again() {
         let mut e = deadline(4);
         for i in 0..10 {
-            e.add(i, Dir::Read, i * 8, 0);
-            e.add(100 + i, Dir::Write, 1_000_000 + i * 8, 0);
+            add(&mut e, i, Dir::Read, i * 8, 0);
+            add(&mut e, 100 + i, Dir::Write, 1_000_000 + i * 8, 0);
         }
         // Two read batches of 4, a write batch of 4, the last 2 reads (the sweep ends),
         // then the writes.
@@ -472,12 +472,12 @@ mod tests {
     #[test]
     fn deadline_checks_expiry_only_between_batches() {
         let mut e = deadline(3);
-        e.add(1000, Dir::Write, 1000, 0);
-        e.add(2000, Dir::Write, 2000, 0);
+        add(&mut e, 1000, Dir::Write, 1000, 0);
+        add(&mut e, 2000, Dir::Write, 2000, 0);
         assert_eq!(e.dispatch(0), Some(1000));
-        e.add(10, Dir::Write, 10, MSEC);
-        e.add(3000, Dir::Write, 3000, 2 * MSEC);
-        e.add(4000, Dir::Write, 4000, 2 * MSEC);
+        add(&mut e, 10, Dir::Write, 10, MSEC);
+        add(&mut e, 3000, Dir::Write, 3000, 2 * MSEC);
+        add(&mut e, 4000, Dir::Write, 4000, 2 * MSEC);
         // Every request has expired by 10 s; the batch of 3 still sweeps on.
         assert_eq!(e.dispatch(10 * SEC), Some(2000));
         assert_eq!(e.dispatch(10 * SEC), Some(3000));
@@ -493,11 +493,11 @@ mod tests {
     fn deadline_requests_expire_after_read_expire_and_write_expire() {
         let run = |dir: Dir, dispatch_at: Nanos| {
             let mut e = deadline(2);
-            e.add(1000, dir, 1000, 0);
-            e.add(2000, dir, 2000, 0);
+            add(&mut e, 1000, dir, 1000, 0);
+            add(&mut e, 2000, dir, 2000, 0);
             assert_eq!(e.dispatch(0), Some(1000));
-            e.add(10, dir, 10, MSEC);
-            e.add(3000, dir, 3000, 2 * MSEC);
+            add(&mut e, 10, dir, 10, MSEC);
+            add(&mut e, 3000, dir, 3000, 2 * MSEC);
             assert_eq!(e.dispatch(2 * MSEC), Some(2000));
             e.dispatch(dispatch_at)
         };
@@ -522,10 +522,10 @@ mod tests {
     #[test]
     fn deadline_front_merged_request_is_swept_at_its_new_start_sector() {
         let mut e = deadline(16);
-        e.add(1, Dir::Write, 100, 0);
-        e.add(3, Dir::Write, 300, 0);
-        e.add(6, Dir::Write, 600, 0);
-        e.front_merged(6, 200);
+        add(&mut e, 1, Dir::Write, 100, 0);
+        add(&mut e, 3, Dir::Write, 300, 0);
+        add(&mut e, 6, Dir::Write, 600, 0);
+        e.front_merged(6, 200, 8);
         assert_eq!(drain(&mut e, 0), vec![1, 6, 3]);
     }
 
@@ -533,12 +533,16 @@ mod tests {
     #[test]
     fn deadline_front_merges_follow_the_tunable() {
         assert!(deadline(16).allows_front_merge());
-        let off = Elevator::new(ElevatorKind::Deadline(DeadlineTunables {
-            front_merges: false,
-            ..DeadlineTunables::default()
-        }));
+        let off = Elevator::new(
+            ElevatorKind::Deadline(DeadlineTunables {
+                front_merges: false,
+                ..DeadlineTunables::default()
+            }),
+            true,
+            1,
+        );
         assert!(!off.allows_front_merge());
-        assert!(Elevator::new(ElevatorKind::Noop).allows_front_merge());
+        assert!(Elevator::new(ElevatorKind::Noop, true, 1).allows_front_merge());
     }
 
     /// §11 (`deadline_merged_requests`): the kept request takes the other's FIFO place
@@ -546,11 +550,11 @@ mod tests {
     #[test]
     fn deadline_merge_keeps_the_fifo_place_on_equal_expiry() {
         let mut e = deadline(16);
-        e.add(1, Dir::Write, 5000, 0);
-        e.add(2, Dir::Write, 100, 0);
-        e.add(3, Dir::Write, 9000, 0);
+        add(&mut e, 1, Dir::Write, 5000, 0);
+        add(&mut e, 2, Dir::Write, 100, 0);
+        add(&mut e, 3, Dir::Write, 9000, 0);
         // Same expiry time: 3 stays behind 2 in the FIFO.
-        e.merged_requests(3, 1);
+        e.merged_requests(3, 1, 0);
         assert_eq!(e.dispatch(0), Some(2));
     }
 
