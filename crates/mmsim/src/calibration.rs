@@ -60,7 +60,8 @@ impl ReclaimCosts {
             "ISOLATE_PAGE_NS" => &mut self.isolate_page,
             "SHRINK_PAGE_NS" => &mut self.shrink_page,
             "RMAP_WALK_NS" => &mut self.rmap_walk,
-            _ => &mut self.deactivate_page,
+            "DEACTIVATE_PAGE_NS" => &mut self.deactivate_page,
+            other => unreachable!("{other} is not one of ReclaimCosts::NAMES"),
         };
         *c = *c * num / den;
         self

@@ -562,16 +562,27 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Pageout {
     Pageout::Success
 }
 
-/// Whether the filesystem's writepage would submit IO for this page (ext4 refusing to
-/// allocate blocks from reclaim, or a buffer page with nothing dirty, submits none).
-fn fs_writepage_submits_io(k: &Kernel, pfn: Pfn, bdi: usize, kswapd: bool) -> bool {
+/// What the filesystem's writepage does with a page reclaim hands it: write it, or (ext4
+/// refusing to allocate blocks from reclaim) redirty it.
+fn reclaim_write(k: &Kernel, pfn: Pfn, bdi: usize, kswapd: bool) -> backing_dev::ReclaimWrite {
     let ino = k.pages.mapping[pfn as usize] as usize;
     let index = k.pages.index[pfn as usize] as u64;
     let fs = k.bdis[bdi].fs;
     let mapped = !fs.delayed_allocation() || k.inodes[ino].sector_of(index).is_some();
-    fs.writepage_for_reclaim(kswapd, mapped) != backing_dev::ReclaimWrite::Redirty
+    fs.writepage_for_reclaim(kswapd, mapped)
+}
+
+/// Whether a block write of the page submits IO: always, except for a buffer page with no
+/// dirty buffer.
+fn block_write_needs_io(k: &Kernel, pfn: Pfn, bdi: usize) -> bool {
+    !k.bdis[bdi].fs.uses_buffer_heads() || crate::fs::buffer::block_write_needs_io(k, pfn)
+}
+
+/// Whether the filesystem's writepage would submit block IO for this page.
+fn fs_writepage_submits_io(k: &Kernel, pfn: Pfn, bdi: usize, kswapd: bool) -> bool {
+    reclaim_write(k, pfn, bdi, kswapd) != backing_dev::ReclaimWrite::Redirty
         && k.bdis[bdi].nfs.is_none()
-        && (!fs.uses_buffer_heads() || crate::fs::buffer::block_write_needs_io(k, pfn))
+        && block_write_needs_io(k, pfn, bdi)
 }
 
 /// The device whose request pool a file page's `pageout` would find empty, if it would:
@@ -602,11 +613,7 @@ fn file_write_waits_for_request(k: &Kernel, pfn: Pfn, kswapd: bool) -> Option<us
 /// request has one: reclaim slept for it before (`file_write_waits_for_request`).
 fn fs_writepage_for_reclaim(k: &mut Kernel, pfn: Pfn, bdi: usize, kswapd: bool) {
     use crate::fs::buffer::{self, BlockWrite};
-    let ino = k.pages.mapping[pfn as usize] as usize;
-    let index = k.pages.index[pfn as usize] as u64;
-    let fs = k.bdis[bdi].fs;
-    let mapped = !fs.delayed_allocation() || k.inodes[ino].sector_of(index).is_some();
-    if fs.writepage_for_reclaim(kswapd, mapped) == backing_dev::ReclaimWrite::Redirty {
+    if reclaim_write(k, pfn, bdi, kswapd) == backing_dev::ReclaimWrite::Redirty {
         super::page_writeback::redirty_page_for_writepage(k, pfn);
         return;
     }
@@ -615,8 +622,12 @@ fn fs_writepage_for_reclaim(k: &mut Kernel, pfn: Pfn, bdi: usize, kswapd: bool) 
         crate::fs::nfs::nfs_writepage(k, pfn);
         return;
     }
+    let (ino, index) = (
+        k.pages.mapping[pfn as usize] as usize,
+        k.pages.index[pfn as usize] as u64,
+    );
     let sector = crate::fs::fs_writeback::map_block(k, ino, index);
-    let needs_io = !fs.uses_buffer_heads() || buffer::block_write_needs_io(k, pfn);
+    let needs_io = block_write_needs_io(k, pfn, bdi);
     debug_assert!(
         !needs_io || backing_dev::queue_has_room(k, bdi),
         "reclaim waited for a request before writing"
@@ -626,7 +637,7 @@ fn fs_writepage_for_reclaim(k: &mut Kernel, pfn: Pfn, bdi: usize, kswapd: bool) 
         super::page_writeback::redirty_page_for_writepage(k, pfn);
         return;
     }
-    if fs.uses_buffer_heads() {
+    if k.bdis[bdi].fs.uses_buffer_heads() {
         if buffer::block_write_full_page(k, pfn) != BlockWrite::Io {
             return;
         }
