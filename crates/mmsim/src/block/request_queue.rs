@@ -392,20 +392,57 @@ impl RequestQueue {
         a + b <= self.cfg.max_sectors
     }
 
-    /// Back or front merge of `bio` into a queued request; `None` if neither is possible,
-    /// `Some(freed)` on success.
-    fn try_merge(&mut self, bio: &Bio, ioc: IoContext, now: Nanos) -> Option<Option<Release>> {
+    /// A queued request that ends where `bio` starts and may take it (a back merge).
+    fn back_merge_candidate(&self, bio: &Bio, ioc: IoContext) -> Option<ReqId> {
         let d = bio.dir.index();
-        let class = bio.class();
-        // Back merge: a request that ends where the bio starts.
-        let back = self.by_end[d]
+        self.by_end[d]
             .range((bio.sector, 0)..=(bio.sector, ReqId::MAX))
             .map(|&(_, id)| id)
             .find(|&id| {
                 self.fits(self.queued[&id].nr_sectors, bio.nr_sectors)
-                    && self.elevator.allow_merge(id, class, ioc)
-            });
-        if let Some(id) = back {
+                    && self.elevator.allow_merge(id, bio.class(), ioc)
+            })
+    }
+
+    /// A queued request that starts where `bio` ends and may take it (a front merge), if
+    /// the elevator front-merges at all.
+    fn front_merge_candidate(&self, bio: &Bio, ioc: IoContext) -> Option<ReqId> {
+        if !self.elevator.allows_front_merge() {
+            return None;
+        }
+        let d = bio.dir.index();
+        let end = bio.end();
+        self.by_start[d]
+            .range((end, 0)..=(end, ReqId::MAX))
+            .map(|&(_, id)| id)
+            .find(|&id| {
+                self.fits(self.queued[&id].nr_sectors, bio.nr_sectors)
+                    && self.elevator.allow_merge(id, bio.class(), ioc)
+            })
+    }
+
+    /// Whether `bio` would merge into a queued request.
+    pub fn would_merge(&self, bio: &Bio, ioc: IoContext) -> bool {
+        self.back_merge_candidate(bio, ioc).is_some()
+            || self.front_merge_candidate(bio, ioc).is_some()
+    }
+
+    /// Whether `get_request` would allocate a request of `class` now without the task
+    /// sleeping: a free request, the allocation that fills the pool, or a batcher's
+    /// allowance. CFQ's `ELV_MQUEUE_MUST` is left out: only a sync queue idling for its
+    /// next request gets it, and the callers (reclaim's writes) are async.
+    pub fn would_allocate(&self, class: Class, batch: Option<&BatchState>, now: Nanos) -> bool {
+        let c = class.index();
+        let (count, nr) = (self.count[c], self.cfg.nr_requests);
+        let batching = batch.is_some_and(|b| b.is_batching(now));
+        count < nr * 3 / 2 && (count + 1 < nr || !self.full[c] || batching)
+    }
+
+    /// Back or front merge of `bio` into a queued request; `None` if neither is possible,
+    /// `Some(freed)` on success.
+    fn try_merge(&mut self, bio: &Bio, ioc: IoContext, now: Nanos) -> Option<Option<Release>> {
+        let d = bio.dir.index();
+        if let Some(id) = self.back_merge_candidate(bio, ioc) {
             let rq = self.queued.get_mut(&id).expect("indexed request is queued");
             let old_end = rq.end();
             rq.nr_sectors += bio.nr_sectors;
@@ -423,19 +460,7 @@ impl RequestQueue {
             let freed = next.and_then(|n| self.merge_requests(id, n, now));
             return Some(freed);
         }
-        if !self.elevator.allows_front_merge() {
-            return None;
-        }
-        // Front merge: a request that starts where the bio ends.
-        let end = bio.end();
-        let front = self.by_start[d]
-            .range((end, 0)..=(end, ReqId::MAX))
-            .map(|&(_, id)| id)
-            .find(|&id| {
-                self.fits(self.queued[&id].nr_sectors, bio.nr_sectors)
-                    && self.elevator.allow_merge(id, class, ioc)
-            });
-        let id = front?;
+        let id = self.front_merge_candidate(bio, ioc)?;
         let rq = self.queued.get_mut(&id).expect("indexed request is queued");
         let old_sector = rq.sector;
         rq.sector = bio.sector;
@@ -757,6 +782,32 @@ mod tests {
             n += 1;
         }
         assert_eq!(n, 24);
+    }
+
+    #[test]
+    fn would_take_agrees_with_what_submission_then_does() {
+        let mut q = queue();
+        for i in 0..128u64 {
+            q.submit_bio(wbio(i * 100, 8, i), 0);
+        }
+        let far = wbio(1_000_000, 8, 999);
+        let next = wbio(8, 8, 998); // starts where the first request ends
+                                    // A full pool: a bio that back-merges is taken, one that needs a request is not.
+        assert!(q.would_merge(&next, 0));
+        assert!(!q.would_merge(&far, 0));
+        assert!(!q.would_allocate(Class::Async, None, 0));
+        assert_eq!(q.submit_bio(far, 0), Submit::Full);
+        assert_eq!(q.submit_bio(next, 0), Submit::Merged { freed: None });
+        // A woken batcher may allocate past the full pool, and submission agrees.
+        let mut batch = BatchState::default();
+        batch.start(0);
+        assert!(q.would_allocate(Class::Async, Some(&batch), MSEC));
+        assert_eq!(
+            q.submit_bio_batching(far, Some(&mut batch), MSEC),
+            Submit::Queued
+        );
+        // Sync requests have their own pool.
+        assert!(q.would_allocate(Class::Sync, None, MSEC));
     }
 
     #[test]

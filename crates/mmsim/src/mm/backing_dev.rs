@@ -180,10 +180,7 @@ pub async fn submit_bio(w: &World, bdi: usize, bio: Bio) {
             }
         };
         engine::wait_event(w, q, None, false).await;
-        let mut k = w.borrow_mut();
-        let now = k.sched.now();
-        let (ioc, _) = current_ioc(&mut k);
-        k.io_batch[ioc as usize].start(now);
+        woken_for_request(&mut w.borrow_mut());
     }
 }
 
@@ -237,10 +234,20 @@ fn release(k: &mut Kernel, bdi: usize, rel: &Release) {
     }
 }
 
-/// Whether a bio can get a request without sleeping.
-pub fn queue_has_room(k: &Kernel, bdi: usize) -> bool {
+/// Whether the current task could queue an async write without sleeping in `get_request`:
+/// `bio` (when its sector is known) merges, or a request is free, or the task is a batcher.
+pub fn would_queue_write(k: &mut Kernel, bdi: usize, bio: Option<&Bio>) -> bool {
+    let now = k.sched.now();
+    let (ioc, batch) = current_ioc(k);
     let q = &k.bdis[bdi].queue;
-    q.count(Class::Async) + 1 < q.config().nr_requests
+    bio.is_some_and(|b| q.would_merge(b, ioc)) || q.would_allocate(Class::Async, Some(&batch), now)
+}
+
+/// After a sleep for a request: the woken task becomes a batcher (`ioc_set_batching`).
+pub fn woken_for_request(k: &mut Kernel) {
+    let now = k.sched.now();
+    let (ioc, _) = current_ioc(k);
+    k.io_batch[ioc as usize].start(now);
 }
 
 /// `bdi_write_congested`: the queue's async congestion, or an NFS mount's own (pages in

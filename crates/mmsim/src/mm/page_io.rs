@@ -103,7 +103,7 @@ pub fn swap_writepage(k: &mut Kernel, pfn: Pfn) {
     let slot = k.pages.private[pfn as usize];
     match k.swap_bdi {
         Some(bdi) => {
-            // The caller (pageout) checked that the queue has a free request.
+            // The caller (pageout) checked that the queue takes the bio.
             k.count(VmEvent::pswpout, 1);
             let bio = swap_bio(true, k.swap_sector_base, slot, pfn);
             let queued = super::backing_dev::try_submit_bio(k, bdi, bio);
@@ -129,10 +129,16 @@ fn swap_bio(write: bool, base: u64, slot: u32, pfn: Pfn) -> crate::block::Bio {
     }
 }
 
-/// Whether swap IO can start without waiting for a request (`pageout` may not sleep here).
-pub fn swap_queue_has_room(k: &Kernel) -> bool {
-    k.swap_bdi
-        .is_none_or(|bdi| super::backing_dev::queue_has_room(k, bdi))
+/// Whether `swap_writepage` of swap-cache page `pfn` would queue its bio without sleeping
+/// for a request: it merges with the write of the slot before or after (reclaim adds
+/// neighbouring slots back to back), or a request is free.
+pub fn swap_write_would_queue(k: &mut Kernel, pfn: Pfn) -> bool {
+    let Some(bdi) = k.swap_bdi else {
+        return true;
+    };
+    let slot = k.pages.private[pfn as usize];
+    let bio = swap_bio(true, k.swap_sector_base, slot, pfn);
+    super::backing_dev::would_queue_write(k, bdi, Some(&bio))
 }
 
 /// `end_page_writeback`: rotate a PG_reclaim page to the LRU tail, clear PG_writeback, wake

@@ -543,9 +543,8 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Pageout {
         if !k.pages.test(pfn, PG_DIRTY) {
             return Pageout::Clean;
         }
-        if !page_io::swap_queue_has_room(k) {
-            // Only the simple swap model gets here (shrink_one_page waits for a request
-            // on a swap device's queue).
+        if !page_io::swap_write_would_queue(k, pfn) {
+            // Not reached: shrink_one_page waited for a request on the swap device's queue.
             return Pageout::Keep;
         }
         k.pages.clear(pfn, PG_DIRTY);
@@ -589,7 +588,7 @@ fn fs_writepage_submits_io(k: &Kernel, pfn: Pfn, bdi: usize, kswapd: bool) -> bo
 /// writepage then sleeps in `get_request` until a request is freed (`kernel-cfq.md` §2.2).
 /// None when pageout would not write (mapped, clean, or, for direct reclaim, a congested
 /// queue it skips) or the filesystem submits no IO for the page.
-fn file_write_waits_for_request(k: &Kernel, pfn: Pfn, kswapd: bool) -> Option<usize> {
+fn file_write_waits_for_request(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Option<usize> {
     if k.pages.test(pfn, PG_SWAPCACHE)
         || k.pages.test(pfn, PG_SWAPBACKED)
         || k.pages.mapped(pfn)
@@ -601,8 +600,33 @@ fn file_write_waits_for_request(k: &Kernel, pfn: Pfn, kswapd: bool) -> Option<us
     if !kswapd && backing_dev::bdi_write_congested(k, bdi) {
         return None;
     }
-    (fs_writepage_submits_io(k, pfn, bdi, kswapd) && !backing_dev::queue_has_room(k, bdi))
+    (fs_writepage_submits_io(k, pfn, bdi, kswapd) && !file_write_would_queue(k, pfn, bdi))
         .then_some(bdi)
+}
+
+/// Whether reclaim's one-page write of file page `pfn` would queue without sleeping: it
+/// merges with a queued write (when the page has its block already), or a request is free.
+fn file_write_would_queue(k: &mut Kernel, pfn: Pfn, bdi: usize) -> bool {
+    let ino = k.pages.mapping[pfn as usize] as usize;
+    let index = k.pages.index[pfn as usize] as u64;
+    let sector = if k.bdis[bdi].fs.allocates_blocks() {
+        k.inodes[ino].sector_of(index)
+    } else {
+        Some(index * backing_dev::PAGE_SECTORS as u64)
+    };
+    let bio = sector.map(|sector| file_write_bio(sector, pfn));
+    backing_dev::would_queue_write(k, bdi, bio.as_ref())
+}
+
+/// Reclaim's one-page async write of file page `pfn` at `sector`.
+fn file_write_bio(sector: u64, pfn: Pfn) -> crate::block::Bio {
+    crate::block::Bio {
+        dir: crate::block::Dir::Write,
+        sync: false,
+        sector,
+        nr_sectors: backing_dev::PAGE_SECTORS,
+        tag: pfn as u64,
+    }
 }
 
 /// A filesystem's `->writepage` called from reclaim for a page whose dirty bit reclaim has
@@ -626,17 +650,15 @@ fn fs_writepage_for_reclaim(k: &mut Kernel, pfn: Pfn, bdi: usize, kswapd: bool) 
         k.pages.mapping[pfn as usize] as usize,
         k.pages.index[pfn as usize] as u64,
     );
-    let sector = crate::fs::fs_writeback::map_block(k, ino, index);
     let needs_io = block_write_needs_io(k, pfn, bdi);
-    debug_assert!(
-        !needs_io || backing_dev::queue_has_room(k, bdi),
-        "reclaim waited for a request before writing"
-    );
-    if needs_io && !backing_dev::queue_has_room(k, bdi) {
-        // Not reached: kept so that a write never goes without a request in release builds.
+    if needs_io && !file_write_would_queue(k, pfn, bdi) {
+        // Not reached (reclaim waited for a request before writing): kept so that a write
+        // never goes without a request.
+        debug_assert!(false, "reclaim waited for a request before writing");
         super::page_writeback::redirty_page_for_writepage(k, pfn);
         return;
     }
+    let sector = crate::fs::fs_writeback::map_block(k, ino, index);
     if k.bdis[bdi].fs.uses_buffer_heads() {
         if buffer::block_write_full_page(k, pfn) != BlockWrite::Io {
             return;
@@ -644,14 +666,7 @@ fn fs_writepage_for_reclaim(k: &mut Kernel, pfn: Pfn, bdi: usize, kswapd: bool) 
     } else {
         super::page_writeback::test_set_page_writeback(k, pfn);
     }
-    let bio = crate::block::Bio {
-        dir: crate::block::Dir::Write,
-        sync: false,
-        sector,
-        nr_sectors: backing_dev::PAGE_SECTORS,
-        tag: pfn as u64,
-    };
-    let queued = backing_dev::try_submit_bio(k, bdi, bio);
+    let queued = backing_dev::try_submit_bio(k, bdi, file_write_bio(sector, pfn));
     debug_assert!(queued, "a queue with room accepts a bio");
 }
 
@@ -811,7 +826,7 @@ fn shrink_one_page(
             return Verdict::Keep;
         }
         // swap_writepage sleeps in get_request when the swap device's pool is empty.
-        if k.pages.test(pfn, PG_SWAPCACHE) && !page_io::swap_queue_has_room(k) {
+        if k.pages.test(pfn, PG_SWAPCACHE) && !page_io::swap_write_would_queue(k, pfn) {
             if let Some(bdi) = k.swap_bdi {
                 return Verdict::WaitForRequest(bdi);
             }
@@ -913,10 +928,9 @@ pub async fn shrink_page_list(
             Verdict::WaitForRequest(bdi) => {
                 charge(w, sc).await;
                 let q = w.borrow().bdis[bdi].request_wq[crate::block::Class::Async.index()];
-                while !backing_dev::queue_has_room(&w.borrow(), bdi) {
-                    engine::wait_event(w, q, None, false).await;
-                }
-                // The same page again, now that a request is free.
+                engine::wait_event(w, q, None, false).await;
+                backing_dev::woken_for_request(&mut w.borrow_mut());
+                // The same page again, now that a request is free and reclaim batches.
                 continue;
             }
             Verdict::SleepInLoop => {

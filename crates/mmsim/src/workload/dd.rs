@@ -73,8 +73,9 @@ pub async fn open_trunc(w: &World, bdi: usize, name: &str) -> usize {
 }
 
 /// MMTests parallelio's wait before the IO (`mmtests.md` §6.1 step 4): poll every 2 s until
-/// "used" memory as `free` reports it (MemTotal - MemFree - page cache) reaches `bytes`,
-/// then sleep 5 s.
+/// "used" memory as `free -b | grep Mem:` reports it reaches `bytes`, then sleep 5 s.
+/// The era's `free` (procps before 3.3.10, 2014) printed MemTotal - MemFree there, page
+/// cache and buffers included; only its "-/+ buffers/cache" line left them out.
 pub async fn wait_for_used_memory(w: &World, bytes: u64) {
     use crate::engine::{sleep, SEC};
     use crate::mm::vmstat::ZoneStat;
@@ -83,8 +84,7 @@ pub async fn wait_for_used_memory(w: &World, bytes: u64) {
             let k = w.borrow();
             let total: u64 = k.zones.iter().map(|z| z.managed_pages).sum();
             let free = k.global_stat(ZoneStat::nr_free_pages);
-            let cache = k.global_stat(ZoneStat::nr_file_pages);
-            total.saturating_sub(free + cache) * PAGE_SIZE
+            total.saturating_sub(free) * PAGE_SIZE
         };
         if used >= bytes {
             break;

@@ -2,14 +2,17 @@
 //! write hurt a memory-resident foreground load? One warm-up memcachetest, then for each IO
 //! step and iteration: start memcachetest, wait until "used" memory reaches 80% of its pool
 //! (polling every 2 s) and 5 s more, run `dd of=largefile bs=1M count=N conv=fdatasync`
-//! in the foreground, wait for memcachetest, and take the /proc/vmstat deltas. Everything
-//! runs on one machine, so each iteration starts with what the last one left in memory
-//! (the previous largefile in the page cache, until dd truncates it).
+//! in the foreground, wait for memcachetest, take the /proc/vmstat deltas, and remove
+//! largefile (`rm -rf $SHELLPACK_TEMP/*`, which also follows the warm-up). Everything runs
+//! on one machine, so each iteration starts with what the last one left in memory.
 
 use super::{dd, finished, memcachetest, new_task, wait_for};
 use crate::mm::vmstat::VmEvent;
 use crate::mm::World;
 use crate::scenario::{DdConv, DdParams, ParallelioParams};
+
+/// dd's output file in `$SHELLPACK_TEMP`.
+const LARGEFILE: &str = "largefile";
 
 /// memcachetest's default share of sets (the client's `setprc`; MMTests does not pass `-P`).
 const SET_PERCENT: u32 = 33;
@@ -60,6 +63,19 @@ async fn memcachetest_run(w: &World, name: &str, p: &ParallelioParams) -> usize 
     mc
 }
 
+/// `rm -rf $SHELLPACK_TEMP/*`: largefile's pages leave the page cache.
+async fn rm_largefile(w: &World, bdi: usize) {
+    let found = {
+        let k = w.borrow();
+        k.inodes
+            .iter()
+            .position(|i| i.bdi == bdi && i.name == LARGEFILE)
+    };
+    if let Some(ino) = found {
+        crate::mm::filemap::truncate_inode_pages(w, ino).await;
+    }
+}
+
 /// The driver task (slot `idx`), writing `largefile` on device `bdi`.
 pub async fn run(w: World, idx: usize, bdi: usize, p: ParallelioParams) {
     let iterations = p.steps.len() as u64 * u64::from(p.iterations);
@@ -84,7 +100,7 @@ pub async fn run(w: World, idx: usize, bdi: usize, p: ParallelioParams) {
                     truncate_to: None,
                     unlink: false,
                     start_when_used: None,
-                    file: Some("largefile".into()),
+                    file: Some(LARGEFILE.into()),
                 };
                 let w2 = w.clone();
                 let t = w.borrow_mut().sched.spawn("dd", async move {
@@ -101,6 +117,7 @@ pub async fn run(w: World, idx: usize, bdi: usize, p: ParallelioParams) {
             }
             wait_for(&w, mc).await;
             let after = snapshot(&w);
+            rm_largefile(&w, bdi).await;
             let ops_per_sec = {
                 let k = w.borrow();
                 let st = &k.workloads[mc];
