@@ -103,12 +103,9 @@
 //! Key paths in errors are dotted, with 0-based indexes for arrays: `workload[0].size`,
 //! `vm.lowmem_reserve_ratio[2]`. The first problem found is reported.
 
-use std::cell::Cell;
-use std::fmt;
 use std::ops::Range;
-use std::sync::OnceLock;
 
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use toml_edit::{ImDocument, TableLike, TomlError, Value};
 
 use super::units::{parse_decimal, parse_duration, parse_size};
 use super::{
@@ -141,7 +138,7 @@ pub fn load(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
 #[allow(clippy::result_large_err)]
 pub fn load_str(text: &str, file: &str, name: &str) -> Result<Scenario, ScenarioError> {
     let cx = Cx { file, text };
-    let root = parse_tree(text).map_err(|e| {
+    let entries = parse_tree(text).map_err(|e| {
         // toml's messages span several lines; keep ours on one.
         let msg = e
             .message()
@@ -157,10 +154,7 @@ pub fn load_str(text: &str, file: &str, name: &str) -> Result<Scenario, Scenario
         };
         cx.error(e.span().as_ref(), "", message)
     })?;
-    let Val::Table(entries) = &root.val else {
-        return Err(cx.error(None, "", "the file is not a TOML table"));
-    };
-    resolve(&cx, entries, name).map_err(|e| *e)
+    resolve(&cx, &entries, name).map_err(|e| *e)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -291,10 +285,10 @@ const THEN_VALUES: &[&str] = &["hold", "retouch"];
 // ---------------------------------------------------------------------------------------
 // A TOML tree that keeps the byte span of every key and value.
 //
-// `toml` hands out spans through `toml::Spanned`, whose deserializer protocol is a struct
-// with private name and field names. Those names are learnt once by probing
-// `Spanned::deserialize` (see `spanned_protocol`), and the visitor below understands both the
-// spanned form and plain values, so values without a span (implicit tables) still load.
+// `toml_edit` parses the text (it is the parser `toml` 0.8 runs, so syntax errors read as
+// they always have) and its document keeps where each key and value stands; the tree
+// copies what the checks need, in file order. A table made implicitly (`[kernel]` of a
+// lone `[kernel.switches]`) has no span of its own; its key has.
 
 #[derive(Clone, Debug)]
 struct Node {
@@ -320,228 +314,55 @@ struct Entry {
     node: Node,
 }
 
-type Protocol = (&'static str, &'static [&'static str]);
-
-/// The struct name and fields (start, end, value) `toml::Spanned` asks the deserializer for.
-fn spanned_protocol() -> Option<Protocol> {
-    static PROTOCOL: OnceLock<Option<Protocol>> = OnceLock::new();
-    *PROTOCOL.get_or_init(|| {
-        let seen = Cell::new(None);
-        let _ = <toml::Spanned<bool> as serde::Deserialize>::deserialize(Probe(&seen));
-        seen.get().filter(|(_, fields)| fields.len() == 3)
-    })
+/// The root table's entries.
+fn parse_tree(text: &str) -> Result<Vec<Entry>, TomlError> {
+    Ok(entries(ImDocument::parse(text)?.as_table()))
 }
 
-struct Probe<'a>(&'a Cell<Option<Protocol>>);
-
-impl<'de> Deserializer<'de> for Probe<'_> {
-    type Error = de::value::Error;
-
-    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, Self::Error> {
-        Err(de::Error::custom("probe"))
-    }
-
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        fields: &'static [&'static str],
-        _visitor: V,
-    ) -> Result<V::Value, Self::Error> {
-        self.0.set(Some((name, fields)));
-        Err(de::Error::custom("probe"))
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
-        ignored_any
-    }
-}
-
-fn parse_tree(text: &str) -> Result<Node, toml::de::Error> {
-    NodeSeed { spanned: false }.deserialize(toml::de::Deserializer::new(text))
-}
-
-/// Deserializes a [`Node`]; `spanned` asks the deserializer for the value's span.
-struct NodeSeed {
-    spanned: bool,
-}
-
-impl<'de> DeserializeSeed<'de> for NodeSeed {
-    type Value = Node;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
-        match spanned_protocol() {
-            Some((name, fields)) if self.spanned => d.deserialize_struct(name, fields, NodeVisitor),
-            _ => d.deserialize_any(NodeVisitor),
-        }
-    }
-}
-
-struct NodeVisitor;
-
-fn leaf(val: Val) -> Node {
-    Node { span: None, val }
-}
-
-impl<'de> Visitor<'de> for NodeVisitor {
-    type Value = Node;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a TOML value")
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Node, E> {
-        Ok(leaf(Val::Bool(v)))
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Node, E> {
-        Ok(leaf(Val::Int(v)))
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Node, E> {
-        Ok(leaf(match i64::try_from(v) {
-            Ok(i) => Val::Int(i),
-            Err(_) => Val::Float(v as f64),
-        }))
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Node, E> {
-        Ok(leaf(Val::Float(v)))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Node, E> {
-        Ok(leaf(Val::Str(v.to_owned())))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Node, E> {
-        Ok(leaf(Val::Str(v)))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
-        let mut items = Vec::new();
-        while let Some(n) = seq.next_element_seed(NodeSeed { spanned: true })? {
-            items.push(n);
-        }
-        Ok(leaf(Val::Array(items)))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
-        let Some(first) = map.next_key_seed(KeySeed)? else {
-            return Ok(leaf(Val::Table(Vec::new())));
-        };
-        if first.span.is_none() {
-            if let Some((_, fields)) = spanned_protocol() {
-                if first.name == fields[0] {
-                    return spanned_node(map, fields);
-                }
-            }
-            if first.name.starts_with("$__toml_private_datetime") {
-                let s: String = map.next_value()?;
-                return Ok(leaf(Val::Datetime(s)));
-            }
-        }
-        let mut entries = Vec::new();
-        let mut key = Some(first);
-        while let Some(k) = key {
-            let node = map.next_value_seed(NodeSeed { spanned: true })?;
-            entries.push(Entry {
-                key: k.name,
-                key_span: k.span,
-                node,
-            });
-            key = map.next_key_seed(KeySeed)?;
-        }
-        Ok(leaf(Val::Table(entries)))
-    }
-}
-
-/// The rest of a spanned value after its first (start) key.
-fn spanned_node<'de, A: MapAccess<'de>>(
-    mut map: A,
-    fields: &'static [&'static str],
-) -> Result<Node, A::Error> {
-    let start: usize = map.next_value()?;
-    let mut end = start;
-    let mut node = None;
-    while let Some(k) = map.next_key::<String>()? {
-        if k == fields[1] {
-            end = map.next_value()?;
-        } else if k == fields[2] {
-            node = Some(map.next_value_seed(NodeSeed { spanned: false })?);
-        } else {
-            return Err(de::Error::custom(format!(
-                "unexpected key {k} in a spanned value"
-            )));
-        }
-    }
-    let node = node.ok_or_else(|| de::Error::custom("spanned value without a value"))?;
-    Ok(Node {
-        span: Some(start..end.max(start)),
-        val: node.val,
-    })
-}
-
-struct Key {
-    name: String,
-    span: Option<Range<usize>>,
-}
-
-/// Deserializes a table key, with its span when the deserializer has one.
-struct KeySeed;
-
-impl<'de> DeserializeSeed<'de> for KeySeed {
-    type Value = Key;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Key, D::Error> {
-        match spanned_protocol() {
-            Some((name, fields)) => d.deserialize_struct(name, fields, KeyVisitor),
-            None => d.deserialize_any(KeyVisitor),
-        }
-    }
-}
-
-struct KeyVisitor;
-
-impl<'de> Visitor<'de> for KeyVisitor {
-    type Value = Key;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a key")
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
-        Ok(Key {
-            name: v.to_owned(),
-            span: None,
+fn entries(t: &dyn TableLike) -> Vec<Entry> {
+    t.iter()
+        .map(|(key, item)| Entry {
+            key: key.to_owned(),
+            key_span: t.get_key_value(key).and_then(|(k, _)| k.span()),
+            node: item_node(item),
         })
-    }
+        .collect()
+}
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Key, A::Error> {
-        let Some((_, fields)) = spanned_protocol() else {
-            return Err(de::Error::custom("a table where a key was expected"));
-        };
-        let (mut start, mut end, mut name) = (None, None, None);
-        while let Some(k) = map.next_key::<String>()? {
-            if k == fields[0] {
-                start = Some(map.next_value::<usize>()?);
-            } else if k == fields[1] {
-                end = Some(map.next_value::<usize>()?);
-            } else if k == fields[2] {
-                name = Some(map.next_value::<String>()?);
-            } else {
-                return Err(de::Error::custom(format!(
-                    "unexpected key {k} in a spanned key"
-                )));
-            }
-        }
-        let name = name.ok_or_else(|| de::Error::custom("spanned key without a name"))?;
-        let span = match (start, end) {
-            (Some(s), Some(e)) => Some(s..e.max(s)),
-            (Some(s), None) => Some(s..s),
-            _ => None,
-        };
-        Ok(Key { name, span })
+fn item_node(item: &toml_edit::Item) -> Node {
+    let val = match item {
+        toml_edit::Item::Value(v) => return value_node(v),
+        toml_edit::Item::Table(t) => Val::Table(entries(t)),
+        toml_edit::Item::ArrayOfTables(a) => Val::Array(
+            a.iter()
+                .map(|t| Node {
+                    span: t.span(),
+                    val: Val::Table(entries(t)),
+                })
+                .collect(),
+        ),
+        // An absent value: the parser makes none.
+        toml_edit::Item::None => Val::Table(Vec::new()),
+    };
+    Node {
+        span: item.span(),
+        val,
+    }
+}
+
+fn value_node(v: &Value) -> Node {
+    let val = match v {
+        Value::String(s) => Val::Str(s.value().clone()),
+        Value::Integer(i) => Val::Int(*i.value()),
+        Value::Float(f) => Val::Float(*f.value()),
+        Value::Boolean(b) => Val::Bool(*b.value()),
+        Value::Datetime(d) => Val::Datetime(d.value().to_string()),
+        Value::Array(a) => Val::Array(a.iter().map(value_node).collect()),
+        Value::InlineTable(t) => Val::Table(entries(t)),
+    };
+    Node {
+        span: v.span(),
+        val,
     }
 }
 
