@@ -1,0 +1,44 @@
+//! `[machine]`: RAM and CPUs.
+
+use super::check::{opt, Cx, Res, Table};
+use super::values::{size, u32_in, SizeKind};
+use super::{MIB, PAGE};
+
+const MIN_RAM: u64 = 64 * MIB;
+const MAX_RAM: u64 = 4 << 40;
+const MAX_CPUS: i64 = 4096;
+const MACHINE_KEYS: &[&str] = &["ram", "cpus"];
+
+pub(super) fn machine(cx: &Cx<'_>, t: &Table<'_>) -> Res<(u64, u32)> {
+    t.check_keys(cx, MACHINE_KEYS, "[machine]")?;
+    let item = t.required(cx, "ram", "the machine's RAM as a size such as \"4G\"")?;
+    let ram = size(cx, &item, SizeKind::Size, None)?;
+    if ram < MIN_RAM {
+        return Err(item.fail(
+            cx,
+            format!(
+                "RAM too small for the zones and watermarks: need at least 64M, found {ram} bytes"
+            ),
+        ));
+    }
+    if ram > MAX_RAM {
+        return Err(item.fail(cx, format!("RAM too large: at most 4T, found {ram} bytes")));
+    }
+    if ram % PAGE != 0 {
+        return Err(item.fail(
+            cx,
+            format!("RAM must be a whole number of 4096-byte pages, found {ram} bytes"),
+        ));
+    }
+    let cpus = match opt(t, "cpus") {
+        Some(item) => u32_in(
+            cx,
+            &item,
+            1,
+            MAX_CPUS as u32,
+            "a CPU count, an integer from 1 to 4096",
+        )?,
+        None => 4,
+    };
+    Ok((ram, cpus))
+}

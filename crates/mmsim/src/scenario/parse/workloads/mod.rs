@@ -1,0 +1,233 @@
+//! `[[workload]]`: what runs on the machine. This module reads the list and the keys
+//! every workload has (`type`, `name`, `start`) and hands the rest to the module of the
+//! workload's type; it also checks the workloads' memory together against RAM + swap and
+//! gives unnamed ones their default names.
+
+mod files;
+mod mem_eater;
+mod memcachetest;
+mod parallelio;
+
+use std::ops::Range;
+
+use super::check::{
+    array_of_tables, describe, nearest, opt, quoted_list, unknown_key, with_suggestion, Cx, Item,
+    Res, Table,
+};
+use super::values::{string, time};
+use crate::scenario::{BlockDevice, Workload, WorkloadKind};
+
+const WORKLOAD_TYPES: &[&str] = &[
+    "memcachetest",
+    "mem_eater",
+    "dd",
+    "cat",
+    "mmap",
+    "parallelio",
+    "sync",
+];
+const COMMON_WORKLOAD_KEYS: &[&str] = &["type", "name", "start"];
+
+/// The `[[workload]]` tables, checked together against RAM + swap and for unique names.
+pub(super) fn workloads(
+    cx: &Cx<'_>,
+    item: &Item<'_>,
+    ram: u64,
+    swap: u64,
+    devices: &[BlockDevice],
+) -> Res<Vec<Workload>> {
+    let limit = u128::from(ram) + u128::from(swap);
+    let mut total: u128 = 0;
+    let mut out: Vec<Workload> = Vec::new();
+    // The explicit name of each workload, if it has one.
+    let mut explicit: Vec<Option<String>> = Vec::new();
+    for t in array_of_tables(cx, item, "workload")? {
+        let t = t?;
+        let (w, mem_item, mem, name) = workload(cx, &t, ram, devices)?;
+        total += u128::from(mem);
+        if total > limit {
+            let (span, key) = match mem_item {
+                Some((span, key)) => (span, key),
+                None => (t.span, t.key_path("pool")),
+            };
+            return Err(cx.fail(
+                span,
+                &key,
+                format!(
+                    "more memory asked than can exist: the workloads up to {} need {total} bytes, but RAM + swap is {limit} bytes",
+                    t.path
+                ),
+            ));
+        }
+        out.push(w);
+        let name = match name {
+            Some((n, span)) => {
+                if let Some(j) = explicit
+                    .iter()
+                    .position(|e| e.as_deref() == Some(n.as_str()))
+                {
+                    return Err(cx.fail(
+                        span,
+                        &t.key_path("name"),
+                        format!("duplicate workload name \"{n}\": workload[{j}] already has it; names must be unique"),
+                    ));
+                }
+                Some(n)
+            }
+            None => None,
+        };
+        explicit.push(name);
+    }
+    assign_names(&mut out, &explicit);
+    Ok(out)
+}
+
+/// Unnamed workloads get their type name, then `-2`, `-3`... skipping names already taken.
+fn assign_names(out: &mut [Workload], explicit: &[Option<String>]) {
+    let mut used: Vec<String> = explicit.iter().flatten().cloned().collect();
+    let mut next: Vec<(&'static str, u64)> = Vec::new();
+    for (w, name) in out.iter_mut().zip(explicit) {
+        if name.is_some() {
+            continue;
+        }
+        let ty = match w.kind {
+            WorkloadKind::MemEater { .. } => "mem_eater",
+            WorkloadKind::Memcachetest(_) => "memcachetest",
+            WorkloadKind::Dd(_) => "dd",
+            WorkloadKind::Cat { .. } => "cat",
+            WorkloadKind::Parallelio(_) => "parallelio",
+            WorkloadKind::Sync => "sync",
+            WorkloadKind::Mmap(_) => "mmap",
+        };
+        let idx = match next.iter().position(|(t, _)| *t == ty) {
+            Some(i) => i,
+            None => {
+                next.push((ty, 1));
+                next.len() - 1
+            }
+        };
+        loop {
+            let n = next[idx].1;
+            next[idx].1 += 1;
+            let candidate = if n == 1 {
+                ty.to_string()
+            } else {
+                format!("{ty}-{n}")
+            };
+            if !used.contains(&candidate) {
+                used.push(candidate.clone());
+                w.name = candidate;
+                break;
+            }
+        }
+    }
+}
+
+/// Where a workload's memory figure came from: the value's span and its key path.
+pub(super) type MemSource<'a> = Option<(Option<&'a Range<usize>>, String)>;
+
+/// An explicit workload name and where it is.
+type NameSource<'a> = Option<(String, Option<&'a Range<usize>>)>;
+
+/// One workload; also returns where its memory figure is, the memory, and its explicit name.
+fn workload<'a>(
+    cx: &Cx<'_>,
+    t: &Table<'a>,
+    ram: u64,
+    devices: &[BlockDevice],
+) -> Res<(Workload, MemSource<'a>, u64, NameSource<'a>)> {
+    let ty_item = t.required(
+        cx,
+        "type",
+        &format!("the workload type, {}", quoted_list(WORKLOAD_TYPES)),
+    )?;
+    let ty = string(
+        cx,
+        &ty_item,
+        &format!(
+            "the workload type as a string, {}",
+            quoted_list(WORKLOAD_TYPES)
+        ),
+    )?;
+    const TYPES: [(&str, &[&str]); 7] = [
+        ("memcachetest", memcachetest::KEYS),
+        ("mem_eater", mem_eater::KEYS),
+        ("dd", files::DD_KEYS),
+        ("cat", files::CAT_KEYS),
+        ("mmap", files::MMAP_KEYS),
+        ("parallelio", parallelio::KEYS),
+        ("sync", &[]),
+    ];
+    let Some(&(_, own)) = TYPES.iter().find(|(name, _)| *name == ty) else {
+        let e = ty_item.fail(
+            cx,
+            format!(
+                "unknown workload type \"{ty}\": expected {}",
+                quoted_list(WORKLOAD_TYPES)
+            ),
+        );
+        return Err(with_suggestion(e, nearest(ty, WORKLOAD_TYPES)));
+    };
+    // A key of another type (that this type does not share) gets a message naming its type.
+    let other_type = |key: &str| -> Option<&str> {
+        TYPES
+            .iter()
+            .find(|(name, keys)| *name != ty && keys.contains(&key) && !own.contains(&key))
+            .map(|(name, _)| *name)
+    };
+    let allowed: Vec<&str> = COMMON_WORKLOAD_KEYS.iter().chain(own).copied().collect();
+    for e in t.entries {
+        if allowed.contains(&e.key.as_str()) {
+            continue;
+        }
+        if let Some(other_name) = other_type(&e.key) {
+            return Err(cx.fail(
+                e.key_span.as_ref().or(e.node.span.as_ref()),
+                &t.key_path(&e.key),
+                format!(
+                    "key '{}' belongs to {other_name} workloads, but this workload has type = \"{ty}\"; expected one of: {}",
+                    e.key,
+                    allowed.join(", ")
+                ),
+            ));
+        }
+        return Err(unknown_key(cx, t, e, &allowed, &format!("a {ty} workload")));
+    }
+
+    let name = match opt(t, "name") {
+        Some(item) => {
+            let s = string(cx, &item, "a workload name as a string")?;
+            if s.trim().is_empty() || s.chars().any(char::is_control) {
+                return Err(item.fail(
+                    cx,
+                    format!(
+                        "expected a non-empty workload name without control characters, found {}",
+                        describe(&item.node.val)
+                    ),
+                ));
+            }
+            Some((s.to_owned(), item.span()))
+        }
+        None => None,
+    };
+    let start = match opt(t, "start") {
+        Some(item) => time(cx, &item)?,
+        None => 0,
+    };
+
+    let (kind, mem_src, mem) = match ty {
+        "memcachetest" => memcachetest::memcachetest(cx, t, ram)?,
+        "mem_eater" => mem_eater::mem_eater(cx, t, ram)?,
+        "cat" => (files::cat(cx, t, devices)?, None, 0),
+        "mmap" => (files::mmap(cx, t, devices)?, None, 0),
+        "parallelio" => parallelio::parallelio(cx, t, ram, devices)?,
+        "sync" => (WorkloadKind::Sync, None, 0),
+        _ => (files::dd(cx, t, devices)?, None, 0),
+    };
+    let w = Workload {
+        name: name.as_ref().map_or_else(String::new, |(n, _)| n.clone()),
+        start,
+        kind,
+    };
+    Ok((w, mem_src, mem, name))
+}
