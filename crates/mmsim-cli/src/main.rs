@@ -105,9 +105,22 @@ enum Command {
     },
     /// List kernel presets and behaviour switches, with what each models.
     Kernels,
-    /// Benchmark: simulated page events per second and resident bytes per simulated page,
-    /// on examples/anon-pressure.toml under 3.9 (single-threaded).
-    Bench,
+    /// Benchmark: simulated seconds per wall second and what the simulator did in them, on
+    /// an anonymous-memory scenario and a file-path one under 3.9 (single-threaded); each
+    /// figure is the median of several runs after a warm-up, with its spread.
+    Bench {
+        /// Measured runs of each scenario, after one warm-up run that is not counted.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+        runs: u32,
+        /// Which scenario: anon (examples/anon-pressure.toml), file (a parallelio step:
+        /// dd, the flusher, the block queue, reclaim of file pages) or all.
+        #[arg(long, value_name = "NAME", default_value = "all", value_parser = ["anon", "file", "all"])]
+        scenario: String,
+        /// Short versions of the scenarios, for tests (their figures do not compare with
+        /// the full ones).
+        #[arg(long)]
+        quick: bool,
+    },
     /// Check a scenario file without running it, and predict the host memory a run needs.
     Validate {
         /// The scenario file (TOML).
@@ -218,7 +231,19 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Bench => bench(),
+        Command::Bench {
+            runs,
+            scenario,
+            quick,
+        } => {
+            use mmsim::bench::{Kind, Size};
+            let kinds = match Kind::from_name(&scenario) {
+                Some(k) => vec![k],
+                None => Kind::ALL.to_vec(),
+            };
+            let size = if quick { Size::Quick } else { Size::Full };
+            bench(&kinds, size, runs)
+        }
         Command::Reproduce {
             experiment,
             fast,
@@ -688,44 +713,204 @@ unsafe impl GlobalAlloc for CountingAlloc {
 #[global_allocator]
 static GLOBAL: CountingAlloc = CountingAlloc;
 
-/// `mmsim bench`: wall-clock timing lives here, never in the simulator.
-fn bench() -> anyhow::Result<()> {
-    let s = mmsim::bench::scenario();
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
-    let t = std::time::Instant::now();
-    let mut wall = 0.0;
-    let mut peak = 0;
-    let c = mmsim::bench::run(&s, || {
-        wall = t.elapsed().as_secs_f64();
-        peak = PEAK.load(Ordering::Relaxed) - base;
-    })?;
+/// `mmsim bench`: wall-clock timing and host memory are measured here, never in the
+/// simulator. Each scenario runs once to warm up (caches, the allocator's arenas), then
+/// `runs` times; every figure is the median over those runs with its spread.
+fn bench(kinds: &[mmsim::bench::Kind], size: mmsim::bench::Size, runs: u32) -> anyhow::Result<()> {
     println!(
-        "scenario:   examples/anon-pressure.toml, kernel 3.9, seed {}",
-        s.run.seed
+        "mmsim bench: {runs} run{} of each scenario after one warm-up run, one thread; \
+         times are medians, ±median absolute deviation [min–max] over the runs",
+        if runs == 1 { "" } else { "s" }
     );
-    println!(
-        "simulated:  {:.1} s on {} page frames",
-        c.simulated_seconds, c.frames
-    );
-    println!(
-        "events:     {} page events ({} touched, {} scanned, {} swap IO)",
-        c.events(),
-        c.touched,
-        c.scanned,
-        c.io
-    );
-    println!("wall:       {wall:.3} s");
-    println!(
-        "speed:      {:.1} million page events per second",
-        c.events() as f64 / wall / 1e6
-    );
-    println!(
-        "memory:     {:.1} bytes per simulated page (peak heap {:.1} MiB)",
-        peak as f64 / c.frames as f64,
-        peak as f64 / (1 << 20) as f64
-    );
+    for &kind in kinds {
+        let s = kind.scenario(size);
+        let name = kind.name();
+        let run = || measure(&s).map_err(|e| anyhow::anyhow!("bench {name}: {e}"));
+        let warm_up = run()?;
+        let mut measured = Vec::new();
+        for i in 1..=runs {
+            let m = run()?;
+            anyhow::ensure!(
+                m.counts == warm_up.counts,
+                "bench {name}: run {i} counted differently from the warm-up run; the \
+                 simulation is not deterministic"
+            );
+            measured.push(m);
+        }
+        print!("\n{}", bench_report(kind, size, &measured));
+    }
     Ok(())
+}
+
+/// What one benchmark run measured.
+struct Measured {
+    counts: mmsim::bench::BenchCounts,
+    /// Wall seconds building the machine.
+    boot: f64,
+    /// Wall seconds running it.
+    run: f64,
+    /// Peak live heap bytes from boot to the end of the run, above what was live before.
+    heap: u64,
+    /// VmHWM at the end of the run, reset before it if the host allows.
+    rss: Option<u64>,
+    /// Whether VmHWM was reset before the run (else it is the process's peak so far).
+    rss_reset: bool,
+}
+
+fn measure(s: &Scenario) -> Result<Measured, sim::SimError> {
+    let rss_reset = reset_peak_rss();
+    let (mut t, mut boot, mut run) = (std::time::Instant::now(), 0.0, 0.0);
+    let (mut base, mut heap, mut rss) = (0, 0, None);
+    let counts = mmsim::bench::run(s, |stage| match stage {
+        mmsim::bench::Stage::Start => {
+            base = LIVE.load(Ordering::Relaxed);
+            PEAK.store(base, Ordering::Relaxed);
+            t = std::time::Instant::now();
+        }
+        mmsim::bench::Stage::Booted => {
+            boot = t.elapsed().as_secs_f64();
+            t = std::time::Instant::now();
+        }
+        mmsim::bench::Stage::Ran => {
+            run = t.elapsed().as_secs_f64();
+            heap = PEAK.load(Ordering::Relaxed) - base;
+            rss = peak_rss();
+        }
+    })?;
+    Ok(Measured {
+        counts,
+        boot,
+        run,
+        heap: heap as u64,
+        rss,
+        rss_reset,
+    })
+}
+
+/// Reset the process's peak resident set (`VmHWM`) to its current size (Linux 4.0 on).
+fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// The process's peak resident set in bytes (`VmHWM` of /proc/self/status).
+fn peak_rss() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// One scenario's figures: counts (the same in every run), and per wall second of run
+/// time their medians and spreads.
+fn bench_report(kind: mmsim::bench::Kind, size: mmsim::bench::Size, ms: &[Measured]) -> String {
+    use mmsim::bench::Spread;
+    let spread = |f: &dyn Fn(&Measured) -> f64| {
+        Spread::of(&ms.iter().map(f).collect::<Vec<_>>()).expect("at least one run, no NaN")
+    };
+    let c = &ms[0].counts;
+    let mut out = format!("{}: {}\n", kind.name(), kind.describe(size));
+    out.push_str(&format!(
+        "  {:<17} {:.1} s on {} page frames\n",
+        "simulated", c.simulated_seconds, c.frames
+    ));
+    let speed = spread(&|m| c.simulated_seconds / m.run);
+    out.push_str(&format!(
+        "  {:<17} {} simulated s per wall s\n",
+        "speed",
+        show_spread(&speed, 1.0, "", 1)
+    ));
+    out.push_str(&format!(
+        "  {:<17} {} s\n",
+        "boot",
+        show_spread(&spread(&|m| m.boot), 1.0, "", 3)
+    ));
+    out.push_str(&format!(
+        "  {:<17} {} s\n",
+        "run",
+        show_spread(&spread(&|m| m.run), 1.0, "", 3)
+    ));
+    out.push_str(&format!(
+        "  {:<17} {:>12}   per wall s of run\n",
+        "", "count"
+    ));
+    for (name, n) in c.figures() {
+        let rate = spread(&|m| n as f64 / m.run);
+        let (f, unit) = si_unit(rate.median);
+        // Three significant figures in the median.
+        let decimals = match rate.median * f {
+            x if x >= 100.0 => 0,
+            x if x >= 10.0 => 1,
+            _ => 2,
+        };
+        out.push_str(&format!(
+            "  {:<17} {:>12}   {}\n",
+            name,
+            n,
+            show_spread(&rate, f, unit, decimals)
+        ));
+    }
+    let a = c.accesses;
+    out.push_str(&format!(
+        "  accesses, each counted once: {} = {} page-table hits + {} that faulted (the kernel \
+         counted {} faults)\n",
+        a.total(),
+        a.hits,
+        a.faulted,
+        c.pgfault
+    ));
+    let mib = |b: f64| b / (1u64 << 20) as f64;
+    let heap = spread(&|m| m.heap as f64);
+    out.push_str(&format!(
+        "  {:<17} {:.1} bytes per frame ({} MiB; live heap above what was live before boot)\n",
+        "peak heap",
+        heap.median / c.frames as f64,
+        show_spread(&heap, mib(1.0), "", 1)
+    ));
+    if ms.iter().all(|m| m.rss.is_some()) {
+        let rss = spread(&|m| m.rss.unwrap_or(0) as f64);
+        let how = if ms.iter().all(|m| m.rss_reset) {
+            "VmHWM of the process, reset before each run"
+        } else {
+            "VmHWM of the process, which could not be reset between runs"
+        };
+        out.push_str(&format!(
+            "  {:<17} {:.1} bytes per frame ({} MiB; {how})\n",
+            "peak RSS",
+            rss.median / c.frames as f64,
+            show_spread(&rss, mib(1.0), "", 1)
+        ));
+    } else {
+        out.push_str(&format!(
+            "  {:<17} not available on this host\n",
+            "peak RSS"
+        ));
+    }
+    out
+}
+
+/// A rate's unit: millions, thousands or ones, chosen by its median.
+fn si_unit(x: f64) -> (f64, &'static str) {
+    if x >= 1e6 {
+        (1e-6, " M")
+    } else if x >= 1e3 {
+        (1e-3, " k")
+    } else {
+        (1.0, "")
+    }
+}
+
+/// `median ±mad [min–max]`, each scaled by `f`, with `decimals` decimals and `unit` after
+/// the median; just the median when every run gave the same figure.
+fn show_spread(s: &mmsim::bench::Spread, f: f64, unit: &str, decimals: usize) -> String {
+    let s = s.scaled(f);
+    let d = decimals;
+    if s.min == s.max {
+        return format!("{:.d$}{unit}", s.median);
+    }
+    format!(
+        "{:.d$}{unit} ±{:.d$} [{:.d$}–{:.d$}]",
+        s.median, s.mad, s.min, s.max
+    )
 }
 
 /// `mmsim kernels`: generated from the registry.

@@ -695,3 +695,57 @@ fn nfs_mounts_report_rpc_counts_and_times_per_operation() {
     assert!((avg - rtt / ops as f64).abs() < 1e-6, "{write}");
     assert!(v["nfs"]["nfs0"]["COMMIT"]["ops"].as_u64().unwrap() > 0);
 }
+
+/// `mmsim bench` prints every figure of each scenario (no timing is checked).
+#[test]
+fn bench_prints_each_named_figure_of_both_scenarios() {
+    let (code, out, err) = mmsim(&["bench", "--runs", "2", "--quick"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("2 runs of each scenario after one warm-up run"),
+        "{out}"
+    );
+    let sections: Vec<&str> = out.split("\n\n").skip(1).collect();
+    assert_eq!(sections.len(), 2, "{out}");
+    for (section, name) in sections.iter().zip(["anon:", "file:"]) {
+        assert!(section.starts_with(name), "{section}");
+        for figure in [
+            "simulated s per wall s",
+            "boot ",
+            "run ",
+            "page-table hits",
+            "minor faults",
+            "major faults",
+            "pages scanned",
+            "pages isolated",
+            "pages reclaimed",
+            "IO pages read",
+            "IO pages written",
+            "of which swap",
+            "accesses, each counted once",
+            "peak heap ",
+            "peak RSS ",
+            "bytes per frame",
+        ] {
+            assert!(
+                section.contains(figure),
+                "{figure} missing from:\n{section}"
+            );
+        }
+    }
+}
+
+#[test]
+fn bench_takes_one_scenario_and_refuses_an_unknown_one() {
+    let (code, out, err) = mmsim(&["bench", "--runs", "1", "--quick", "--scenario", "file"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("\nfile: ") && !out.contains("\nanon: "),
+        "{out}"
+    );
+    let (code, _, err) = mmsim(&["bench", "--scenario", "swap"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("anon") && err.contains("file"), "{err}");
+    let (code, _, err) = mmsim(&["bench", "--runs", "0"]);
+    assert_eq!(code, 2, "{err}");
+}

@@ -203,7 +203,8 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
             .then_some(scenario.workloads.len()),
         workloads_done: 0,
         workloads: Vec::new(),
-        pages_touched: 0,
+        accesses: Default::default(),
+        pages_isolated: 0,
         trace: None,
         reclaim_file_totals: Default::default(),
     };

@@ -149,7 +149,6 @@ pub enum Access {
 /// present PTE. No kernel code runs.
 #[inline]
 pub fn touch(k: &mut Kernel, mm: usize, vpn: u32, write: bool) -> Access {
-    k.pages_touched += 1;
     let m = &mut k.mms[mm];
     let (v, i) = m.find_vma(vpn).expect("vpn is mapped");
     let vma = &mut m.vmas[v];

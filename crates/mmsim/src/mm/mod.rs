@@ -184,8 +184,13 @@ pub struct Kernel {
     pub end_when_done: Option<usize>,
     /// Scenario workloads (the first slots of `workloads`) that have finished.
     pub workloads_done: usize,
-    /// Page accesses by workloads (hits and faults), for the benchmark's event count.
-    pub pages_touched: u64,
+    /// Workload accesses, each counted once (`workload::access`), for the benchmark; the
+    /// kernel never reads them.
+    pub accesses: crate::workload::AccessCounts,
+    /// mmsim: pages taken off the LRU lists by `isolate_lru_pages` (its `nr_taken`, active
+    /// and inactive lists), summed over the run, for the benchmark (3.9 has no vmstat event
+    /// for it, only the `mm_vmscan_lru_isolate` tracepoint); the kernel never reads it.
+    pub pages_isolated: u64,
     /// The trace sink, when tracing (`--trace`).
     pub trace: Option<trace::Tracer>,
     /// Counters the workloads keep (the kernel never reads them).

@@ -382,6 +382,7 @@ fn isolate_lru_pages(
         k.zones[zi].mod_stat(super::mmzone::Zone::lru_stat(lru), -1);
         out.push(pfn);
     }
+    k.pages_isolated += out.len as u64;
     if trace::enabled(k) {
         let mode = (clean_only as u32) | ((unmapped_only as u32) << 1);
         trace::mm_vmscan_lru_isolate(
