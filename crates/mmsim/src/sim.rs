@@ -478,7 +478,7 @@ fn advance_with(
                 next_report = now + 10 * SEC;
             }
         }
-        k.fatal.is_some() || k.end_when_done == Some(k.workloads_done)
+        k.stopping()
     });
     match &w.borrow().fatal {
         Some(msg) => Err(SimError::Invariant(msg.clone())),

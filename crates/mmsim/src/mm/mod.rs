@@ -204,6 +204,11 @@ impl SchedHost for Kernel {
     fn sched(&mut self) -> &mut Sched {
         &mut self.sched
     }
+
+    #[inline]
+    fn may_run_ahead(&self) -> bool {
+        !self.stopping()
+    }
 }
 
 /// The shared world handle every task holds.
@@ -220,6 +225,13 @@ impl Kernel {
         } else {
             0
         }
+    }
+
+    /// Whether the run must stop: an invariant broke, or the workloads whose end ends the
+    /// run (`[run] end = "workloads"`) have all finished.
+    #[inline]
+    pub fn stopping(&self) -> bool {
+        self.fatal.is_some() || self.end_when_done == Some(self.workloads_done)
     }
 
     /// Count an event.

@@ -357,6 +357,15 @@ pub fn wake_all_kswapd(k: &mut Kernel, order: u32, classzone: usize, list: &[usi
     }
 }
 
+/// [`alloc_pages`]' fast path alone, for a caller that cannot wait: the page
+/// `get_page_from_freelist` gives at the low watermark, traced as `alloc_pages` traces it.
+/// `None`, with nothing changed, when that finds none: then `alloc_pages` must run.
+pub fn alloc_pages_now(k: &mut Kernel, gfp: Gfp, order: u32) -> Option<Pfn> {
+    let pfn = get_page_from_freelist(k, gfp, order, af::WMARK_LOW)?;
+    super::trace::mm_page_alloc(k, Some(pfn), order, gfp);
+    Some(pfn)
+}
+
 /// `__alloc_pages_nodemask` and `__alloc_pages_slowpath` (3.9, order 0..3 always retry).
 pub async fn alloc_pages(w: &World, gfp: Gfp, order: u32) -> Result<Pfn, AllocError> {
     let r = alloc_pages_slowpath(w, gfp, order).await;

@@ -6,7 +6,9 @@
 //! `set_percent`% sets and the rest gets on uniformly random keys, for `duration`. A get of a
 //! key never set (only without population) is a miss and touches no item memory.
 
-use super::{access, enter, exit, killed, uniform, CpuDebt, Phase};
+use super::{
+    access_range, access_range_now, enter, exit, killed, killed_k, uniform_k, CpuDebt, Phase,
+};
 use crate::calibration::{MEMCACHETEST_OP_NS, PAGE_SIZE};
 use crate::engine::{Nanos, TaskId};
 use crate::mm::World;
@@ -125,26 +127,36 @@ async fn populate_share(
     let count = per + u64::from((i as u64) < rest);
     let mut debt = CpuDebt::default();
     for key in first..first + count {
-        if killed(w) {
-            exit(w, idx, idx);
-            return Err(());
-        }
-        let pages = {
-            let mut s = server.borrow_mut();
-            let slot = s.next_slot;
-            s.slot_of[key as usize] = slot;
-            s.next_slot += 1;
-            s.pages(slot)
-        };
-        for vpn in pages {
-            if access(w, idx, vpn, true, &mut debt).await.is_err() {
+        // What needs no wait is done in one borrow; the rest is awaited.
+        let rest = {
+            let mut k = w.borrow_mut();
+            if killed_k(&k) {
+                drop(k);
                 exit(w, idx, idx);
                 return Err(());
             }
+            let pages = {
+                let mut s = server.borrow_mut();
+                let slot = s.next_slot;
+                s.slot_of[key as usize] = slot;
+                s.next_slot += 1;
+                s.pages(slot)
+            };
+            access_range_now(&mut k, idx, pages.clone(), true, &mut debt)..pages.end
+        };
+        if !rest.is_empty() && access_range(w, idx, rest, true, &mut debt).await.is_err() {
+            exit(w, idx, idx);
+            return Err(());
         }
-        w.borrow_mut().workloads[idx].progress += 1;
         debt.user(MEMCACHETEST_OP_NS);
-        debt.maybe_flush(w).await;
+        let must_wait = {
+            let mut k = w.borrow_mut();
+            k.workloads[idx].progress += 1;
+            debt.maybe_flush_now(&mut k)
+        };
+        if must_wait {
+            debt.flush(w).await;
+        }
     }
     debt.flush(w).await;
     let last = {
@@ -184,35 +196,49 @@ pub async fn client(
     let mut debt = CpuDebt::default();
     let items = server.borrow().items();
     loop {
-        if killed(&w) {
-            return exit(&w, mm, idx);
-        }
-        if deadline.is_some_and(|d| w.borrow().sched.now() >= d) {
-            break;
-        }
-        let key = uniform(&w, items) as usize;
-        let is_set = uniform(&w, 100) < set_percent as u64;
-        let pages = {
-            let mut s = server.borrow_mut();
-            if s.slot_of[key] == u32::MAX && is_set {
-                s.slot_of[key] = s.next_slot;
-                s.next_slot += 1;
-            }
-            let slot = s.slot_of[key];
-            if slot == u32::MAX {
-                0..0
-            } else {
-                s.pages(slot)
-            }
-        };
-        for vpn in pages {
-            if access(&w, mm, vpn, is_set, &mut debt).await.is_err() {
+        // One operation. What needs no wait is done in one borrow with the choice of the
+        // key; the task awaits only where another task could run first.
+        let (rest, is_set) = {
+            let mut k = w.borrow_mut();
+            if killed_k(&k) {
+                drop(k);
                 return exit(&w, mm, idx);
             }
+            if deadline.is_some_and(|d| k.sched.now() >= d) {
+                break;
+            }
+            let key = uniform_k(&mut k, items) as usize;
+            let is_set = uniform_k(&mut k, 100) < set_percent as u64;
+            let pages = {
+                let mut s = server.borrow_mut();
+                if s.slot_of[key] == u32::MAX && is_set {
+                    s.slot_of[key] = s.next_slot;
+                    s.next_slot += 1;
+                }
+                let slot = s.slot_of[key];
+                if slot == u32::MAX {
+                    0..0
+                } else {
+                    s.pages(slot)
+                }
+            };
+            (
+                access_range_now(&mut k, mm, pages.clone(), is_set, &mut debt)..pages.end,
+                is_set,
+            )
+        };
+        if !rest.is_empty() && access_range(&w, mm, rest, is_set, &mut debt).await.is_err() {
+            return exit(&w, mm, idx);
         }
         debt.user(MEMCACHETEST_OP_NS);
-        w.borrow_mut().workloads[idx].ops += 1;
-        debt.maybe_flush(&w).await;
+        let must_wait = {
+            let mut k = w.borrow_mut();
+            k.workloads[idx].ops += 1;
+            debt.maybe_flush_now(&mut k)
+        };
+        if must_wait {
+            debt.flush(&w).await;
+        }
     }
     debt.flush(&w).await;
     let last = {
