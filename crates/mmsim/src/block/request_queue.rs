@@ -1,11 +1,10 @@
 //! The request queue of one device: request pools, congestion, merging, dispatch and
 //! completion (`block/blk-core.c`, `block/blk-merge.c`, `block/elevator.c`, 3.x).
 
-use std::collections::{BTreeMap, BTreeSet};
 
 use super::diskstats::DiskStats;
 use super::elevator::{Elevator, ElevatorKind};
-use super::{Bio, Class, Dir, IoContext, ReqId, Request};
+use super::{Bio, Class, Dir, IoContext, ReqId, ReqMap, Request};
 use crate::engine::{Nanos, MSEC};
 
 /// Default `nr_requests` per class: `BLKDEV_MAX_RQ` (`include/linux/blkdev.h`).
@@ -131,17 +130,48 @@ pub struct Completion {
     pub kick: bool,
 }
 
+/// A set of (sector, request) pairs, sorted as a `BTreeSet` of them would be, in a vector:
+/// a queue holds a few hundred requests at most, where a binary search and a short move
+/// cost less than a B-tree's walk from the root (the merge lookups run once per bio).
+#[derive(Debug, Default)]
+struct SectorIndex(Vec<(u64, ReqId)>);
+
+impl SectorIndex {
+    /// Add a pair (nothing if it is there already).
+    fn insert(&mut self, pair: (u64, ReqId)) {
+        if let Err(i) = self.0.binary_search(&pair) {
+            self.0.insert(i, pair);
+        }
+    }
+
+    /// Remove a pair (nothing if it is not there).
+    fn remove(&mut self, pair: &(u64, ReqId)) {
+        if let Ok(i) = self.0.binary_search(pair) {
+            self.0.remove(i);
+        }
+    }
+
+    /// The requests at `sector`, in id order.
+    fn at(&self, sector: u64) -> impl Iterator<Item = ReqId> + '_ {
+        let i = self.0.partition_point(|&(s, _)| s < sector);
+        self.0[i..]
+            .iter()
+            .take_while(move |&&(s, _)| s == sector)
+            .map(|&(_, id)| id)
+    }
+}
+
 /// The request queue of one device.
 #[derive(Debug)]
 pub struct RequestQueue {
     name: String,
     cfg: QueueConfig,
     elevator: Elevator,
-    /// Requests in the elevator, not yet dispatched.
-    queued: BTreeMap<ReqId, Request>,
+    /// Requests in the elevator, not yet dispatched (looked up by id, never iterated).
+    queued: ReqMap<Request>,
     /// Merge index: queued requests by (direction, start sector) and (direction, end).
-    by_start: [BTreeSet<(u64, ReqId)>; 2],
-    by_end: [BTreeSet<(u64, ReqId)>; 2],
+    by_start: [SectorIndex; 2],
+    by_end: [SectorIndex; 2],
     /// Allocated requests per class (queued + at the driver): `rl->count[sync]`.
     count: [u32; 2],
     full: [bool; 2],
@@ -172,9 +202,9 @@ impl RequestQueue {
             name: name.to_string(),
             cfg,
             elevator: Elevator::new(cfg.elevator, cfg.rotational, cfg.depth),
-            queued: BTreeMap::new(),
-            by_start: [BTreeSet::new(), BTreeSet::new()],
-            by_end: [BTreeSet::new(), BTreeSet::new()],
+            queued: ReqMap::default(),
+            by_start: Default::default(),
+            by_end: Default::default(),
             count: [0; 2],
             full: [false; 2],
             congested: [false; 2],
@@ -395,13 +425,10 @@ impl RequestQueue {
     /// A queued request that ends where `bio` starts and may take it (a back merge).
     fn back_merge_candidate(&self, bio: &Bio, ioc: IoContext) -> Option<ReqId> {
         let d = bio.dir.index();
-        self.by_end[d]
-            .range((bio.sector, 0)..=(bio.sector, ReqId::MAX))
-            .map(|&(_, id)| id)
-            .find(|&id| {
-                self.fits(self.queued[&id].nr_sectors, bio.nr_sectors)
-                    && self.elevator.allow_merge(id, bio.class(), ioc)
-            })
+        self.by_end[d].at(bio.sector).find(|&id| {
+            self.fits(self.queued[&id].nr_sectors, bio.nr_sectors)
+                && self.elevator.allow_merge(id, bio.class(), ioc)
+        })
     }
 
     /// A queued request that starts where `bio` ends and may take it (a front merge), if
@@ -412,13 +439,10 @@ impl RequestQueue {
         }
         let d = bio.dir.index();
         let end = bio.end();
-        self.by_start[d]
-            .range((end, 0)..=(end, ReqId::MAX))
-            .map(|&(_, id)| id)
-            .find(|&id| {
-                self.fits(self.queued[&id].nr_sectors, bio.nr_sectors)
-                    && self.elevator.allow_merge(id, bio.class(), ioc)
-            })
+        self.by_start[d].at(end).find(|&id| {
+            self.fits(self.queued[&id].nr_sectors, bio.nr_sectors)
+                && self.elevator.allow_merge(id, bio.class(), ioc)
+        })
     }
 
     /// Whether `bio` would merge into a queued request.
@@ -453,10 +477,7 @@ impl RequestQueue {
             self.by_end[d].remove(&(old_end, id));
             self.by_end[d].insert((end, id));
             // attempt_back_merge: the next request may now be adjacent.
-            let next = self.by_start[d]
-                .range((end, 0)..=(end, ReqId::MAX))
-                .map(|&(_, n)| n)
-                .find(|n| *n != id);
+            let next = self.by_start[d].at(end).find(|n| *n != id);
             let freed = next.and_then(|n| self.merge_requests(id, n, now));
             return Some(freed);
         }
@@ -471,10 +492,7 @@ impl RequestQueue {
         self.by_start[d].insert((bio.sector, id));
         self.elevator.front_merged(id, bio.sector, nr_sectors);
         // attempt_front_merge: a previous request may now end where this one starts.
-        let prev = self.by_end[d]
-            .range((bio.sector, 0)..=(bio.sector, ReqId::MAX))
-            .map(|&(_, p)| p)
-            .find(|p| *p != id);
+        let prev = self.by_end[d].at(bio.sector).find(|p| *p != id);
         let freed = prev.and_then(|p| self.merge_requests(p, id, now));
         Some(freed)
     }
@@ -561,6 +579,7 @@ impl RequestQueue {
 mod tests {
     use super::*;
     use crate::block::elevator::DeadlineTunables;
+    use std::collections::{BTreeMap, BTreeSet};
 
     fn wbio(sector: u64, nr: u32, tag: u64) -> Bio {
         Bio {
