@@ -1,7 +1,6 @@
 //! The request queue of one device: request pools, congestion, merging, dispatch and
 //! completion (`block/blk-core.c`, `block/blk-merge.c`, `block/elevator.c`, 3.x).
 
-
 use super::diskstats::DiskStats;
 use super::elevator::{Elevator, ElevatorKind};
 use super::{Bio, Class, Dir, IoContext, ReqId, ReqMap, Request};
@@ -148,6 +147,29 @@ impl SectorIndex {
     fn remove(&mut self, pair: &(u64, ReqId)) {
         if let Ok(i) = self.0.binary_search(pair) {
             self.0.remove(i);
+        }
+    }
+
+    /// Move a request's pair from `old` to `new` sector: [`SectorIndex::remove`] then
+    /// [`SectorIndex::insert`], in place when no other pair lies between the two.
+    fn relocate(&mut self, id: ReqId, old: u64, new: u64) {
+        let v = &mut self.0;
+        let (Ok(i), false) = (
+            v.binary_search(&(old, id)),
+            v.binary_search(&(new, id)).is_ok(),
+        ) else {
+            self.remove(&(old, id));
+            self.insert((new, id));
+            return;
+        };
+        let pair = (new, id);
+        let fits_left = i == 0 || v[i - 1] < pair;
+        let fits_right = i + 1 == v.len() || pair < v[i + 1];
+        if fits_left && fits_right {
+            v[i] = pair;
+        } else {
+            v.remove(i);
+            self.insert(pair);
         }
     }
 
@@ -474,8 +496,7 @@ impl RequestQueue {
             let end = rq.end();
             let nr_sectors = rq.nr_sectors;
             self.elevator.back_merged(id, nr_sectors);
-            self.by_end[d].remove(&(old_end, id));
-            self.by_end[d].insert((end, id));
+            self.by_end[d].relocate(id, old_end, end);
             // attempt_back_merge: the next request may now be adjacent.
             let next = self.by_start[d].at(end).find(|n| *n != id);
             let freed = next.and_then(|n| self.merge_requests(id, n, now));
@@ -488,8 +509,7 @@ impl RequestQueue {
         rq.nr_sectors += bio.nr_sectors;
         rq.tags.insert(0, bio.tag);
         let nr_sectors = rq.nr_sectors;
-        self.by_start[d].remove(&(old_sector, id));
-        self.by_start[d].insert((bio.sector, id));
+        self.by_start[d].relocate(id, old_sector, bio.sector);
         self.elevator.front_merged(id, bio.sector, nr_sectors);
         // attempt_front_merge: a previous request may now end where this one starts.
         let prev = self.by_end[d].at(bio.sector).find(|p| *p != id);
@@ -512,8 +532,7 @@ impl RequestQueue {
         keep.tags.append(&mut gone.tags);
         keep.start_time = keep.start_time.min(gone.start_time);
         let (dir, new_end, nr_sectors) = (keep.dir, keep.end(), keep.nr_sectors);
-        self.by_end[dir.index()].remove(&(old_end, rq));
-        self.by_end[dir.index()].insert((new_end, rq));
+        self.by_end[dir.index()].relocate(rq, old_end, new_end);
         self.elevator.merged_requests(rq, next, nr_sectors);
         self.stats.account_request_merge(now);
         self.recycle_tags(gone.tags);
@@ -580,6 +599,51 @@ mod tests {
     use super::*;
     use crate::block::elevator::DeadlineTunables;
     use std::collections::{BTreeMap, BTreeSet};
+
+    /// The merge index holds what a `BTreeSet` of the same pairs would, in the same
+    /// order, through inserts, removals and relocations (in place or not), and finds the
+    /// requests at a sector as a range of the set would.
+    #[test]
+    fn the_sector_index_behaves_as_a_btree_set_of_its_pairs() {
+        let mut idx = SectorIndex::default();
+        let mut set = BTreeSet::new();
+        let mut x: u64 = 7;
+        let mut next = |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        for _ in 0..5000 {
+            let (sector, id) = (next(64), next(16));
+            match next(3) {
+                0 => {
+                    idx.insert((sector, id));
+                    set.insert((sector, id));
+                }
+                1 => {
+                    idx.remove(&(sector, id));
+                    set.remove(&(sector, id));
+                }
+                _ => {
+                    // Small moves (a merge grows a request) and large ones.
+                    let new = if next(2) == 0 {
+                        sector + next(3)
+                    } else {
+                        next(64)
+                    };
+                    idx.relocate(id, sector, new);
+                    set.remove(&(sector, id));
+                    set.insert((new, id));
+                }
+            }
+            assert_eq!(idx.0, set.iter().copied().collect::<Vec<_>>());
+            let s = next(64);
+            assert!(idx
+                .at(s)
+                .eq(set.range((s, 0)..=(s, ReqId::MAX)).map(|&(_, id)| id)));
+        }
+    }
 
     fn wbio(sector: u64, nr: u32, tag: u64) -> Bio {
         Bio {
