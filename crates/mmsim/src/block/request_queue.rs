@@ -154,23 +154,18 @@ impl SectorIndex {
     /// [`SectorIndex::insert`], in place when no other pair lies between the two.
     fn relocate(&mut self, id: ReqId, old: u64, new: u64) {
         let v = &mut self.0;
-        let (Ok(i), false) = (
-            v.binary_search(&(old, id)),
-            v.binary_search(&(new, id)).is_ok(),
-        ) else {
-            self.remove(&(old, id));
-            self.insert((new, id));
-            return;
-        };
         let pair = (new, id);
-        let fits_left = i == 0 || v[i - 1] < pair;
-        let fits_right = i + 1 == v.len() || pair < v[i + 1];
-        if fits_left && fits_right {
-            v[i] = pair;
-        } else {
+        if let Ok(i) = v.binary_search(&(old, id)) {
+            // Between its neighbours, the new pair is nowhere else in the sorted set.
+            let fits_left = i == 0 || v[i - 1] < pair;
+            let fits_right = i + 1 == v.len() || pair < v[i + 1];
+            if fits_left && fits_right {
+                v[i] = pair;
+                return;
+            }
             v.remove(i);
-            self.insert(pair);
         }
+        self.insert(pair);
     }
 
     /// The requests at `sector`, in id order.

@@ -184,6 +184,28 @@ pub fn touch_range(k: &mut Kernel, mm: usize, vpns: std::ops::Range<u32>, write:
     vpn
 }
 
+/// Ask the host CPU to bring `x` into its cache (a hint: no effect on what is computed).
+#[inline]
+pub fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch never faults and reads nothing the program sees.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
+/// [`prefetch`] the PTE of `vpn` in `mm`, if it is mapped.
+#[inline]
+pub fn prefetch_pte(k: &Kernel, mm: usize, vpn: u32) {
+    let m = &k.mms[mm];
+    if let Some((v, i)) = m.find_vma(vpn) {
+        prefetch(&m.vmas[v].ptes[i]);
+    }
+}
+
 /// Result of a fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FaultCost {

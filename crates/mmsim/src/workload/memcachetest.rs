@@ -7,11 +7,12 @@
 //! key never set (only without population) is a miss and touches no item memory.
 
 use super::{
-    access_range, access_range_now, enter, exit, killed, killed_k, uniform_k, CpuDebt, Phase,
+    access_range, access_range_now, enter, exit, killed, killed_k, uniform_k, uniform_rng, CpuDebt,
+    Phase,
 };
 use crate::calibration::{MEMCACHETEST_OP_NS, PAGE_SIZE};
 use crate::engine::{Nanos, TaskId};
-use crate::mm::World;
+use crate::mm::{Kernel, World};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -184,6 +185,25 @@ async fn populate_share(
     Ok(())
 }
 
+/// Warm the host's caches for the next operations while this one runs: an operation's
+/// time goes mostly to two cache misses, its item's slot and its page-table entry, both at
+/// random places. The next operations' keys are the run's next RNG draws, read from a copy
+/// of the RNG: the item slot two operations ahead, and the page-table entry of the next
+/// one (whose slot was warmed one operation ago). If another task draws first, the guess
+/// is wrong and only a prefetch is wasted; nothing the simulation computes depends on it.
+#[inline]
+fn prefetch_ahead(k: &Kernel, mm: usize, s: &Server, items: u64) {
+    let mut rng = k.rng.clone();
+    let next = uniform_rng(&mut rng, items) as usize;
+    uniform_rng(&mut rng, 100);
+    let after = uniform_rng(&mut rng, items) as usize;
+    crate::mm::memory::prefetch(&s.slot_of[after]);
+    let slot = s.slot_of[next];
+    if slot != u32::MAX {
+        crate::mm::memory::prefetch_pte(k, mm, s.pages(slot).start);
+    }
+}
+
 /// One client thread (with the server work it causes), until `deadline` if there is one.
 pub async fn client(
     w: World,
@@ -222,6 +242,7 @@ pub async fn client(
                     s.pages(slot)
                 }
             };
+            prefetch_ahead(&k, mm, &server.borrow(), items);
             (
                 access_range_now(&mut k, mm, pages.clone(), is_set, &mut debt)..pages.end,
                 is_set,

@@ -331,9 +331,13 @@ pub fn uniform(w: &World, n: u64) -> u64 {
 /// [`uniform`] for a caller holding the kernel.
 #[inline]
 pub fn uniform_k(k: &mut Kernel, n: u64) -> u64 {
-    use rand_core::RngCore;
-    let r = k.rng.next_u64();
-    ((r as u128 * n as u128) >> 64) as u64
+    uniform_rng(&mut k.rng, n)
+}
+
+/// [`uniform`] from `rng`.
+#[inline]
+pub fn uniform_rng(rng: &mut impl rand_core::RngCore, n: u64) -> u64 {
+    ((rng.next_u64() as u128 * n as u128) >> 64) as u64
 }
 
 /// Whether the current task has been killed.
