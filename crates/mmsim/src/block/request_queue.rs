@@ -153,19 +153,35 @@ impl SectorIndex {
     /// Move a request's pair from `old` to `new` sector: [`SectorIndex::remove`] then
     /// [`SectorIndex::insert`], in place when no other pair lies between the two.
     fn relocate(&mut self, id: ReqId, old: u64, new: u64) {
-        let v = &mut self.0;
-        let pair = (new, id);
-        if let Ok(i) = v.binary_search(&(old, id)) {
-            // Between its neighbours, the new pair is nowhere else in the sorted set.
-            let fits_left = i == 0 || v[i - 1] < pair;
-            let fits_right = i + 1 == v.len() || pair < v[i + 1];
-            if fits_left && fits_right {
-                v[i] = pair;
-                return;
-            }
-            v.remove(i);
+        match self.0.binary_search(&(old, id)) {
+            Ok(i) => self.relocate_at(i, new),
+            Err(_) => self.insert((new, id)),
         }
-        self.insert(pair);
+    }
+
+    /// [`SectorIndex::relocate`] of the pair at position `i`.
+    fn relocate_at(&mut self, i: usize, new: u64) {
+        let v = &mut self.0;
+        let pair = (new, v[i].1);
+        // Between its neighbours, the new pair is nowhere else in the sorted set.
+        let fits_left = i == 0 || v[i - 1] < pair;
+        let fits_right = i + 1 == v.len() || pair < v[i + 1];
+        if fits_left && fits_right {
+            v[i] = pair;
+        } else {
+            v.remove(i);
+            self.insert(pair);
+        }
+    }
+
+    /// The first pair at `sector` whose request passes `ok`, with its position.
+    fn find_at(&self, sector: u64, mut ok: impl FnMut(ReqId) -> bool) -> Option<(ReqId, usize)> {
+        let i = self.0.partition_point(|&(s, _)| s < sector);
+        self.0[i..]
+            .iter()
+            .take_while(|&&(s, _)| s == sector)
+            .position(|&(_, id)| ok(id))
+            .map(|j| (self.0[i + j].1, i + j))
     }
 
     /// The requests at `sector`, in id order.
@@ -439,10 +455,11 @@ impl RequestQueue {
         a + b <= self.cfg.max_sectors
     }
 
-    /// A queued request that ends where `bio` starts and may take it (a back merge).
-    fn back_merge_candidate(&self, bio: &Bio, ioc: IoContext) -> Option<ReqId> {
+    /// A queued request that ends where `bio` starts and may take it (a back merge), with
+    /// its position in the end index.
+    fn back_merge_candidate(&self, bio: &Bio, ioc: IoContext) -> Option<(ReqId, usize)> {
         let d = bio.dir.index();
-        self.by_end[d].at(bio.sector).find(|&id| {
+        self.by_end[d].find_at(bio.sector, |id| {
             self.fits(self.queued[&id].nr_sectors, bio.nr_sectors)
                 && self.elevator.allow_merge(id, bio.class(), ioc)
         })
@@ -483,7 +500,7 @@ impl RequestQueue {
     /// `Some(freed)` on success.
     fn try_merge(&mut self, bio: &Bio, ioc: IoContext, now: Nanos) -> Option<Option<Release>> {
         let d = bio.dir.index();
-        if let Some(id) = self.back_merge_candidate(bio, ioc) {
+        if let Some((id, pos)) = self.back_merge_candidate(bio, ioc) {
             let rq = self.queued.get_mut(&id).expect("indexed request is queued");
             let old_end = rq.end();
             rq.nr_sectors += bio.nr_sectors;
@@ -491,7 +508,8 @@ impl RequestQueue {
             let end = rq.end();
             let nr_sectors = rq.nr_sectors;
             self.elevator.back_merged(id, nr_sectors);
-            self.by_end[d].relocate(id, old_end, end);
+            debug_assert_eq!(self.by_end[d].0[pos], (old_end, id));
+            self.by_end[d].relocate_at(pos, end);
             // attempt_back_merge: the next request may now be adjacent.
             let next = self.by_start[d].at(end).find(|n| *n != id);
             let freed = next.and_then(|n| self.merge_requests(id, n, now));

@@ -245,8 +245,16 @@ pub fn zonelist(k: &Kernel, _gfp: Gfp) -> (usize, [usize; MAX_NR_ZONES], usize) 
 /// `get_page_from_freelist`: the first zone in zonelist order that passes the watermark
 /// named by `flags`.
 pub fn get_page_from_freelist(k: &mut Kernel, gfp: Gfp, order: u32, flags: u32) -> Option<Pfn> {
-    let (classzone, list, n) = zonelist(k, gfp);
-    for &zi in &list[..n] {
+    // The zonelist's zones, walked in place (building the list as an array and copying it
+    // out cost a store-forwarding stall on every allocation).
+    let classzone = (0..=ZONE_NORMAL)
+        .rev()
+        .find(|&zi| k.zones[zi].populated())
+        .unwrap_or(ZONE_DMA32);
+    for zi in (0..=ZONE_NORMAL).rev() {
+        if !k.zones[zi].populated() {
+            continue;
+        }
         // 3.3+: on the fast path, a page-cache page for writing skips a zone already holding
         // its share of the dirty limit, so dirty pages spread over zones in proportion.
         if flags & af::WMARK_MASK == af::WMARK_LOW && gfp.has(Gfp::WRITE) && !zone_dirty_ok(k, zi) {
