@@ -185,22 +185,50 @@ async fn populate_share(
     Ok(())
 }
 
-/// Warm the host's caches for the next operations while this one runs: an operation's
-/// time goes mostly to two cache misses, its item's slot and its page-table entry, both at
-/// random places. The next operations' keys are the run's next RNG draws, read from a copy
-/// of the RNG: the item slot two operations ahead, and the page-table entry of the next
-/// one (whose slot was warmed one operation ago). If another task draws first, the guess
-/// is wrong and only a prefetch is wasted; nothing the simulation computes depends on it.
-#[inline]
-fn prefetch_ahead(k: &Kernel, mm: usize, s: &Server, items: u64) {
-    let mut rng = k.rng.clone();
-    let next = uniform_rng(&mut rng, items) as usize;
-    uniform_rng(&mut rng, 100);
-    let after = uniform_rng(&mut rng, items) as usize;
-    crate::mm::memory::prefetch(&s.slot_of[after]);
-    let slot = s.slot_of[next];
-    if slot != u32::MAX {
-        crate::mm::memory::prefetch_pte(k, mm, s.pages(slot).start);
+/// Warms the host's caches for a client's next operations while the current one runs: an
+/// operation's wall time goes mostly to two cache misses at random places, its item's slot
+/// and its page-table entry. The next operations' keys are the run's next RNG draws: a
+/// copy of the RNG runs [`Lookahead::DEPTH`] operations ahead, and each operation
+/// prefetches the slot of the last key drawn ahead and the PTE of the next operation
+/// (whose slot was prefetched operations ago). Another task's draw shows as a key that was
+/// not predicted, and the copy is taken again. Only the host's caches depend on this;
+/// nothing the simulation computes does.
+struct Lookahead {
+    rng: Option<rand_chacha::ChaCha8Rng>,
+    keys: std::collections::VecDeque<usize>,
+}
+
+impl Lookahead {
+    /// How many operations ahead the slots are prefetched.
+    const DEPTH: usize = 4;
+
+    fn new() -> Lookahead {
+        Lookahead {
+            rng: None,
+            keys: std::collections::VecDeque::with_capacity(Self::DEPTH + 1),
+        }
+    }
+
+    /// The operation on `key` is starting: prefetch for the ones after it.
+    #[inline]
+    fn advance(&mut self, k: &Kernel, mm: usize, s: &Server, items: u64, key: usize) {
+        if self.keys.pop_front() != Some(key) {
+            // Not predicted (the first operation, or another task drew): start again from
+            // where the run's RNG is now.
+            self.keys.clear();
+            self.rng = Some(k.rng.clone());
+        }
+        let rng = self.rng.as_mut().expect("set above");
+        while self.keys.len() < Self::DEPTH {
+            let next = uniform_rng(rng, items) as usize;
+            uniform_rng(rng, 100);
+            crate::mm::memory::prefetch(&s.slot_of[next]);
+            self.keys.push_back(next);
+        }
+        let slot = s.slot_of[self.keys[0]];
+        if slot != u32::MAX {
+            crate::mm::memory::prefetch_pte(k, mm, s.pages(slot).start);
+        }
     }
 }
 
@@ -215,6 +243,7 @@ pub async fn client(
 ) {
     let mut debt = CpuDebt::default();
     let items = server.borrow().items();
+    let mut ahead = Lookahead::new();
     loop {
         // One operation. What needs no wait is done in one borrow with the choice of the
         // key; the task awaits only where another task could run first.
@@ -242,7 +271,7 @@ pub async fn client(
                     s.pages(slot)
                 }
             };
-            prefetch_ahead(&k, mm, &server.borrow(), items);
+            ahead.advance(&k, mm, &server.borrow(), items, key);
             (
                 access_range_now(&mut k, mm, pages.clone(), is_set, &mut debt)..pages.end,
                 is_set,
