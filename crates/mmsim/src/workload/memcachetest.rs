@@ -189,8 +189,8 @@ async fn populate_share(
 /// operation's wall time goes mostly to two cache misses at random places, its item's slot
 /// and its page-table entry. The next operations' keys are the run's next RNG draws: a
 /// copy of the RNG runs [`Lookahead::DEPTH`] operations ahead, and each operation
-/// prefetches the slot of the last key drawn ahead and the PTE of the next operation
-/// (whose slot was prefetched operations ago). Another task's draw shows as a key that was
+/// prefetches the slot of the last key drawn ahead and the PTE of the operation after the
+/// next (whose slot was prefetched operations ago). Another task's draw shows as a key that was
 /// not predicted, and the copy is taken again. Only the host's caches depend on this;
 /// nothing the simulation computes does.
 struct Lookahead {
@@ -225,7 +225,7 @@ impl Lookahead {
             crate::mm::memory::prefetch(&s.slot_of[next]);
             self.keys.push_back(next);
         }
-        let slot = s.slot_of[self.keys[0]];
+        let slot = s.slot_of[self.keys[1]];
         if slot != u32::MAX {
             crate::mm::memory::prefetch_pte(k, mm, s.pages(slot).start);
         }
