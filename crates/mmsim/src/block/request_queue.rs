@@ -620,13 +620,7 @@ mod tests {
     fn the_sector_index_behaves_as_a_btree_set_of_its_pairs() {
         let mut idx = SectorIndex::default();
         let mut set = BTreeSet::new();
-        let mut x: u64 = 7;
-        let mut next = |n: u64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % n
-        };
+        let mut next = crate::test_numbers(7);
         for _ in 0..5000 {
             let (sector, id) = (next(64), next(16));
             match next(3) {

@@ -199,13 +199,7 @@ mod tests {
                 .find(|&&(f, _, l)| index >= f && index < f + l)
                 .map(|&(f, s, _)| s + (index - f) * 8)
         };
-        let mut x: u64 = 99;
-        let mut next = |n: u64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % n
-        };
+        let mut next = crate::test_numbers(99);
         for ordered in [true, false] {
             let mut ino = Inode::new("f", 0);
             let mut ext = Vec::new();

@@ -448,13 +448,7 @@ mod tests {
     /// some straddle both; over the test's run the mapping outgrows RAM, so faults also
     /// take the allocator's slow path, reclaim and swap-ins.
     fn runs(pages: u32) -> Vec<(std::ops::Range<u32>, bool)> {
-        let mut x: u64 = 12345;
-        let mut next = move |n: u64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % n
-        };
+        let mut next = crate::test_numbers(12345);
         let mut v = Vec::new();
         let mut frontier = 0;
         while frontier < pages {
