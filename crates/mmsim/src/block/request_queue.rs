@@ -811,6 +811,31 @@ mod tests {
     }
 
     #[test]
+    fn would_allocate_agrees_with_get_request_through_fill_batch_and_hard_cap() {
+        for nr in [4, 16, 128] {
+            let mut q = RequestQueue::new(
+                "sda",
+                QueueConfig {
+                    nr_requests: nr,
+                    ..QueueConfig::default()
+                },
+            );
+            let mut batch = BatchState::default();
+            for i in 0..u64::from(nr) * 2 {
+                // Now and then the task is woken from a wait and batches again.
+                if i % 7 == 6 {
+                    batch.start(i * MSEC);
+                }
+                let now = i * MSEC;
+                let would = q.would_allocate(Class::Async, Some(&batch), now);
+                let did = q.submit_bio_batching(wbio(i * 100, 8, i), Some(&mut batch), now);
+                assert_eq!(would, did == Submit::Queued, "nr {nr}, bio {i}: {did:?}");
+            }
+            assert_eq!(q.count(Class::Async), nr * 3 / 2, "up to the hard cap");
+        }
+    }
+
+    #[test]
     fn dispatch_respects_the_device_depth() {
         let mut q = queue();
         q.set_depth(2);

@@ -93,3 +93,38 @@ pub async fn wait_for_used_memory(w: &World, bytes: u64) {
     }
     sleep(w, 5 * SEC).await;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::SEC;
+    use crate::mm::page_alloc::{alloc_flags, get_page_from_freelist};
+    use crate::mm::vmstat::ZoneStat;
+    use crate::mm::Gfp;
+    use crate::sim::{boot_for_test, run_task};
+
+    #[test]
+    fn used_memory_counts_the_page_cache_as_2013_free_did() {
+        let w = boot_for_test(64, 0, "3.9");
+        // 4 MiB of page cache and nothing else allocated: "used" is MemTotal - MemFree.
+        let used = {
+            let mut k = w.borrow_mut();
+            for _ in 0..1024 {
+                let pfn =
+                    get_page_from_freelist(&mut k, Gfp::KERNEL, 0, alloc_flags::NO_WATERMARKS)
+                        .unwrap();
+                let zi = k.page_zone(pfn);
+                k.zones[zi].mod_stat(ZoneStat::nr_file_pages, 1);
+            }
+            let total: u64 = k.zones.iter().map(|z| z.managed_pages).sum();
+            (total - k.global_stat(ZoneStat::nr_free_pages)) * PAGE_SIZE
+        };
+        let w2 = w.clone();
+        run_task(&w, 20 * SEC, async move {
+            let start = w2.borrow().sched.now();
+            wait_for_used_memory(&w2, used).await;
+            // Reached at the first poll, then the 5 s sleep.
+            assert_eq!(w2.borrow().sched.now() - start, 5 * SEC);
+        });
+    }
+}

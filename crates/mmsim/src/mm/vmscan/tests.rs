@@ -1741,3 +1741,160 @@ fn kswapd_frees_ext3_pages_with_clean_buffers_without_io() {
         invariants::check(&k).expect("invariants after reclaim");
     }
 }
+
+/// A test machine whose swap is the last 256 MiB of an ext4 disk `sda` (one request queue
+/// for both, as in seed 000's layout).
+fn world_with_swap_on_sda(preset: &str) -> World {
+    let mut s = crate::sim::scenario_for_test(RAM_MIB, 256);
+    let mut sda = crate::scenario::BlockDevice::ext4_hdd("sda");
+    sda.size = 1 << 30;
+    s.machine.devices = vec![sda];
+    s.machine.swap.as_mut().unwrap().device = Some("sda".into());
+    let kernel = presets::resolve(preset, &[]).unwrap();
+    crate::sim::boot(&s, &kernel, 1).unwrap()
+}
+
+/// Fills `bdi`'s async request pool with one-page writes that merge with nothing (sectors
+/// far apart at the start of the disk), past the allocation that fills it and the batch
+/// that allocation allows; returns how many were queued. The writes carry no page, so the
+/// tests using this end before the disk completes any ([`POOL_TEST_END`]).
+fn fill_async_pool(k: &mut Kernel, bdi: usize) -> u32 {
+    let mut n = 0;
+    while backing_dev::try_submit_bio(k, bdi, file_write_bio(u64::from(n) * 1024, 0)) {
+        n += 1;
+    }
+    n
+}
+
+/// How long the request-pool tests run: their checks happen at time 0, and the run ends
+/// before the disk completes a request.
+const POOL_TEST_END: Nanos = 1;
+
+/// The current task's batching state, reset (its allowance used up long ago).
+fn stop_batching(k: &mut Kernel) {
+    let ioc = k.sched.current().0 as usize;
+    k.io_batch[ioc] = Default::default();
+}
+
+#[test]
+fn a_swap_write_queues_past_a_full_pool_only_by_merging_or_as_a_batcher() {
+    let w = world_with_swap_on_sda("3.9");
+    let w2 = w.clone();
+    run_task(&w, POOL_TEST_END, async move {
+        let mut k = w2.borrow_mut();
+        let bdi = k.swap_bdi.expect("swap on sda");
+        let (_, _, pfns) = anon_pages(&mut k, Lru::InactiveAnon, 3, false, 0);
+        for &p in &pfns {
+            assert!(swapfile::add_to_swap(&mut k, p));
+            assert_eq!(rmap::try_to_unmap(&mut k, p), rmap::Unmap::Success);
+        }
+        let slots: Vec<u32> = pfns.iter().map(|&p| k.pages.private[p as usize]).collect();
+        assert_eq!(
+            [slots[1], slots[2]],
+            [slots[0] + 1, slots[0] + 2],
+            "slots in a row"
+        );
+        let nr = k.bdis[bdi].queue.config().nr_requests;
+        assert!(
+            fill_async_pool(&mut k, bdi) > nr,
+            "the task that filled it batched on"
+        );
+        stop_batching(&mut k);
+        // A full pool and nothing queued beside slot 1: its write would sleep.
+        assert!(!page_io::swap_write_would_queue(&mut k, pfns[1]));
+        // Woken from that sleep, the task is a batcher and may allocate.
+        backing_dev::woken_for_request(&mut k);
+        assert!(page_io::swap_write_would_queue(&mut k, pfns[1]));
+        k.pages.set(pfns[1], PG_DIRTY);
+        assert_eq!(pageout(&mut k, pfns[1], true), Pageout::Success);
+        assert!(k.pages.test(pfns[1], PG_WRITEBACK));
+        // Its allowance gone, the task still queues the writes of the neighbouring slots:
+        // they merge into slot 1's request.
+        stop_batching(&mut k);
+        let queued = k.bdis[bdi].queue.count(crate::block::Class::Async);
+        for p in [pfns[2], pfns[0]] {
+            assert!(page_io::swap_write_would_queue(&mut k, p));
+            k.pages.set(p, PG_DIRTY);
+            assert_eq!(pageout(&mut k, p, true), Pageout::Success);
+        }
+        assert_eq!(
+            k.bdis[bdi].queue.count(crate::block::Class::Async),
+            queued,
+            "no new request"
+        );
+    });
+}
+
+#[test]
+fn shrink_one_page_sleeps_for_a_request_before_a_swap_write_that_would_not_queue() {
+    let w = world_with_swap_on_sda("3.9");
+    let w2 = w.clone();
+    run_task(&w, POOL_TEST_END, async move {
+        let mut k = w2.borrow_mut();
+        let bdi = k.swap_bdi.unwrap();
+        let (_, _, pfns) = anon_pages(&mut k, Lru::InactiveAnon, 1, false, 0);
+        fill_async_pool(&mut k, bdi);
+        stop_batching(&mut k);
+        let list = isolate_all(&mut k, &pfns);
+        let mut sc = sc_at(DEF_PRIORITY, true);
+        let mut st = PageListStats::default();
+        let v = shrink_one_page(&mut k, Z, &mut sc, &mut st, list.pfns[0], false);
+        assert_eq!(v, Verdict::WaitForRequest(bdi));
+        assert!(!k.pages.test(pfns[0], PG_WRITEBACK), "nothing written yet");
+        // Woken, it writes the page.
+        backing_dev::woken_for_request(&mut k);
+        let v = shrink_one_page(&mut k, Z, &mut sc, &mut st, list.pfns[0], false);
+        assert_eq!(v, Verdict::Keep);
+        assert!(k.pages.test(pfns[0], PG_WRITEBACK));
+    });
+}
+
+#[test]
+fn a_file_page_written_by_kswapd_waits_for_a_request_unless_its_write_would_queue() {
+    let w = world_with_swap_on_sda("3.9");
+    let w2 = w.clone();
+    run_task(&w, POOL_TEST_END, async move {
+        let mut k = w2.borrow_mut();
+        let bdi = 0;
+        let pfns = file_pages(&mut k, Lru::InactiveFile, 3);
+        let ino = k.pages.mapping[pfns[0] as usize] as usize;
+        k.inodes[ino].bdi = bdi;
+        // Pages 0 and 1 have blocks far from the pool's writes; page 2 is still delalloc.
+        let base = 1 << 20;
+        k.inodes[ino].add_extent(0, base, 2);
+        for &p in &pfns {
+            k.pages.set(p, PG_DIRTY);
+        }
+        fill_async_pool(&mut k, bdi);
+        stop_batching(&mut k);
+        assert_eq!(
+            file_write_waits_for_request(&mut k, pfns[0], true),
+            Some(bdi)
+        );
+        // Direct reclaim skips a congested queue instead (may_write_to_queue).
+        assert_eq!(file_write_waits_for_request(&mut k, pfns[0], false), None);
+        // ext4 does not write a delalloc page from reclaim: nothing to wait for.
+        assert_eq!(file_write_waits_for_request(&mut k, pfns[2], true), None);
+        // A clean page is not written.
+        k.pages.clear(pfns[1], PG_DIRTY);
+        assert_eq!(file_write_waits_for_request(&mut k, pfns[1], true), None);
+        k.pages.set(pfns[1], PG_DIRTY);
+        // Once page 0's write is queued (as a batcher), page 1's merges with it.
+        backing_dev::woken_for_request(&mut k);
+        assert_eq!(file_write_waits_for_request(&mut k, pfns[0], true), None);
+        assert!(clear_page_dirty_for_io_and_write(&mut k, pfns[0], bdi));
+        stop_batching(&mut k);
+        assert!(file_write_would_queue(&mut k, pfns[1], bdi));
+        assert_eq!(file_write_waits_for_request(&mut k, pfns[1], true), None);
+        // Page 2 has no block yet: its write could merge with nothing.
+        assert!(!file_write_would_queue(&mut k, pfns[2], bdi));
+    });
+}
+
+/// Reclaim's write of a dirty file page as kswapd's pageout does it; true if it went to
+/// the queue.
+fn clear_page_dirty_for_io_and_write(k: &mut Kernel, pfn: Pfn, bdi: usize) -> bool {
+    let queued = k.bdis[bdi].queue.queued();
+    assert_eq!(pageout(k, pfn, true), Pageout::Success);
+    k.bdis[bdi].queue.queued() > queued || k.pages.test(pfn, PG_WRITEBACK)
+}
