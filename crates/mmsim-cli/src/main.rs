@@ -95,6 +95,10 @@ enum Command {
         /// each estimated per-page CPU cost of reclaim halved and doubled.
         #[arg(long)]
         sensitivity: bool,
+        /// Base seed of the runs (default 1, the seed of the committed outputs); every
+        /// kernel runs on the same seeds. The report says when it is not the default.
+        #[arg(long)]
+        seed: Option<u64>,
         /// Runs at once, at least 1 (default: the number of CPUs). Results do not depend on
         /// it.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
@@ -251,6 +255,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             iterations,
             swap_on,
             sensitivity,
+            seed,
             jobs,
             json: json_path,
         } => {
@@ -267,6 +272,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 Some(_) => SwapOn::TestDisk,
                 None => p.swap_on,
             };
+            p.seed = seed.unwrap_or(p.seed);
             reproduce(
                 &experiment,
                 p,

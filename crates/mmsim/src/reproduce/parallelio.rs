@@ -539,6 +539,13 @@ impl Procedure {
                  tables sum the runs"
             }
         );
+        if self.seed != Procedure::published().seed {
+            out.push_str(&format!(
+                "Seed {} (the default is {}): the same procedure on other random keys.\n",
+                self.seed,
+                Procedure::published().seed
+            ));
+        }
         if *self != published {
             out.push_str(&format!(
                 "Caveat: this is not the published procedure ({} MiB RAM, swap on {}, one \
