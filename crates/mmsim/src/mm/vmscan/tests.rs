@@ -7,6 +7,7 @@ use crate::engine::{Executor, SEC};
 use crate::mm::memory::{Mm, PTE_DIRTY, PTE_PRESENT, PTE_YOUNG, VM_EXEC, VM_LOCKED};
 use crate::mm::mmzone::{WMARK_HIGH, WMARK_LOW, WMARK_MIN, ZONE_DMA, ZONE_DMA32};
 use crate::mm::page_alloc::{alloc_flags, get_page_from_freelist};
+use crate::mm::page_writeback;
 use crate::mm::rmap;
 use crate::mm::swapfile::SWAP_HAS_CACHE;
 use crate::presets;
@@ -1862,11 +1863,14 @@ fn a_file_page_written_by_kswapd_waits_for_a_request_unless_its_write_would_queu
         // Pages 0 and 1 have blocks far from the pool's writes; page 2 is still delalloc.
         let base = 1 << 20;
         k.inodes[ino].add_extent(0, base, 2);
-        for &p in &pfns {
-            k.pages.set(p, PG_DIRTY);
+        for p in [pfns[0], pfns[2]] {
+            page_writeback::set_page_dirty(&mut k, p, &mut page_writeback::DirtyTask::default());
         }
         fill_async_pool(&mut k, bdi);
         stop_batching(&mut k);
+        // A clean page is not written.
+        assert_eq!(file_write_waits_for_request(&mut k, pfns[1], true), None);
+        page_writeback::set_page_dirty(&mut k, pfns[1], &mut page_writeback::DirtyTask::default());
         assert_eq!(
             file_write_waits_for_request(&mut k, pfns[0], true),
             Some(bdi)
@@ -1875,10 +1879,6 @@ fn a_file_page_written_by_kswapd_waits_for_a_request_unless_its_write_would_queu
         assert_eq!(file_write_waits_for_request(&mut k, pfns[0], false), None);
         // ext4 does not write a delalloc page from reclaim: nothing to wait for.
         assert_eq!(file_write_waits_for_request(&mut k, pfns[2], true), None);
-        // A clean page is not written.
-        k.pages.clear(pfns[1], PG_DIRTY);
-        assert_eq!(file_write_waits_for_request(&mut k, pfns[1], true), None);
-        k.pages.set(pfns[1], PG_DIRTY);
         // Once page 0's write is queued (as a batcher), page 1's merges with it.
         backing_dev::woken_for_request(&mut k);
         assert_eq!(file_write_waits_for_request(&mut k, pfns[0], true), None);
