@@ -428,14 +428,14 @@ impl RequestQueue {
     }
 
     /// Whether `get_request` would allocate a request of `class` now without the task
-    /// sleeping: a free request, the allocation that fills the pool, or a batcher's
-    /// allowance. CFQ's `ELV_MQUEUE_MUST` is left out: only a sync queue idling for its
+    /// sleeping: a free request, the allocation that fills the pool (neither marks it
+    /// full before), or a batcher's allowance, always below the hard cap. CFQ's `ELV_MQUEUE_MUST` is left out: only a sync queue idling for its
     /// next request gets it, and the callers (reclaim's writes) are async.
     pub fn would_allocate(&self, class: Class, batch: Option<&BatchState>, now: Nanos) -> bool {
         let c = class.index();
-        let (count, nr) = (self.count[c], self.cfg.nr_requests);
         let batching = batch.is_some_and(|b| b.is_batching(now));
-        count < nr * 3 / 2 && (count + 1 < nr || !self.full[c] || batching)
+        // Below nr_requests - 1 the pool is never marked full, so `!full` covers it.
+        self.count[c] < self.cfg.nr_requests * 3 / 2 && (!self.full[c] || batching)
     }
 
     /// Back or front merge of `bio` into a queued request; `None` if neither is possible,

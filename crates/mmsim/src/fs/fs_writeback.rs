@@ -171,18 +171,24 @@ fn next_dirty_page(k: &Kernel, ino: usize, from: u64) -> Option<(u64, Pfn)> {
         .find(|&(_, pfn)| k.pages.test(pfn, PG_DIRTY))
 }
 
+/// The sector of page `index` of a file if it has one already: on a raw device every page
+/// has, on a filesystem once writeback has allocated its block.
+pub fn mapped_sector(k: &Kernel, ino: usize, index: u64) -> Option<u64> {
+    if !k.bdis[k.inodes[ino].bdi].fs.allocates_blocks() {
+        return Some(index * PAGE_SECTORS as u64);
+    }
+    k.inodes[ino].sector_of(index)
+}
+
 /// The sector of page `index` of a file, allocating an extent if the page has none (at
 /// writeback for delayed-allocation filesystems; for ext3 the allocation happened at
 /// `write()`, which for placement is the same). Raw devices map pages one to one; NFS
 /// allocates nothing (its pages never reach a block queue).
 pub fn map_block(k: &mut Kernel, ino: usize, index: u64) -> u64 {
-    let bdi = k.inodes[ino].bdi;
-    if !k.bdis[bdi].fs.allocates_blocks() {
-        return index * PAGE_SECTORS as u64;
-    }
-    if let Some(s) = k.inodes[ino].sector_of(index) {
+    if let Some(s) = mapped_sector(k, ino, index) {
         return s;
     }
+    let bdi = k.inodes[ino].bdi;
     let first = index / EXT4_EXTENT_PAGES * EXT4_EXTENT_PAGES;
     let sector = k.bdis[bdi].next_free_sector;
     k.bdis[bdi].next_free_sector += EXT4_EXTENT_PAGES * PAGE_SECTORS as u64;

@@ -610,11 +610,7 @@ fn file_write_waits_for_request(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Optio
 fn file_write_would_queue(k: &mut Kernel, pfn: Pfn, bdi: usize) -> bool {
     let ino = k.pages.mapping[pfn as usize] as usize;
     let index = k.pages.index[pfn as usize] as u64;
-    let sector = if k.bdis[bdi].fs.allocates_blocks() {
-        k.inodes[ino].sector_of(index)
-    } else {
-        Some(index * backing_dev::PAGE_SECTORS as u64)
-    };
+    let sector = crate::fs::fs_writeback::mapped_sector(k, ino, index);
     let bio = sector.map(|sector| file_write_bio(sector, pfn));
     backing_dev::would_queue_write(k, bdi, bio.as_ref())
 }

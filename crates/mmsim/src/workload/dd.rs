@@ -120,11 +120,22 @@ mod tests {
             (total - k.global_stat(ZoneStat::nr_free_pages)) * PAGE_SIZE
         };
         let w2 = w.clone();
-        run_task(&w, 20 * SEC, async move {
+        run_task(&w, 40 * SEC, async move {
             let start = w2.borrow().sched.now();
             wait_for_used_memory(&w2, used).await;
             // Reached at the first poll, then the 5 s sleep.
             assert_eq!(w2.borrow().sched.now() - start, 5 * SEC);
+            // A page more is used from 3 s on: seen at the poll of 4 s, every 2 s from the
+            // start, then the 5 s.
+            let w3 = w2.clone();
+            w2.borrow_mut().sched.spawn("user", async move {
+                crate::engine::sleep(&w3, 3 * SEC).await;
+                let mut k = w3.borrow_mut();
+                get_page_from_freelist(&mut k, Gfp::KERNEL, 0, alloc_flags::NO_WATERMARKS).unwrap();
+            });
+            let start = w2.borrow().sched.now();
+            wait_for_used_memory(&w2, used + PAGE_SIZE).await;
+            assert_eq!(w2.borrow().sched.now() - start, 9 * SEC);
         });
     }
 }

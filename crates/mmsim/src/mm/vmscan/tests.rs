@@ -1888,6 +1888,15 @@ fn a_file_page_written_by_kswapd_waits_for_a_request_unless_its_write_would_queu
         assert_eq!(file_write_waits_for_request(&mut k, pfns[1], true), None);
         // Page 2 has no block yet: its write could merge with nothing.
         assert!(!file_write_would_queue(&mut k, pfns[2], bdi));
+        // Anonymous and mapped pages never take this path.
+        let (_, _, anon) = anon_pages(&mut k, Lru::InactiveAnon, 1, false, 0);
+        k.pages.set(anon[0], PG_DIRTY);
+        assert_eq!(file_write_waits_for_request(&mut k, anon[0], true), None);
+        let (mapped, _, _) = mapped_file_page(&mut k, Lru::InactiveFile, false, 0);
+        let mino = k.pages.mapping[mapped as usize] as usize;
+        k.inodes[mino].add_extent(0, base + 4096, 1);
+        page_writeback::set_page_dirty(&mut k, mapped, &mut page_writeback::DirtyTask::default());
+        assert_eq!(file_write_waits_for_request(&mut k, mapped, true), None);
     });
 }
 
