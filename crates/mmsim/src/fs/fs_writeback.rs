@@ -582,6 +582,26 @@ mod tests {
         w
     }
 
+    #[test]
+    fn a_raw_device_maps_pages_one_to_one_and_a_filesystem_only_once_allocated() {
+        let w = machine_with_disk();
+        let mut raw = crate::scenario::BlockDevice::ext4_hdd("sdb");
+        raw.filesystem = crate::scenario::Filesystem::Raw;
+        crate::sim::add_block_device(&w, &raw).unwrap();
+        let mut k = w.borrow_mut();
+        k.inodes.push(super::super::inode::Inode::new("sdb", 1));
+        k.inodes.push(super::super::inode::Inode::new("file", 0));
+        let (dev, file) = (k.inodes.len() - 2, k.inodes.len() - 1);
+        assert_eq!(mapped_sector(&k, dev, 5), Some(5 * PAGE_SECTORS as u64));
+        assert_eq!(
+            mapped_sector(&k, file, 5),
+            None,
+            "no block before writeback"
+        );
+        let sector = map_block(&mut k, file, 5);
+        assert_eq!(mapped_sector(&k, file, 5), Some(sector));
+    }
+
     fn dirty_inode(k: &mut Kernel, name: &str, dirtied_when: Nanos) -> usize {
         k.inodes.push(super::super::inode::Inode::new(name, 0));
         let ino = k.inodes.len() - 1;

@@ -590,11 +590,8 @@ fn fs_writepage_submits_io(k: &Kernel, pfn: Pfn, bdi: usize, kswapd: bool) -> bo
 /// None when pageout would not write (mapped, clean, or, for direct reclaim, a congested
 /// queue it skips) or the filesystem submits no IO for the page.
 fn file_write_waits_for_request(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Option<usize> {
-    if k.pages.test(pfn, PG_SWAPCACHE)
-        || k.pages.test(pfn, PG_SWAPBACKED)
-        || k.pages.mapped(pfn)
-        || !k.pages.test(pfn, PG_DIRTY)
-    {
+    // Swap-backed pages (swap cache included) go to swap_writepage.
+    if k.pages.test(pfn, PG_SWAPBACKED) || k.pages.mapped(pfn) || !k.pages.test(pfn, PG_DIRTY) {
         return None;
     }
     let bdi = super::page_writeback::page_bdi(k, pfn);
