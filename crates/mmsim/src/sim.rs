@@ -127,7 +127,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         )));
     }
     let ram_pages = m.ram / PAGE_SIZE;
-    let mut zones = page_alloc::build_zones(ram_pages);
+    let mut zones = page_alloc::build_zones(ram_pages, m.pci_hole / PAGE_SIZE);
     let mut pages = Pages::new(ram_pages as usize);
     page_alloc::free_boot_memory(&mut pages, &mut zones);
     let min_free_kbytes = scenario
@@ -886,6 +886,7 @@ pub(crate) fn scenario_for_test(ram_mib: u64, swap_mib: u64) -> Scenario {
         name: "unit-test".into(),
         machine: Machine {
             reclaim_costs: Default::default(),
+            pci_hole: 0,
             ram: ram_mib * MIB,
             cpus: 2,
             devices: Vec::new(),

@@ -15,6 +15,7 @@ pub fn anon_pressure(ram_mib: u64, seconds: u64) -> Scenario {
         name: "anon-pressure-test".into(),
         machine: Machine {
             reclaim_costs: Default::default(),
+            pci_hole: 0,
             ram,
             cpus: 4,
             devices: Vec::new(),

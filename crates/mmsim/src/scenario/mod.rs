@@ -51,6 +51,10 @@ pub struct Machine {
     pub ram: u64,
     /// Number of CPUs; bounds how many simulated threads run at once.
     pub cpus: u32,
+    /// RAM the board hides under the MMIO hole below 4 GiB (`pci_hole`, bytes): DMA32
+    /// ends at 4 GiB minus this and the rest of `ram` is Normal, as when the firmware
+    /// remaps it above 4 GiB. 0 (the default) lets DMA32 run to 4 GiB.
+    pub pci_hole: u64,
     /// The swap device, if any.
     pub swap: Option<SwapDevice>,
     /// Block devices with a filesystem (`[[device]]`), in file order.

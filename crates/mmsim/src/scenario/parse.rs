@@ -194,7 +194,7 @@ fn resolve(cx: &Cx<'_>, entries: &[tree::Entry], name: &str) -> Res<Scenario> {
             "missing required table [machine]: expected at least `[machine]` with `ram = \"4G\"`",
         )
     })?;
-    let (ram, cpus) = machine::machine(cx, &machine_t)?;
+    let (ram, cpus, pci_hole) = machine::machine(cx, &machine_t)?;
 
     let devices = match opt(&root, "device") {
         Some(item) => devices::devices(cx, &item)?,
@@ -244,6 +244,7 @@ fn resolve(cx: &Cx<'_>, entries: &[tree::Entry], name: &str) -> Res<Scenario> {
             swap,
             devices,
             reclaim_costs: Default::default(),
+            pci_hole,
         },
         vm,
         run,

@@ -61,6 +61,7 @@ fn minimal_file_gets_every_default() {
             devices: Vec::new(),
             swap: None,
             reclaim_costs: Default::default(),
+            pci_hole: 0,
         }
     );
     assert_eq!(s.vm, VmSysctls::default());
@@ -371,6 +372,7 @@ fn full_example_round_trips_every_value() {
         name: "full".into(),
         machine: Machine {
             reclaim_costs: Default::default(),
+            pci_hole: 0,
             ram: 4 * G,
             cpus: 8,
             devices: Vec::new(),
@@ -699,6 +701,17 @@ fn string_where_integer_expected_names_both() {
 fn zero_cpus_is_rejected() {
     let e = err("[machine]\nram = \"4G\"\ncpus = 0\n");
     assert_err(&e, "machine.cpus", 3, "out of range");
+}
+
+#[test]
+fn pci_hole_is_a_size_that_leaves_dma_below_it() {
+    let s = ok("[machine]\nram = \"8G\"\npci_hole = \"1G\"\n");
+    assert_eq!(s.machine.pci_hole, 1 << 30);
+    assert_eq!(ok("[machine]\nram = \"8G\"\n").machine.pci_hole, 0);
+    let e = err("[machine]\nram = \"8G\"\npci_hole = \"4G\"\n");
+    assert_err(&e, "machine.pci_hole", 3, "at most 4080M");
+    let e = err("[machine]\nram = \"8G\"\npci_hole = \"4095M\"\n");
+    assert_err(&e, "machine.pci_hole", 3, "at most 4080M");
 }
 
 #[test]

@@ -46,11 +46,7 @@ pub(super) fn parallelio<'a>(
             format!("device \"{dev_name}\" has no filesystem to hold a file"),
         ));
     }
-    let mem_total: u64 = crate::mm::page_alloc::build_zones(ram / PAGE)
-        .iter()
-        .map(|z| z.managed_pages)
-        .sum::<u64>()
-        * PAGE;
+    let mem_total = crate::mm::page_alloc::mem_total_pages(ram / PAGE) * PAGE;
     // memcachetest's keys, with its defaults; the pool defaults to MEMCACHED_MEMPOOL,
     // 4/5 of MemTotal.
     let (mc, src, pool) = memcachetest::memcachetest(cx, t, ram)?;
