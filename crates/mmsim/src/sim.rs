@@ -197,12 +197,14 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         check_interval: 0,
         next_check: 0,
         fatal: None,
-        end_when_done: scenario
-            .run
-            .end_when_done
-            .then_some(scenario.workloads.len()),
-        workloads_done: 0,
-        workloads: Vec::new(),
+        // With `end = "workloads"` and no workload, nothing is awaited: the run ends at once.
+        halt: scenario.run.end_when_done && scenario.workloads.is_empty(),
+        user: Box::new(workload::Userspace::new(
+            scenario
+                .run
+                .end_when_done
+                .then_some(scenario.workloads.len()),
+        )),
         pages_touched: 0,
         trace: None,
         reclaim_file_totals: Default::default(),
@@ -244,7 +246,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
             let mut k = w.borrow_mut();
             k.swap_bdi = Some(id);
             // A swap partition beside a filesystem sits at the end of the disk.
-            if dev.filesystem != crate::scenario::Filesystem::Raw {
+            if dev.filesystem != crate::fs::Filesystem::Raw {
                 k.swap_sector_base = (dev.size - swap.size) / 512;
             }
         }
@@ -394,7 +396,7 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
                     workload::dd::wait_for_used_memory(&w2, used).await;
                 }
                 let now = w2.borrow().sched.now();
-                w2.borrow_mut().workloads[idx].started_at = now;
+                workload::stats(&mut w2.borrow_mut(), idx).started_at = now;
                 workload::dd::run(w2, idx, mm, bdi, dd).await;
             });
             w.borrow_mut().mms[mm].task = Some(t);
@@ -426,7 +428,7 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
                 crate::fs::fs_writeback::sys_sync(&w2).await;
                 let mut k = w2.borrow_mut();
                 let now = k.sched.now();
-                k.workloads[idx].io_done_at = Some(now);
+                workload::stats(&mut k, idx).io_done_at = Some(now);
                 workload::finished(&mut k, idx);
             });
             w.borrow_mut().mms[mm].task = Some(t);
@@ -477,7 +479,7 @@ fn advance_with(
                 next_report = now + 10 * SEC;
             }
         }
-        k.fatal.is_some() || k.end_when_done == Some(k.workloads_done)
+        k.fatal.is_some() || k.halt
     });
     match &w.borrow().fatal {
         Some(msg) => Err(SimError::Invariant(msg.clone())),
@@ -742,7 +744,7 @@ pub fn summarise(
     let mut workloads = Vec::new();
     let mut workload_states = Vec::new();
     for (i, wl) in scenario.workloads.iter().enumerate() {
-        let st = &k.workloads[i];
+        let st = workload::stats_of(&k, i);
         let mm = &k.mms[i];
         let mut m: Vec<(String, f64)> = Vec::new();
         // A metric of a phase the workload never completed is left out, never NaN.
@@ -879,7 +881,9 @@ pub(crate) fn run_task<F: std::future::Future<Output = ()> + 'static>(w: &World,
 #[cfg(test)]
 pub(crate) fn scenario_for_test(ram_mib: u64, swap_mib: u64) -> Scenario {
     use crate::engine::MSEC;
-    use crate::scenario::{KernelSelection, Machine, RunParams, SlabParams, SwapDevice, VmSysctls};
+    use crate::mm::swapfile::SwapConfig;
+    use crate::mm::VmSysctls;
+    use crate::scenario::{KernelSelection, Machine, RunParams, SlabParams};
     const MIB: u64 = 1 << 20;
     Scenario {
         name: "unit-test".into(),
@@ -888,7 +892,7 @@ pub(crate) fn scenario_for_test(ram_mib: u64, swap_mib: u64) -> Scenario {
             ram: ram_mib * MIB,
             cpus: 2,
             devices: Vec::new(),
-            swap: (swap_mib > 0).then(|| SwapDevice {
+            swap: (swap_mib > 0).then(|| SwapConfig {
                 size: swap_mib * MIB,
                 read_latency: 5 * MSEC,
                 write_latency: 5 * MSEC,

@@ -4,7 +4,8 @@
 mod common;
 
 use mmsim::presets;
-use mmsim::scenario::{Filesystem, MemEaterThen, Scenario, Workload, WorkloadKind};
+use mmsim::fs::Filesystem;
+use mmsim::scenario::{MemEaterThen, Scenario, Workload, WorkloadKind};
 use mmsim::sim;
 
 /// A 128 MiB machine with swap, for 7 s: a dd of 768 MiB (no fdatasync) to ext3 on a

@@ -37,7 +37,7 @@ fn a_dd_to_nfs_ends_committed_at_the_network_rate() {
     ] {
         assert_eq!(k.global_stat(stat), 0, "{stat:?} after fdatasync");
     }
-    let done = k.workloads[0].io_done_at.expect("dd finished") as f64 / SEC as f64;
+    let done = mmsim::workload::stats_of(&k, 0).io_done_at.expect("dd finished") as f64 / SEC as f64;
     let rate = (2048u64 << 20) as f64 / done;
     // Gigabit Ethernet's payload rate (calibration::NFS_NET_BW, 117 MB/s).
     assert!(

@@ -285,7 +285,8 @@ fn a_single_dd_runs_at_disk_speed_with_dirty_pages_near_the_setpoint_and_loses_n
 /// Issue 3: swap on its own device goes through that device's queue and disk model.
 #[test]
 fn swap_on_a_raw_disk_goes_through_its_request_queue() {
-    use mmsim::scenario::{BlockDevice, Filesystem};
+    use mmsim::fs::Filesystem;
+    use mmsim::scenario::BlockDevice;
     let mut s = common::anon_pressure(128, 20);
     let mut dev = BlockDevice::ext4_hdd("sdb");
     dev.filesystem = Filesystem::Raw;

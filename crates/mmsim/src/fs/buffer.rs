@@ -145,7 +145,8 @@ pub(crate) mod testing {
     use crate::mm::page_alloc::{alloc_flags, get_page_from_freelist};
     use crate::mm::page_writeback::DirtyTask;
     use crate::mm::{filemap, Gfp, Kernel, World};
-    use crate::scenario::{BlockDevice, Filesystem};
+    use crate::fs::Filesystem;
+    use crate::scenario::BlockDevice;
 
     /// A 128 MiB machine without swap under `preset`, with one 7200 rpm disk `sda` holding
     /// `fs` as device 0. The disk already has all the recent writeback completions, so a few
@@ -189,7 +190,7 @@ mod tests {
     use crate::mm::page::PG_DIRTY;
     use crate::mm::page_writeback::clear_page_dirty_for_io;
     use crate::mm::vmstat::ZoneStat;
-    use crate::scenario::Filesystem;
+    use crate::fs::Filesystem;
 
     /// `write()` gives an ext3 page dirty buffers and files them on the running transaction;
     /// an ext4 page gets no buffers.

@@ -215,7 +215,7 @@ mod tests {
     use crate::mm::invariants;
     use crate::mm::page::{PG_DIRTY, PG_PRIVATE, PG_WRITEBACK};
     use crate::mm::vmstat::{VmEvent, ZoneStat};
-    use crate::scenario::Filesystem;
+    use crate::fs::Filesystem;
     use crate::sim::run_task;
 
     const PAGES: u64 = 64;

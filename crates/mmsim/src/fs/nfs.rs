@@ -33,7 +33,7 @@ use crate::mm::page::{Pfn, PG_DIRTY, PG_PRIVATE, PG_WRITEBACK};
 use crate::mm::page_writeback::test_set_page_writeback;
 use crate::mm::vmstat::ZoneStat;
 use crate::mm::{page_io, Gfp, Kernel, World};
-use crate::scenario::Filesystem;
+use crate::fs::Filesystem;
 use std::collections::VecDeque;
 
 /// What an NFS mount has sent and the server has answered, for reports and tests.

@@ -30,7 +30,7 @@ use super::page::*;
 use super::swapfile::{SWAP_COUNT_MASK, SWAP_HAS_CACHE};
 use super::vmstat::ZoneStat;
 use super::Kernel;
-use crate::scenario::Filesystem;
+use crate::fs::Filesystem;
 
 fn describe(k: &Kernel, pfn: Pfn) -> String {
     format!(
@@ -43,7 +43,7 @@ fn describe(k: &Kernel, pfn: Pfn) -> String {
 
 /// Whether pages of `fs` may carry private data (PG_PRIVATE): buffer heads, or an NFS
 /// page awaiting COMMIT (invariant 9 checks those).
-fn has_page_private(fs: crate::scenario::Filesystem) -> bool {
+fn has_page_private(fs: crate::fs::Filesystem) -> bool {
     fs.uses_buffer_heads() || fs == Filesystem::Nfs
 }
 

@@ -41,8 +41,6 @@ pub mod vmstat;
 
 use crate::engine::{Sched, SchedHost, Shared, WaitQueueId};
 use crate::presets::Switches;
-use crate::report::OomKill;
-use crate::scenario::VmSysctls;
 use rand_chacha::ChaCha8Rng;
 
 use memory::Mm;
@@ -86,6 +84,40 @@ impl Gfp {
     #[inline]
     pub fn has(self, f: u32) -> bool {
         self.0 & f == f
+    }
+}
+
+/// The sysctls of `/proc/sys/vm` that the model reads (the scenario's `[vm]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct VmSysctls {
+    /// `min_free_kbytes`; `None` means the kernel's boot-time formula.
+    pub min_free_kbytes: Option<u64>,
+    /// `swappiness`, 0..=100.
+    pub swappiness: u32,
+    /// `lowmem_reserve_ratio` for DMA, DMA32, Normal.
+    pub lowmem_reserve_ratio: [u32; 3],
+    /// `page-cluster`: swap readahead is `1 << page_cluster` pages.
+    pub page_cluster: u32,
+    /// `vfs_cache_pressure`, percent.
+    pub vfs_cache_pressure: u32,
+    /// `laptop_mode`: non-zero disables `may_writepage` at the start of reclaim.
+    pub laptop_mode: bool,
+    /// `dirty_ratio`, `dirty_background_ratio`, `dirty_bytes`, `dirty_background_bytes`,
+    /// `dirty_expire_centisecs`, `dirty_writeback_centisecs`.
+    pub dirty: page_writeback::DirtySysctls,
+}
+
+impl Default for VmSysctls {
+    fn default() -> Self {
+        VmSysctls {
+            min_free_kbytes: None,
+            swappiness: 60,
+            lowmem_reserve_ratio: [256, 256, 32],
+            page_cluster: 3,
+            vfs_cache_pressure: 100,
+            laptop_mode: false,
+            dirty: Default::default(),
+        }
     }
 }
 
@@ -167,7 +199,7 @@ pub struct Kernel {
     /// by task id; grown on a task's first bio.
     pub io_batch: Vec<crate::block::BatchState>,
     /// OOM kills so far.
-    pub oom_kills: Vec<OomKill>,
+    pub oom_kills: Vec<oom_kill::OomKill>,
     /// The mm of an OOM victim that has not exited yet.
     pub oom_victim: Option<usize>,
     /// The CPU's per-page costs of reclaim.
@@ -180,16 +212,16 @@ pub struct Kernel {
     pub next_check: crate::engine::Nanos,
     /// First invariant violation: stops the run.
     pub fatal: Option<String>,
-    /// `[run] end = "workloads"`: the number of scenario workloads whose end ends the run.
-    pub end_when_done: Option<usize>,
-    /// Scenario workloads (the first slots of `workloads`) that have finished.
-    pub workloads_done: usize,
+    /// User space has asked the machine to stop (with `[run] end = "workloads"`, the last
+    /// workload the run waits for has finished): the run ends at the next step.
+    pub halt: bool,
     /// Page accesses by workloads (hits and faults), for the benchmark's event count.
     pub pages_touched: u64,
     /// The trace sink, when tracing (`--trace`).
     pub trace: Option<trace::Tracer>,
-    /// Counters the workloads keep (the kernel never reads them).
-    pub workloads: Vec<crate::workload::WorkloadStats>,
+    /// User space's own bookkeeping, opaque to the kernel, which never reads it (the
+    /// workloads keep their counters here: `workload::Userspace`).
+    pub user: Box<dyn std::any::Any>,
     /// mmsim: what reclaim saw on the file lists, summed over the run.
     pub reclaim_file_totals: vmscan::ReclaimFileTotals,
 }

@@ -9,10 +9,10 @@
 use super::page::{Lru, Pfn, PG_LOCKED, PG_RECLAIM, PG_SWAPBACKED, PG_UPTODATE, PG_WRITEBACK};
 use super::page_alloc::{alloc_pages, AllocError};
 use super::vmstat::{VmEvent, ZoneStat};
+use super::swapfile::SwapConfig;
 use super::{swap, swapfile, Gfp, Kernel, World};
 use crate::calibration::PAGE_SIZE;
 use crate::engine::{self, Nanos, WaitQueueId, SEC};
-use crate::scenario::SwapDevice;
 use std::collections::VecDeque;
 
 /// Largest merged request, in pages (512 KiB, a typical `max_sectors_kb`).
@@ -30,7 +30,7 @@ pub struct SwapBio {
 #[derive(Debug)]
 pub struct SwapDev {
     /// Service-time parameters.
-    pub params: SwapDevice,
+    pub params: SwapConfig,
     /// Queued requests, FIFO.
     pub queue: VecDeque<SwapBio>,
     /// The device task sleeps here when the queue is empty.
@@ -43,7 +43,7 @@ pub struct SwapDev {
 
 impl SwapDev {
     /// A device with `params`.
-    pub fn new(params: SwapDevice, wq: WaitQueueId) -> SwapDev {
+    pub fn new(params: SwapConfig, wq: WaitQueueId) -> SwapDev {
         SwapDev {
             params,
             queue: VecDeque::new(),
@@ -290,7 +290,7 @@ mod tests {
     fn contiguous_requests_skip_the_seek() {
         let wq = WaitQueueId(0);
         let mut dev = SwapDev::new(
-            SwapDevice {
+            SwapConfig {
                 size: 1 << 30,
                 read_latency: 5 * MSEC,
                 write_latency: 2 * MSEC,

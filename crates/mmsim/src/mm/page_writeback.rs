@@ -1429,7 +1429,7 @@ pub fn mark_buffer_dirty(
     }
     // On NFS the write request is set up first (`nfs_updatepage`): an unstable page
     // leaves the commit list.
-    if k.bdis[page_bdi(k, pfn)].fs == crate::scenario::Filesystem::Nfs {
+    if k.bdis[page_bdi(k, pfn)].fs == crate::fs::Filesystem::Nfs {
         crate::fs::nfs::nfs_updatepage(k, pfn);
     }
     k.pages.set(pfn, super::page::PG_DIRTY);

@@ -652,7 +652,8 @@ pub fn mm_page_free_batched(k: &mut Kernel, pfn: u32, cold: bool) {
 mod tests {
     use super::*;
     use crate::engine::{run_cpu, CpuMode};
-    use crate::scenario::{BlockDevice, Filesystem};
+    use crate::fs::Filesystem;
+    use crate::scenario::BlockDevice;
     use crate::sim::{add_block_device, boot_for_test, run_task};
     use std::sync::{Arc, Mutex};
 

@@ -563,7 +563,7 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Pageout {
 
 /// What the filesystem's writepage does with a page reclaim hands it: write it, or (ext4
 /// refusing to allocate blocks from reclaim) redirty it.
-fn reclaim_write(k: &Kernel, pfn: Pfn, bdi: usize, kswapd: bool) -> backing_dev::ReclaimWrite {
+fn reclaim_write(k: &Kernel, pfn: Pfn, bdi: usize, kswapd: bool) -> crate::fs::ReclaimWrite {
     let ino = k.pages.mapping[pfn as usize] as usize;
     let index = k.pages.index[pfn as usize] as u64;
     let fs = k.bdis[bdi].fs;
@@ -579,7 +579,7 @@ fn block_write_needs_io(k: &Kernel, pfn: Pfn, bdi: usize) -> bool {
 
 /// Whether the filesystem's writepage would submit block IO for this page.
 fn fs_writepage_submits_io(k: &Kernel, pfn: Pfn, bdi: usize, kswapd: bool) -> bool {
-    reclaim_write(k, pfn, bdi, kswapd) != backing_dev::ReclaimWrite::Redirty
+    reclaim_write(k, pfn, bdi, kswapd) != crate::fs::ReclaimWrite::Redirty
         && k.bdis[bdi].nfs.is_none()
         && block_write_needs_io(k, pfn, bdi)
 }
@@ -637,7 +637,7 @@ fn file_write_bio(sector: u64, pfn: Pfn) -> crate::block::Bio {
 /// request has one: reclaim slept for it before (`file_write_waits_for_request`).
 fn fs_writepage_for_reclaim(k: &mut Kernel, pfn: Pfn, bdi: usize, kswapd: bool) {
     use crate::fs::buffer::{self, BlockWrite};
-    if reclaim_write(k, pfn, bdi, kswapd) == backing_dev::ReclaimWrite::Redirty {
+    if reclaim_write(k, pfn, bdi, kswapd) == crate::fs::ReclaimWrite::Redirty {
         super::page_writeback::redirty_page_for_writepage(k, pfn);
         return;
     }

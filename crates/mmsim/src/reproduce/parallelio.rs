@@ -10,9 +10,10 @@ use crate::calibration::{ReclaimCosts, PAGE_SIZE};
 use crate::engine::{Nanos, SEC};
 use crate::presets;
 use crate::report::RunResult;
+use crate::fs::Filesystem;
+use crate::mm::swapfile::SwapConfig;
 use crate::scenario::{
-    BlockDevice, Filesystem, Machine, ParallelioParams, RunParams, Scenario, SwapDevice, Workload,
-    WorkloadKind,
+    BlockDevice, Machine, ParallelioParams, RunParams, Scenario, Workload, WorkloadKind,
 };
 use crate::sim::{self, RunOptions, SimError};
 
@@ -630,7 +631,7 @@ impl Procedure {
                 reclaim_costs: self.costs,
                 ram: self.ram,
                 cpus: self.cpus,
-                swap: Some(SwapDevice {
+                swap: Some(SwapConfig {
                     size: self.swap,
                     read_latency: 0,
                     write_latency: 0,

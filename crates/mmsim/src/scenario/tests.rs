@@ -2,8 +2,10 @@
 
 use super::super::{
     KernelSelection, Machine, MemEaterThen, MemcachetestParams, RunParams, Scenario, ScenarioError,
-    SlabParams, SwapDevice, VmSysctls, Workload, WorkloadKind,
+    SlabParams, Workload, WorkloadKind,
 };
+use crate::mm::swapfile::SwapConfig;
+use crate::mm::VmSysctls;
 use super::{load_str, nearest};
 
 const K: u64 = 1024;
@@ -93,7 +95,7 @@ fn swap_defaults_latency_and_bandwidth() {
     let s = ok("[machine]\nram = \"1G\"\n[swap]\nsize = \"2G\"\n");
     assert_eq!(
         s.machine.swap,
-        Some(SwapDevice {
+        Some(SwapConfig {
             size: 2 * G,
             read_latency: 5 * MS,
             write_latency: 5 * MS,
@@ -374,7 +376,7 @@ fn full_example_round_trips_every_value() {
             ram: 4 * G,
             cpus: 8,
             devices: Vec::new(),
-            swap: Some(SwapDevice {
+            swap: Some(SwapConfig {
                 size: 8 * G,
                 read_latency: 7 * MS,
                 write_latency: 250_000,
@@ -1304,7 +1306,8 @@ fn device(ty: &str, extra: &str) -> String {
 
 #[test]
 fn an_nfs_mount_implies_filesystem_nfs_and_takes_its_network_keys() {
-    use super::super::{DeviceKind, Filesystem};
+    use super::super::DeviceKind;
+    use crate::fs::Filesystem;
     let s = ok(&device(
         "nfs",
         "bandwidth = \"10M\"\nlatency = \"1ms\"\nserver_bandwidth = \"50M\"\nwsize = \"256K\"\n",

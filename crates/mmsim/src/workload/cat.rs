@@ -52,6 +52,6 @@ pub async fn run(w: World, idx: usize, mm: usize, ino: usize) {
     debt.flush(&w).await;
     let mut k = w.borrow_mut();
     let now = k.sched.now();
-    k.workloads[idx].io_done_at = Some(now);
+    super::stats(&mut k, idx).io_done_at = Some(now);
     super::finished(&mut k, idx);
 }

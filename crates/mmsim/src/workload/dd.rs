@@ -43,7 +43,7 @@ pub async fn run(w: World, idx: usize, mm: usize, bdi: usize, dd: DdParams) {
         DdConv::None => {}
     }
     let now = w.borrow().sched.now();
-    w.borrow_mut().workloads[idx].io_done_at = Some(now);
+    super::stats(&mut w.borrow_mut(), idx).io_done_at = Some(now);
     if let Some(bytes) = dd.truncate_to {
         filemap::truncate_setsize(&w, ino, bytes / PAGE_SIZE).await;
     }

@@ -1615,7 +1615,7 @@ fn reclaim_waits_for_writeback_only_far_above_the_dirty_limit() {
 #[test]
 fn page_check_dirty_writeback_consults_buffers_only_with_the_hook() {
     use crate::fs::buffer::testing::{machine, new_file, written_page};
-    use crate::scenario::Filesystem;
+    use crate::fs::Filesystem;
     let w = machine("lessdisrupt-v7r10", Filesystem::Ext3);
     let mut k = w.borrow_mut();
     let ino = new_file(&mut k);
@@ -1665,7 +1665,7 @@ fn page_check_dirty_writeback_consults_buffers_only_with_the_hook() {
 #[test]
 fn kswapd_frees_ext3_pages_with_clean_buffers_without_io() {
     use crate::fs::buffer::testing::{machine, new_file, written_page};
-    use crate::scenario::Filesystem;
+    use crate::fs::Filesystem;
     for hook in [true, false] {
         let sw = [("buffer_is_dirty_writeback".to_string(), hook)];
         let preset = presets::resolve("lessdisrupt-v7r10", &sw).unwrap();

@@ -4,7 +4,8 @@
 use super::check::{array_of_tables, opt, Cx, Item, Res, Table};
 use super::values::{choice, size, string, time, u32_in, SizeKind};
 use super::{MIB, PAGE};
-use crate::scenario::{BlockDevice, DeviceKind, DeviceParams, Filesystem, Scheduler};
+use crate::fs::Filesystem;
+use crate::scenario::{BlockDevice, DeviceKind, DeviceParams, Scheduler};
 
 const DEVICE_KEYS: &[&str] = &[
     "name",
