@@ -282,7 +282,7 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             wsize_pages,
             slot_wq,
             commit_wq,
-        ))
+        )) as Box<dyn std::any::Any>
     });
     let mut cfg = device.queue_config();
     cfg.nr_requests = cfg.nr_requests.max(dev.nr_requests);
@@ -304,8 +304,9 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             name: dev.name.clone(),
             queue: block::RequestQueue::new(&dev.name, cfg),
             device,
-            nfs,
-            fs: dev.filesystem,
+            a_ops: dev.filesystem.aops(),
+            queueless: nfs.is_some(),
+            fs_info: nfs,
             reclaimable: 0,
             writeback: 0,
             dirtied: 0,
@@ -323,11 +324,11 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             congested: false,
             next_free_sector: 0,
             iostat: block::IostatSampler::mmtests(),
-            journal: None,
         });
-        if dev.filesystem.ordered_data_journal() {
+        if dev.filesystem.has_journal() {
             let q = k.sched.new_queue();
-            k.bdis.last_mut().expect("just pushed").journal = Some(crate::fs::jbd::Journal::new(q));
+            k.bdis.last_mut().expect("just pushed").fs_info =
+                Some(Box::new(crate::fs::jbd::Journal::new(q)));
         }
         let n = k.bdis.len();
         k.bdi_props = crate::mm::page_writeback::BdiProportions::new(n);
@@ -359,7 +360,7 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
         &format!("flush-{}", dev.name),
         fs_writeback::flusher(w2, id),
     );
-    if dev.filesystem.ordered_data_journal() {
+    if dev.filesystem.has_journal() {
         let w2 = w.clone();
         w.borrow_mut().sched.spawn(
             &format!("kjournald-{}", dev.name),
@@ -838,20 +839,18 @@ pub fn summarise(
         devices: k
             .bdis
             .iter()
-            .filter(|b| b.nfs.is_none())
+            .filter(|b| !b.queueless)
             .map(|b| crate::report::DeviceReport {
                 name: b.name.clone(),
                 iostat: b.iostat.samples().iter().map(|(_, s)| *s).collect(),
                 diskstats: b.queue.stats_at(end),
             })
             .collect(),
-        nfs: k
-            .bdis
-            .iter()
-            .filter_map(|b| {
-                b.nfs.as_ref().map(|c| crate::report::NfsReport {
-                    mount: b.name.clone(),
-                    stats: c.stats,
+        nfs: (0..k.bdis.len())
+            .filter_map(|i| {
+                crate::fs::nfs::mount_stats(&k, i).map(|stats| crate::report::NfsReport {
+                    mount: k.bdis[i].name.clone(),
+                    stats,
                 })
             })
             .collect(),
@@ -921,6 +920,17 @@ pub(crate) fn scenario_for_test(ram_mib: u64, swap_mib: u64) -> Scenario {
 pub(crate) fn boot_for_test(ram_mib: u64, swap_mib: u64, preset: &str) -> World {
     let kernel = crate::presets::resolve(preset, &[]).expect("a known preset");
     boot(&scenario_for_test(ram_mib, swap_mib), &kernel, 1).expect("the test machine boots")
+}
+
+/// Add a 2 TB 7200 rpm disk `name` holding `filesystem` (named as a scenario names it:
+/// "ext4", "ext3"...) to a test machine. Returns its device id.
+#[cfg(test)]
+pub(crate) fn add_test_disk(w: &World, name: &str, filesystem: &str) -> usize {
+    let dev = BlockDevice {
+        filesystem: crate::fs::Filesystem::from_name(filesystem).expect("a known filesystem"),
+        ..BlockDevice::ext4_hdd(name)
+    };
+    add_block_device(w, &dev).expect("the disk is built")
 }
 
 #[cfg(test)]

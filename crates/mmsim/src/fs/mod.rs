@@ -1,12 +1,17 @@
-//! Filesystems: inodes and their page-cache index (`fs/inode.c`, `include/linux/fs.h`),
-//! the flusher (`fs/fs-writeback.c`), buffer heads (`fs/buffer.c`), ext3's journal
-//! (`fs/jbd/`) and the NFS client's write path (`fs/nfs/`).
+//! Filesystems, behind the operations `mm` calls (`mm::fs_ops::AddressSpaceOps`): the
+//! filesystems on block devices and the raw device (`block_fs`: ext2, ext3, ext4, xfs,
+//! btrfs, `def_blk_aops`), buffer heads (`fs/buffer.c`), ext3's journal (`fs/jbd/`), the
+//! NFS client (`fs/nfs/`), and the flusher (`fs/fs-writeback.c`). `fs` uses `mm`; `mm`
+//! never names a filesystem.
 
+pub mod block_fs;
 pub mod buffer;
 pub mod fs_writeback;
-pub mod inode;
 pub mod jbd;
 pub mod nfs;
+
+use crate::mm::fs_ops::AddressSpaceOps;
+use block_fs::BlockFs;
 
 /// The filesystems a `[[device]]` may hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,6 +23,9 @@ pub enum Filesystem {
     /// the journal writes a transaction's dirty data buffers every commit interval (5 s)
     /// without PG_writeback (`fs::jbd`). `writepage` writes only dirty buffers.
     Ext3,
+    /// ext2: buffer heads and no journal; `writepage` (`block_write_full_page`) writes for
+    /// every caller, reclaim included.
+    Ext2,
     /// xfs (delayed allocation): `xfs_vm_writepage` refuses direct reclaim and writes for
     /// kswapd, allocating blocks if needed.
     Xfs,
@@ -31,52 +39,60 @@ pub enum Filesystem {
     Nfs,
 }
 
-/// What a filesystem's `->writepage` does with a page reclaim hands it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReclaimWrite {
-    /// Start IO on the page.
-    Write,
-    /// `redirty_page_for_writepage`: keep it dirty, start no IO.
-    Redirty,
-}
-
-/// What reclaim's `writepage` and block placement depend on, per filesystem.
 impl Filesystem {
-    /// Whether blocks are allocated at writeback rather than at `write()`.
-    pub fn delayed_allocation(self) -> bool {
-        matches!(self, Filesystem::Ext4 | Filesystem::Xfs | Filesystem::Btrfs)
-    }
+    /// Every filesystem, in the order the scenario format lists them.
+    pub const ALL: [Filesystem; 7] = [
+        Filesystem::Ext4,
+        Filesystem::Ext3,
+        Filesystem::Ext2,
+        Filesystem::Xfs,
+        Filesystem::Btrfs,
+        Filesystem::Raw,
+        Filesystem::Nfs,
+    ];
 
-    /// Whether file pages carry buffer heads (`fs/buffer.c`): ext3 and block devices
-    /// (`def_blk_aops`). Their `writepage` is `block_write_full_page` and their
-    /// `is_dirty_writeback` hook is `buffer_check_dirty_writeback` (LD patch 7).
-    pub fn uses_buffer_heads(self) -> bool {
-        matches!(self, Filesystem::Ext3 | Filesystem::Raw)
-    }
-
-    /// Whether the filesystem has a jbd journal in data=ordered mode (ext3's default): data
-    /// buffers dirtied in a transaction are written by the journal before it commits.
-    pub fn ordered_data_journal(self) -> bool {
-        matches!(self, Filesystem::Ext3)
-    }
-
-    /// Whether the filesystem allocates blocks of its device for file pages (a raw device
-    /// maps pages one to one; NFS leaves placement to the server).
-    pub fn allocates_blocks(self) -> bool {
-        !matches!(self, Filesystem::Raw | Filesystem::Nfs)
-    }
-
-    /// The filesystem's answer to `writepage` from reclaim (3.x), for a page whose blocks are
-    /// (`mapped`) or are not yet allocated, from kswapd or direct reclaim. `nfs_writepage`
-    /// writes for every reclaimer, asking FILE_SYNC (`fs::nfs::nfs_writepage`).
-    pub fn writepage_for_reclaim(self, kswapd: bool, mapped: bool) -> ReclaimWrite {
+    /// Its name in a scenario (`filesystem = "ext4"`).
+    pub fn name(self) -> &'static str {
         match self {
-            Filesystem::Raw | Filesystem::Ext3 | Filesystem::Nfs => ReclaimWrite::Write,
-            Filesystem::Ext4 if mapped => ReclaimWrite::Write,
-            Filesystem::Ext4 => ReclaimWrite::Redirty,
-            Filesystem::Xfs if kswapd => ReclaimWrite::Write,
-            Filesystem::Xfs | Filesystem::Btrfs => ReclaimWrite::Redirty,
+            Filesystem::Ext4 => "ext4",
+            Filesystem::Ext3 => "ext3",
+            Filesystem::Ext2 => "ext2",
+            Filesystem::Xfs => "xfs",
+            Filesystem::Btrfs => "btrfs",
+            Filesystem::Raw => "raw",
+            Filesystem::Nfs => "nfs",
         }
+    }
+
+    /// The filesystem called `name` in a scenario.
+    pub fn from_name(name: &str) -> Option<Filesystem> {
+        Filesystem::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// The local filesystem's (or raw device's) table; `None` for a network filesystem.
+    fn block_fs(self) -> Option<&'static BlockFs> {
+        match self {
+            Filesystem::Ext4 => Some(&block_fs::EXT4),
+            Filesystem::Ext3 => Some(&block_fs::EXT3),
+            Filesystem::Ext2 => Some(&block_fs::EXT2),
+            Filesystem::Xfs => Some(&block_fs::XFS),
+            Filesystem::Btrfs => Some(&block_fs::BTRFS),
+            Filesystem::Raw => Some(&block_fs::BLOCKDEV),
+            Filesystem::Nfs => None,
+        }
+    }
+
+    /// Its operations, which its mounts and their inodes take (`mapping->a_ops`).
+    pub fn aops(self) -> &'static dyn AddressSpaceOps {
+        match self.block_fs() {
+            Some(b) => b,
+            None => &nfs::NFS_AOPS,
+        }
+    }
+
+    /// Whether a mount of it has a jbd journal and its thread, kjournald (ext3).
+    pub fn has_journal(self) -> bool {
+        self.block_fs().is_some_and(BlockFs::has_journal)
     }
 }
 
@@ -84,40 +100,17 @@ impl Filesystem {
 mod tests {
     use super::*;
 
-    /// Issue 3: each filesystem's answer to reclaim's `writepage` (3.x sources:
-    /// `ext4_writepage`, `xfs_vm_writepage`, `btrfs_writepage`, `ext3_ordered_writepage`).
     #[test]
-    fn each_filesystem_answers_reclaims_writepage_as_its_3x_code_does() {
-        use Filesystem::*;
-        use ReclaimWrite::*;
-        // (fs, from kswapd, blocks allocated) -> answer
-        let cases = [
-            (Ext4, true, false, Redirty),
-            (Ext4, true, true, Write),
-            (Ext4, false, true, Write),
-            (Xfs, true, false, Write),
-            (Xfs, false, true, Redirty),
-            (Btrfs, true, true, Redirty),
-            (Btrfs, false, false, Redirty),
-            (Ext3, false, true, Write),
-            (Ext3, true, true, Write),
-            (Raw, true, true, Write),
-        ];
-        for (fs, kswapd, mapped, answer) in cases {
+    fn each_filesystem_is_found_by_its_name_and_has_its_own_operations() {
+        for fs in Filesystem::ALL {
+            assert_eq!(Filesystem::from_name(fs.name()), Some(fs));
             assert_eq!(
-                fs.writepage_for_reclaim(kswapd, mapped),
-                answer,
-                "{fs:?} kswapd={kswapd} mapped={mapped}"
+                fs.aops().name().to_lowercase(),
+                fs.name(),
+                "{fs:?}'s messages name it"
             );
+            assert_eq!(fs.has_journal(), fs == Filesystem::Ext3, "{fs:?}");
         }
-        assert!(
-            Ext4.delayed_allocation() && Xfs.delayed_allocation() && Btrfs.delayed_allocation()
-        );
-        assert!(!Ext3.delayed_allocation() && !Raw.delayed_allocation());
-        // Buffer heads: ext3 and block devices (def_blk_aops); a journal: ext3 only.
-        for fs in [Ext4, Xfs, Btrfs, Ext3, Raw] {
-            assert_eq!(fs.uses_buffer_heads(), matches!(fs, Ext3 | Raw), "{fs:?}");
-            assert_eq!(fs.ordered_data_journal(), fs == Ext3, "{fs:?}");
-        }
+        assert_eq!(Filesystem::from_name("ext5"), None);
     }
 }

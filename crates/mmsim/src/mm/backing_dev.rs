@@ -6,19 +6,34 @@
 //! The device task here is the driver: it takes requests from the queue as the device can
 //! accept them, holds each for its service time, and completes its pages.
 
+use super::fs_ops::AddressSpaceOps;
 use super::page::Pfn;
 use super::page_writeback::BdiBandwidth;
 use super::vmstat::VmEvent;
+use super::vmstat::ZoneStat;
 use super::{page_io, Kernel, World};
 use crate::block::{
     BatchState, Bio, Class, Device, Dir, IostatSampler, Release, RequestQueue, Submit,
 };
 use crate::engine::{self, Nanos, WaitQueueId};
-use crate::fs::buffer;
+use std::any::Any;
 use std::collections::VecDeque;
 
 /// Sectors per page.
 pub const PAGE_SECTORS: u32 = 8;
+
+/// Bio tag bit of a buffer's own write (`submit_bh` with `end_buffer_write_sync`, outside
+/// page writeback: ext3's journal writing data buffers). Its completion unlocks the buffer
+/// and leaves the page's writeback alone. The low 32 bits of a tag are the page frame.
+pub const BH_SYNC_WRITE: u64 = 1 << 32;
+
+/// A queued writeback request (`struct wb_writeback_work`, §6.2): WB_SYNC_NONE, no age
+/// cut-off, whole-file ranges (`range_cyclic = 0`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WbWork {
+    /// Pages to write.
+    pub nr_pages: i64,
+}
 
 /// One backing device.
 #[derive(Debug)]
@@ -27,13 +42,18 @@ pub struct Bdi {
     pub name: String,
     /// The request queue.
     pub queue: RequestQueue,
-    /// The device's service-time model. For an NFS mount, the server and network
-    /// (`block::Nfs`); its queue then stays empty, the RPCs going through `nfs`.
+    /// The device's service-time model. For a network filesystem's mount, the server and
+    /// network; its queue then stays empty, the filesystem sending its own requests.
     pub device: Box<dyn Device>,
-    /// An NFS mount's client state (`fs::nfs`); `None` for a block device.
-    pub nfs: Option<Box<crate::fs::nfs::NfsClient>>,
-    /// The filesystem on it.
-    pub fs: crate::fs::Filesystem,
+    /// The operations of the filesystem mounted on it, which its inodes take.
+    pub a_ops: &'static dyn AddressSpaceOps,
+    /// The mounted filesystem's own state (`sb->s_fs_info`: ext3's journal, an NFS
+    /// client), opaque to mm.
+    pub fs_info: Option<Box<dyn Any>>,
+    /// A mount with no request queue of its own: a network filesystem's (its superblock is
+    /// an anonymous device, `0:N`). Its IO never reaches `queue`, it keeps `congested`
+    /// itself (`set_bdi_congested`), and it has no `/proc/diskstats` entry.
+    pub queueless: bool,
     /// `BDI_RECLAIMABLE`: dirty (+ unstable) pages of this device.
     pub reclaimable: u64,
     /// `BDI_WRITEBACK`: pages under writeback.
@@ -51,7 +71,7 @@ pub struct Bdi {
     /// Inodes that used their whole slice (`b_more_io`).
     pub b_more_io: VecDeque<usize>,
     /// Queued writeback requests, served first-in first-out (`bdi->work_list`).
-    pub work_list: VecDeque<crate::fs::fs_writeback::WbWork>,
+    pub work_list: VecDeque<WbWork>,
     /// The flusher is in a writeback pass (`writeback_in_progress`).
     pub writeback_running: bool,
     /// When periodic (kupdate) writeback last ran.
@@ -69,8 +89,34 @@ pub struct Bdi {
     pub next_free_sector: u64,
     /// iostat -x samples every 10 s (MMTests' monitor interval).
     pub iostat: IostatSampler,
-    /// The jbd journal of an ordered-data filesystem (ext3).
-    pub journal: Option<crate::fs::jbd::Journal>,
+}
+
+/// `wakeup_flusher_threads(nr_pages)`: queue a work item of `nr_pages` (0: every dirty and
+/// unstable page) on every bdi with dirty inodes and wake its flusher. Direct reclaim calls
+/// it when a pass scanned more than 1.5 times its target.
+pub fn wakeup_flusher_threads(k: &mut Kernel, nr_pages: u64) {
+    let nr = if nr_pages == 0 {
+        k.global_stat(ZoneStat::nr_dirty) + k.global_stat(ZoneStat::nr_unstable)
+    } else {
+        nr_pages
+    };
+    for bdi in 0..k.bdis.len() {
+        let b = &mut k.bdis[bdi];
+        if b.b_dirty.is_empty() && b.b_io.is_empty() && b.b_more_io.is_empty() {
+            continue;
+        }
+        b.work_list.push_back(WbWork {
+            nr_pages: nr as i64,
+        });
+        let q = b.flusher_wq;
+        k.sched.wake_all(q);
+    }
+}
+
+/// `bdi_start_background_writeback`: wake the flusher.
+pub fn bdi_start_background_writeback(k: &mut Kernel, bdi: usize) {
+    let q = k.bdis[bdi].flusher_wq;
+    k.sched.wake_all(q);
 }
 
 /// `submit_bio`'s accounting: pgpgin/pgpgout, in KiB as /proc/vmstat shows them.
@@ -200,13 +246,15 @@ pub fn woken_for_request(k: &mut Kernel) {
     k.io_batch[ioc as usize].start(now);
 }
 
-/// `bdi_write_congested`: the queue's async congestion, or an NFS mount's own (pages in
-/// WRITE RPCs above `NfsCongestion::on`).
+/// `bdi_write_congested`: the queue's async congestion, or for a mount with no queue the
+/// congestion its filesystem keeps (NFS: pages in WRITE RPCs above `NfsCongestion::on`).
 #[inline]
 pub fn bdi_write_congested(k: &Kernel, bdi: usize) -> bool {
-    match &k.bdis[bdi].nfs {
-        Some(c) => c.congestion.congested(),
-        None => k.bdis[bdi].queue.write_congested(),
+    let b = &k.bdis[bdi];
+    if b.queueless {
+        b.congested
+    } else {
+        b.queue.write_congested()
     }
 }
 
@@ -271,10 +319,10 @@ pub async fn device_task(w: World, bdi: usize) {
         for &tag in &c.tags {
             let pfn = tag as Pfn;
             match c.dir {
-                Dir::Write if tag & buffer::BH_SYNC_WRITE != 0 => {
-                    buffer::end_buffer_write_sync(&mut k, pfn)
+                Dir::Write if tag & BH_SYNC_WRITE != 0 => {
+                    page_io::end_buffer_write_sync(&mut k, pfn)
                 }
-                Dir::Write => buffer::end_buffer_async_write(&mut k, pfn),
+                Dir::Write => page_io::end_buffer_async_write(&mut k, pfn),
                 Dir::Read => page_io::end_page_read(&mut k, pfn),
             }
         }

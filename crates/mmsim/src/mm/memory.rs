@@ -475,7 +475,7 @@ pub fn mmap_file(k: &mut Kernel, mm: usize, ino: usize, pgoff: u64, pages: u32, 
         }),
     });
     m.next_vpn = start + pages + 16;
-    k.inodes[ino].i_mmap.push(crate::fs::inode::IMmap {
+    k.inodes[ino].i_mmap.push(super::inode::IMmap {
         mm: mm as u32,
         start,
         pgoff,

@@ -5,12 +5,14 @@
 //! | `page` | `include/linux/page-flags.h`, `mm_types.h` | page frames, flags, list links |
 //! | `mmzone` | `include/linux/mmzone.h` | zones, lruvecs, the node |
 //! | `page_alloc` | `mm/page_alloc.c` | buddy allocator, watermarks, allocation slow path |
+//! | `inode` | `include/linux/fs.h` | inodes and their page-cache index (`struct address_space`) |
+//! | `fs_ops` | `include/linux/fs.h` | the filesystems' operations (`address_space_operations`): the boundary `fs` implements |
 //! | `filemap` | `mm/filemap.c`, `mm/truncate.c` | the page cache: find, add, delete, `mark_page_accessed`, `filemap_fault`, truncation |
 //! | `readahead` | `mm/readahead.c` | on-demand readahead and the buffered read path |
 //! | `swap` | `mm/swap.c` | LRU insertion, activation, rotation |
 //! | `rmap` | `mm/rmap.c` | `page_referenced`, `try_to_unmap`, `page_mkclean`, anon and file rmap |
 //! | `memory` | `mm/memory.c` | page tables, faults, shared file mappings, `unmap_mapping_range` |
-//! | `page_writeback` | `mm/page-writeback.c`, `lib/flex_proportions.c` | dirty limits, bdi bandwidth, IO-less dirty throttling maths |
+//! | `page_writeback` | `mm/page-writeback.c`, `lib/flex_proportions.c` | dirty limits, bdi bandwidth, IO-less dirty throttling maths, `write_cache_pages` |
 //! | `swapfile`, `swap_state`, `page_io` | `mm/swapfile.c`, `mm/swap_state.c`, `mm/page_io.c` | swap slots, swap cache, swap IO |
 //! | `backing_dev` | `mm/backing-dev.c` | backing devices: queue, device, writeback statistics, congestion |
 //! | `vmscan` | `mm/vmscan.c` | reclaim: kswapd, direct reclaim, LRU scanning, slab shrinking |
@@ -22,6 +24,8 @@
 
 pub mod backing_dev;
 pub mod filemap;
+pub mod fs_ops;
+pub mod inode;
 pub mod invariants;
 pub mod memory;
 pub mod mmzone;
@@ -182,7 +186,7 @@ pub struct Kernel {
     /// Address spaces.
     pub mms: Vec<Mm>,
     /// Files; a file page's `mapping` is its index here.
-    pub inodes: Vec<crate::fs::inode::Inode>,
+    pub inodes: Vec<inode::Inode>,
     /// Backing devices with a filesystem or raw block IO.
     pub bdis: Vec<backing_dev::Bdi>,
     /// The per-bdi shares of writeback completions (`writeout_completions`).

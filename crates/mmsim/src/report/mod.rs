@@ -113,4 +113,3 @@ pub struct ThreadTimes {
     /// Seconds in the kernel (faults, reclaim).
     pub system_seconds: f64,
 }
-

@@ -8,10 +8,10 @@
 use super::{seed000, verdict_number, verdict_summary, Verdict, SEED000_KERNELS};
 use crate::calibration::{ReclaimCosts, PAGE_SIZE};
 use crate::engine::{Nanos, SEC};
-use crate::presets;
-use crate::report::RunResult;
 use crate::fs::Filesystem;
 use crate::mm::swapfile::SwapConfig;
+use crate::presets;
+use crate::report::RunResult;
 use crate::scenario::{
     BlockDevice, Machine, ParallelioParams, RunParams, Scenario, Workload, WorkloadKind,
 };

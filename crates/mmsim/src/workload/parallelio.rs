@@ -125,16 +125,18 @@ pub async fn run(w: World, idx: usize, bdi: usize, p: ParallelioParams) {
                 st.ops as f64 / super::secs(ran.max(1))
             };
             let d = |i: usize| after[i] - before[i];
-            super::stats(&mut w.borrow_mut(), idx).parallelio.push(Iteration {
-                size,
-                iteration,
-                ops_per_sec,
-                io_seconds,
-                pswpin: d(0),
-                pswpout: d(1),
-                pgfault: d(2),
-                pgmajfault: d(3),
-            });
+            super::stats(&mut w.borrow_mut(), idx)
+                .parallelio
+                .push(Iteration {
+                    size,
+                    iteration,
+                    ops_per_sec,
+                    io_seconds,
+                    pswpin: d(0),
+                    pswpout: d(1),
+                    pgfault: d(2),
+                    pgmajfault: d(3),
+                });
             super::stats(&mut w.borrow_mut(), idx).progress += 1;
         }
     }
