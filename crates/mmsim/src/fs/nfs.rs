@@ -30,7 +30,7 @@ use crate::calibration::PAGE_SIZE;
 use crate::engine::{self, Nanos, WaitQueueId};
 use crate::mm::filemap::filemap_write_and_wait_range;
 use crate::mm::fs_ops::{
-    AddressSpaceOps, FsFuture, PageioData, PlannedWrite, Release, WritePage, WritebackControl,
+    AddressSpaceOps, FsFuture, PageioData, Release, WritePage, WritebackControl,
 };
 use crate::mm::inode::I_DIRTY_DATASYNC;
 use crate::mm::invariants::describe;
@@ -835,11 +835,6 @@ impl AddressSpaceOps for NfsAops {
             None => nfs_writepage(k, pfn),
         }
         WritePage::Started
-    }
-
-    /// Never block IO: WRITEs go to the mount's RPC slots.
-    fn writepage_plan(&self, _k: &Kernel, _pfn: Pfn, _wbc: &WritebackControl) -> PlannedWrite {
-        PlannedWrite::NoIo
     }
 
     /// `nfs_writepages`: a descriptor of `FLUSH_COND_STABLE` WRITEs; background and kupdate

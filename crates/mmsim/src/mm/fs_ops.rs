@@ -134,7 +134,11 @@ pub trait AddressSpaceOps: fmt::Debug {
     ) -> WritePage;
 
     /// mmsim: what block write `writepage(pfn, wbc)` would submit now, without doing it.
-    fn writepage_plan(&self, k: &Kernel, pfn: Pfn, wbc: &WritebackControl) -> PlannedWrite;
+    /// The default is a `writepage` that never submits block IO.
+    fn writepage_plan(&self, k: &Kernel, pfn: Pfn, wbc: &WritebackControl) -> PlannedWrite {
+        let _ = (k, pfn, wbc);
+        PlannedWrite::NoIo
+    }
 
     /// The start of a `->writepages` walk (`write_cache_pages`) of file `ino`: the
     /// filesystem's state across its pages, handed to each `writepage`.
@@ -294,9 +298,5 @@ impl AddressSpaceOps for EmptyAops {
     ) -> WritePage {
         k.pages.set(pfn, PG_DIRTY);
         WritePage::Redirtied
-    }
-
-    fn writepage_plan(&self, _k: &Kernel, _pfn: Pfn, _wbc: &WritebackControl) -> PlannedWrite {
-        PlannedWrite::NoIo
     }
 }

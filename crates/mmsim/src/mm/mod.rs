@@ -13,7 +13,7 @@
 //! | `rmap` | `mm/rmap.c` | `page_referenced`, `try_to_unmap`, `page_mkclean`, anon and file rmap |
 //! | `memory` | `mm/memory.c` | page tables, faults, shared file mappings, `unmap_mapping_range` |
 //! | `page_writeback` | `mm/page-writeback.c`, `lib/flex_proportions.c` | dirty limits, bdi bandwidth, IO-less dirty throttling maths, `write_cache_pages` |
-//! | `swapfile`, `swap_state`, `page_io` | `mm/swapfile.c`, `mm/swap_state.c`, `mm/page_io.c` | swap slots, swap cache, swap IO |
+//! | `swapfile`, `page_io` | `mm/swapfile.c`, `mm/swap_state.c`, `mm/page_io.c` | swap slots, swap cache, `swap_aops`, swap IO |
 //! | `backing_dev` | `mm/backing-dev.c` | backing devices: queue, device, writeback statistics, congestion |
 //! | `vmscan` | `mm/vmscan.c` | reclaim: kswapd, direct reclaim, LRU scanning, slab shrinking |
 //! | `slab` | `fs/dcache.c`, `fs/inode.c` | the reclaimable dentry/inode cache |
@@ -21,6 +21,9 @@
 //! | `vmstat` | `mm/vmstat.c` | `/proc/vmstat` counters |
 //! | `trace` | `include/trace/events/vmscan.h` | tracepoints in ftrace's text layout |
 //! | `invariants` | — | page-state invariant checks |
+//!
+//! `mm` names no filesystem and imports no `fs`: it calls a filesystem through the
+//! operations of the page's mapping (`fs_ops::AddressSpaceOps`), which `fs` implements.
 
 pub mod backing_dev;
 pub mod filemap;
