@@ -5,12 +5,16 @@
 //!
 //! The device task here is the driver: it takes requests from the queue as the device can
 //! accept them, holds each for its service time, and completes its pages.
+//!
+//! Work for the flushers is queued here too: `wakeup_flusher_threads` and
+//! `bdi_start_background_writeback` are `fs/fs-writeback.c`'s, but they only file work on
+//! the bdis and wake their flushers (`fs::fs_writeback`), so reclaim and the dirty throttle
+//! call them without reaching into `fs`.
 
 use super::fs_ops::AddressSpaceOps;
 use super::page::Pfn;
 use super::page_writeback::BdiBandwidth;
-use super::vmstat::VmEvent;
-use super::vmstat::ZoneStat;
+use super::vmstat::{VmEvent, ZoneStat};
 use super::{page_io, Kernel, World};
 use crate::block::{
     BatchState, Bio, Class, Device, Dir, IostatSampler, Release, RequestQueue, Submit,
