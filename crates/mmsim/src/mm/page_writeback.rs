@@ -149,9 +149,14 @@
 //! * The proportion aging timer (deferrable in the kernel) fires exactly on time, lazily,
 //!   whenever the tracker is next touched.
 
+use super::fs_ops::{WritePage, WritebackControl};
+use super::inode::I_DIRTY_PAGES;
+use super::page::{Pfn, PG_BH_LOCKED, PG_DIRTY, PG_WRITEBACK};
+use super::{Kernel, World};
 use crate::calibration::PAGE_SIZE;
 use crate::engine::{Nanos, JIFFY, SEC};
 use std::fmt;
+use std::ops::Range;
 
 /// Timer ticks per second (`HZ`), from the model's jiffy of 4 ms.
 pub const HZ: u64 = SEC / JIFFY;
@@ -1410,41 +1415,14 @@ pub fn account_page_dirtied(k: &mut super::Kernel, pfn: super::page::Pfn, task: 
     task_dirtied(task, &mut k.cpu_dirty);
 }
 
-/// `set_page_dirty` of a file page (`__set_page_dirty_nobuffers`, or
-/// `__set_page_dirty_buffers` when it has buffers): dirty it, account it and mark its inode
-/// dirty. Returns whether it was clean before. This is `write(2)`'s dirtying
-/// (`block_write_end` → `mark_buffer_dirty` → `__set_page_dirty`), which leaves PG_reclaim
-/// alone; [`set_page_dirty`] (faults, unmapping, page_mkclean) also clears it.
-pub fn mark_buffer_dirty(
-    k: &mut super::Kernel,
-    pfn: super::page::Pfn,
-    task: &mut DirtyTask,
-) -> bool {
-    // __set_page_dirty_buffers: dirtying a page with buffers dirties them all.
-    if crate::fs::buffer::page_has_buffers(k, pfn) {
-        k.pages.set(pfn, super::page::PG_BH_DIRTY);
-    }
-    if k.pages.test(pfn, super::page::PG_DIRTY) {
-        return false;
-    }
-    // On NFS the write request is set up first (`nfs_updatepage`): an unstable page
-    // leaves the commit list.
-    if k.bdis[page_bdi(k, pfn)].fs == crate::scenario::Filesystem::Nfs {
-        crate::fs::nfs::nfs_updatepage(k, pfn);
-    }
-    k.pages.set(pfn, super::page::PG_DIRTY);
-    account_page_dirtied(k, pfn, task);
-    let ino = k.pages.mapping[pfn as usize] as usize;
-    crate::fs::fs_writeback::mark_inode_dirty(k, ino);
-    true
-}
-
 /// `set_page_dirty()`: dirty a page from a page table (write faults, unmapping a dirty PTE,
-/// `page_mkclean`). Since 2.6.39 it clears PG_reclaim: a page reclaim marked for immediate
-/// reclaim is in use again. Returns whether it was clean before.
+/// `page_mkclean`) through its mapping's `->set_page_dirty`. Since 2.6.39 it clears
+/// PG_reclaim: a page reclaim marked for immediate reclaim is in use again. (`write(2)`
+/// dirties through the filesystem's `write_end`, which leaves PG_reclaim alone.) Returns
+/// whether it was clean before.
 pub fn set_page_dirty(k: &mut super::Kernel, pfn: super::page::Pfn, task: &mut DirtyTask) -> bool {
     k.pages.clear(pfn, super::page::PG_RECLAIM);
-    mark_buffer_dirty(k, pfn, task)
+    super::fs_ops::page_aops(k, pfn).set_page_dirty(k, pfn, task)
 }
 
 /// `clear_page_dirty_for_io`: writeback takes a dirty page. Returns whether it was dirty.
@@ -1587,7 +1565,7 @@ pub async fn balance_dirty_pages(
                 }
             }
             if d.kick_flusher() {
-                crate::fs::fs_writeback::bdi_start_background_writeback(k, bdi);
+                super::backing_dev::bdi_start_background_writeback(k, bdi);
             }
             d
         };
@@ -1607,7 +1585,123 @@ pub async fn balance_dirty_pages(
     let running = k.bdis[bdi].writeback_running;
     let laptop = k.vm.laptop_mode;
     if bdp.finish(&mut k.bdis[bdi].bw, running, laptop) {
-        crate::fs::fs_writeback::bdi_start_background_writeback(k, bdi);
+        super::backing_dev::bdi_start_background_writeback(k, bdi);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The page walk of writeback.
+
+/// The next dirty page of `ino` at or after `from` (the DIRTY tag lookup).
+pub fn next_dirty_page(k: &Kernel, ino: usize, from: u64) -> Option<(u64, Pfn)> {
+    k.inodes[ino]
+        .cached_from(from)
+        .find(|&(_, pfn)| k.pages.test(pfn, PG_DIRTY))
+}
+
+/// What one `write_cache_pages` call did (counters of `struct writeback_control`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    /// Pages handed to `writepage` (`nr_to_write` consumed), whether or not IO started.
+    pub pages: u64,
+    /// Of those, pages the filesystem redirtied (`pages_skipped`: locked buffers).
+    pub skipped: u64,
+}
+
+/// `do_writepages` → `write_cache_pages` (`mm/page-writeback.c`): write up to `nr_to_write`
+/// dirty pages of `ino` through its filesystem's `writepage`, submitting the bios it asks
+/// for. `sync` is `None` for `WB_SYNC_NONE`, or the page range of a `WB_SYNC_ALL` pass,
+/// which waits for writeback in flight on a dirty page before writing it again. A
+/// `WB_SYNC_NONE` walk is range_cyclic (from `writeback_index`, wrapping once) or, for a
+/// queued work item, the whole file from its start. A filesystem with its own
+/// `->writepages` (NFS coalesces pages into WRITE RPCs) keeps its state of the walk from
+/// `writepages_start` to `writepages_end`.
+pub async fn write_cache_pages(
+    w: &World,
+    ino: usize,
+    nr_to_write: u64,
+    sync: Option<Range<u64>>,
+    range_cyclic: bool,
+) -> Written {
+    let sync_all = sync.is_some();
+    let wbc = WritebackControl {
+        sync_all,
+        ..Default::default()
+    };
+    let (a_ops, mut data) = {
+        let mut k = w.borrow_mut();
+        let a_ops = k.inodes[ino].a_ops;
+        let data = a_ops.writepages_start(&mut k, ino, &wbc);
+        (a_ops, data)
+    };
+    let (start, end) = match &sync {
+        Some(r) => (r.start, r.end),
+        None if range_cyclic => (w.borrow().inodes[ino].writeback_index, u64::MAX),
+        None => (0, u64::MAX),
+    };
+    let mut index = start;
+    let mut wrapped = sync_all || start == 0;
+    let mut written = 0;
+    let mut skipped = 0;
+    while written < nr_to_write {
+        let next = next_dirty_page(&w.borrow(), ino, index).filter(|&(i, _)| i < end);
+        let Some((i, pfn)) = next else {
+            if wrapped {
+                index = 0;
+                break;
+            }
+            wrapped = true;
+            index = 0;
+            continue;
+        };
+        if !sync_all && wrapped && start > 0 && i >= start {
+            break;
+        }
+        index = i + 1;
+        if sync_all && w.borrow().pages.test(pfn, PG_BH_LOCKED) {
+            // WB_SYNC_ALL: block_write_full_page waits for the buffer (lock_buffer). mmsim
+            // waits before clearing the page's dirty bit, so a buffer is never dirty on a
+            // clean page.
+            super::filemap::wait_on_page_bit(w, pfn, PG_BH_LOCKED).await;
+            index = i;
+            continue;
+        }
+        let take = {
+            let mut k = w.borrow_mut();
+            if k.pages.test(pfn, PG_WRITEBACK) {
+                // WB_SYNC_NONE skips it; WB_SYNC_ALL waits below and retries.
+                false
+            } else {
+                clear_page_dirty_for_io(&mut k, pfn)
+            }
+        };
+        if !take {
+            if sync_all && w.borrow().pages.test(pfn, PG_WRITEBACK) {
+                super::filemap::wait_on_page_writeback(w, pfn).await;
+                index = i;
+            }
+            continue;
+        }
+        let done = a_ops.writepage(&mut w.borrow_mut(), pfn, &wbc, &mut data);
+        match done {
+            WritePage::Submit { bdi, bio } => super::backing_dev::submit_bio(w, bdi, bio).await,
+            WritePage::Redirtied => skipped += 1,
+            WritePage::Started | WritePage::Clean => {}
+        }
+        written += 1;
+    }
+    let mut k = w.borrow_mut();
+    a_ops.writepages_end(&mut k, data);
+    // range_cyclic and whole-file passes remember where they stopped.
+    if sync.is_none_or(|r| r.start == 0 && r.end == u64::MAX) {
+        k.inodes[ino].writeback_index = index;
+    }
+    if next_dirty_page(&k, ino, 0).is_none() {
+        k.inodes[ino].state &= !I_DIRTY_PAGES;
+    }
+    Written {
+        pages: written,
+        skipped,
     }
 }
 

@@ -8,12 +8,13 @@
 //! `shrink_page_list`; and `try_to_free_pages` → `do_try_to_free_pages` → `shrink_zones` →
 //! `shrink_zone`. Functions that may sleep are `async`.
 
+use super::fs_ops::{page_aops, PlannedWrite, Release, WritePage, WritebackControl};
 use super::mmzone::{zone_flags::*, MAX_NR_ZONES, ZONE_NORMAL};
 use super::page::*;
 use super::page_alloc::{zone_watermark_ok, zonelist};
 use super::vmstat::{VmEvent, ZoneStat};
 use super::{
-    backing_dev, invariants, memory, page_io, rmap, slab, swap, swapfile, trace, Gfp, Kernel, World,
+    backing_dev, invariants, memory, rmap, slab, swap, swapfile, trace, Gfp, Kernel, World,
 };
 use crate::calibration::*;
 use crate::engine::{self, CpuMode, Nanos, HZ_10};
@@ -489,27 +490,15 @@ pub fn page_check_references(k: &mut Kernel, pfn: Pfn) -> PageReferences {
     PageReferences::Reclaim
 }
 
-/// `page_check_dirty_writeback` (LD patch 2, with the fs hooks of patches 7 and 8):
-/// anonymous pages never count; file pages by their flags, unless the page has private
-/// data and its filesystem's `is_dirty_writeback` hook says otherwise.
+/// `page_check_dirty_writeback` (LD patch 2): anonymous pages never count; file pages by
+/// their flags, as their filesystem's `is_dirty_writeback` hook (LD patches 7 and 8) sees
+/// them.
 pub fn page_check_dirty_writeback(k: &Kernel, pfn: Pfn) -> (bool, bool) {
     if !k.pages.is_file_cache(pfn) {
         return (false, false);
     }
-    let flags = (k.pages.test(pfn, PG_DIRTY), k.pages.test(pfn, PG_WRITEBACK));
-    // LD patch 8 (`nfs_is_dirty_writeback`): `nfs_check_dirty_writeback`. mmsim applies it
-    // with its own switch, whether or not patch 7's buffer-head hook is on.
-    if k.sw.on(Switch::NfsDirtyWritebackHook) && crate::fs::nfs::is_nfs_page(k, pfn) {
-        return crate::fs::nfs::nfs_check_dirty_writeback(k, pfn, flags.0, flags.1);
-    }
-    if !k.pages.test(pfn, PG_PRIVATE) {
-        return flags;
-    }
-    // LD patch 7: block devices and ext3 look at their buffers.
-    if k.sw.on(Switch::BufferDirtyWritebackHook) && crate::fs::buffer::page_has_buffers(k, pfn) {
-        return crate::fs::buffer::buffer_check_dirty_writeback(k, pfn);
-    }
-    flags
+    let (dirty, writeback) = (k.pages.test(pfn, PG_DIRTY), k.pages.test(pfn, PG_WRITEBACK));
+    page_aops(k, pfn).is_dirty_writeback(k, pfn, dirty, writeback)
 }
 
 /// `pageout` result.
@@ -521,36 +510,44 @@ pub enum Pageout {
     Clean,
 }
 
-/// `pageout` of a page reclaim has unmapped (`kernel-reclaim.md` §4.4): swap-cache pages
-/// go to the swap device; file pages to their filesystem's `writepage` for reclaim. The swap
-/// BDI is never congested; a file page's BDI is, when its queue is.
+/// `pageout` of a page reclaim has unmapped (`kernel-reclaim.md` §4.4): its mapping's
+/// `writepage` (the swap cache's, or the filesystem's) writes it. The swap BDI is never
+/// congested; a file page's BDI is, when its queue is. A write that needs a request has
+/// one: reclaim slept for it before (`write_waits_for_request`).
 fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Pageout {
     if k.pages.mapped(pfn) {
         return Pageout::Keep;
     }
     let swap = k.pages.test(pfn, PG_SWAPCACHE);
-    if !swap {
+    if swap {
+        if !k.pages.test(pfn, PG_DIRTY) {
+            return Pageout::Clean;
+        }
+    } else {
         // may_write_to_queue: kswapd (PF_SWAPWRITE) may write to a congested queue.
         let bdi = super::page_writeback::page_bdi(k, pfn);
         if !kswapd && backing_dev::bdi_write_congested(k, bdi) {
             return Pageout::Keep;
         }
-        if !super::page_writeback::clear_page_dirty_for_io(k, pfn) {
-            return Pageout::Clean;
-        }
-        k.pages.set(pfn, PG_RECLAIM);
-        fs_writepage_for_reclaim(k, pfn, bdi, kswapd);
-    } else {
-        if !k.pages.test(pfn, PG_DIRTY) {
-            return Pageout::Clean;
-        }
-        if !page_io::swap_write_would_queue(k, pfn) {
-            // Not reached: shrink_one_page waited for a request on the swap device's queue.
-            return Pageout::Keep;
-        }
+    }
+    let a_ops = page_aops(k, pfn);
+    let wbc = WritebackControl::for_reclaim(kswapd);
+    if !write_would_queue(k, pfn, a_ops.writepage_plan(k, pfn, &wbc)) {
+        // Not reached: shrink_one_page waited for a request first. Kept so that a write
+        // never goes without a request.
+        debug_assert!(false, "reclaim waited for a request before writing");
+        return Pageout::Keep;
+    }
+    if swap {
+        // clear_page_dirty_for_io of a mapping that does not account dirty pages.
         k.pages.clear(pfn, PG_DIRTY);
-        k.pages.set(pfn, PG_RECLAIM);
-        page_io::swap_writepage(k, pfn);
+    } else if !super::page_writeback::clear_page_dirty_for_io(k, pfn) {
+        return Pageout::Clean;
+    }
+    k.pages.set(pfn, PG_RECLAIM);
+    if let WritePage::Submit { bdi, bio } = a_ops.writepage(k, pfn, &wbc, &mut None) {
+        let queued = backing_dev::try_submit_bio(k, bdi, bio);
+        debug_assert!(queued, "a queue with room accepts a bio");
     }
     trace::mm_vmscan_writepage(k, pfn, !swap);
     if !k.pages.test(pfn, PG_WRITEBACK) {
@@ -562,106 +559,44 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Pageout {
     Pageout::Success
 }
 
-/// What the filesystem's writepage does with a page reclaim hands it: write it, or (ext4
-/// refusing to allocate blocks from reclaim) redirty it.
-fn reclaim_write(k: &Kernel, pfn: Pfn, bdi: usize, kswapd: bool) -> backing_dev::ReclaimWrite {
-    let ino = k.pages.mapping[pfn as usize] as usize;
-    let index = k.pages.index[pfn as usize] as u64;
-    let fs = k.bdis[bdi].fs;
-    let mapped = !fs.delayed_allocation() || k.inodes[ino].sector_of(index).is_some();
-    fs.writepage_for_reclaim(kswapd, mapped)
-}
-
-/// Whether a block write of the page submits IO: always, except for a buffer page with no
-/// dirty buffer.
-fn block_write_needs_io(k: &Kernel, pfn: Pfn, bdi: usize) -> bool {
-    !k.bdis[bdi].fs.uses_buffer_heads() || crate::fs::buffer::block_write_needs_io(k, pfn)
-}
-
-/// Whether the filesystem's writepage would submit block IO for this page.
-fn fs_writepage_submits_io(k: &Kernel, pfn: Pfn, bdi: usize, kswapd: bool) -> bool {
-    reclaim_write(k, pfn, bdi, kswapd) != backing_dev::ReclaimWrite::Redirty
-        && k.bdis[bdi].nfs.is_none()
-        && block_write_needs_io(k, pfn, bdi)
-}
-
-/// The device whose request pool a file page's `pageout` would find empty, if it would:
-/// writepage then sleeps in `get_request` until a request is freed (`kernel-cfq.md` §2.2).
-/// None when pageout would not write (mapped, clean, or, for direct reclaim, a congested
-/// queue it skips) or the filesystem submits no IO for the page.
-fn file_write_waits_for_request(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Option<usize> {
-    // Swap-backed pages (swap cache included) go to swap_writepage.
-    if k.pages.test(pfn, PG_SWAPBACKED) || k.pages.mapped(pfn) || !k.pages.test(pfn, PG_DIRTY) {
-        return None;
-    }
-    let bdi = super::page_writeback::page_bdi(k, pfn);
-    if !kswapd && backing_dev::bdi_write_congested(k, bdi) {
-        return None;
-    }
-    (fs_writepage_submits_io(k, pfn, bdi, kswapd) && !file_write_would_queue(k, pfn, bdi))
-        .then_some(bdi)
-}
-
-/// Whether reclaim's one-page write of file page `pfn` would queue without sleeping: it
-/// merges with a queued write (when the page has its block already), or a request is free.
-fn file_write_would_queue(k: &mut Kernel, pfn: Pfn, bdi: usize) -> bool {
-    let ino = k.pages.mapping[pfn as usize] as usize;
-    let index = k.pages.index[pfn as usize] as u64;
-    let sector = crate::fs::fs_writeback::mapped_sector(k, ino, index);
-    let bio = sector.map(|sector| file_write_bio(sector, pfn));
-    backing_dev::would_queue_write(k, bdi, bio.as_ref())
-}
-
-/// Reclaim's one-page async write of file page `pfn` at `sector`.
-fn file_write_bio(sector: u64, pfn: Pfn) -> crate::block::Bio {
-    crate::block::Bio {
-        dir: crate::block::Dir::Write,
-        sync: false,
-        sector,
-        nr_sectors: backing_dev::PAGE_SECTORS,
-        tag: pfn as u64,
-    }
-}
-
-/// A filesystem's `->writepage` called from reclaim for a page whose dirty bit reclaim has
-/// just cleared. ext4 (3.9) will not allocate blocks from reclaim: a page still under
-/// delayed allocation is redirtied (`redirty_page_for_writepage`) and no IO starts; a page
-/// with blocks is written. On ext3 and block devices `block_write_full_page` writes only
-/// dirty buffers: clean ones mean no IO, a locked one a redirty. A write that needs a
-/// request has one: reclaim slept for it before (`file_write_waits_for_request`).
-fn fs_writepage_for_reclaim(k: &mut Kernel, pfn: Pfn, bdi: usize, kswapd: bool) {
-    use crate::fs::buffer::{self, BlockWrite};
-    if reclaim_write(k, pfn, bdi, kswapd) == backing_dev::ReclaimWrite::Redirty {
-        super::page_writeback::redirty_page_for_writepage(k, pfn);
-        return;
-    }
-    if k.bdis[bdi].nfs.is_some() {
-        // A FILE_SYNC WRITE RPC; it never waits for a request.
-        crate::fs::nfs::nfs_writepage(k, pfn);
-        return;
-    }
-    let (ino, index) = (
-        k.pages.mapping[pfn as usize] as usize,
-        k.pages.index[pfn as usize] as u64,
-    );
-    let needs_io = block_write_needs_io(k, pfn, bdi);
-    if needs_io && !file_write_would_queue(k, pfn, bdi) {
-        // Not reached (reclaim waited for a request before writing): kept so that a write
-        // never goes without a request.
-        debug_assert!(false, "reclaim waited for a request before writing");
-        super::page_writeback::redirty_page_for_writepage(k, pfn);
-        return;
-    }
-    let sector = crate::fs::fs_writeback::map_block(k, ino, index);
-    if k.bdis[bdi].fs.uses_buffer_heads() {
-        if buffer::block_write_full_page(k, pfn) != BlockWrite::Io {
-            return;
+/// Whether a `writepage` that would submit `plan` could queue its bio without sleeping in
+/// `get_request`: it submits none, its bio (when its sector is known) merges with a queued
+/// write, or a request is free (`kernel-cfq.md` §2.2).
+fn write_would_queue(k: &mut Kernel, pfn: Pfn, plan: PlannedWrite) -> bool {
+    match plan {
+        PlannedWrite::NoIo => true,
+        PlannedWrite::Block { bdi, sector } => {
+            let bio = sector.map(|sector| crate::block::Bio {
+                dir: crate::block::Dir::Write,
+                sync: false,
+                sector,
+                nr_sectors: backing_dev::PAGE_SECTORS,
+                tag: pfn as u64,
+            });
+            backing_dev::would_queue_write(k, bdi, bio.as_ref())
         }
-    } else {
-        super::page_writeback::test_set_page_writeback(k, pfn);
     }
-    let queued = backing_dev::try_submit_bio(k, bdi, file_write_bio(sector, pfn));
-    debug_assert!(queued, "a queue with room accepts a bio");
+}
+
+/// The device whose request pool a dirty page's `pageout` would find empty, if it would:
+/// `writepage` then sleeps in `get_request` until a request is freed. None when pageout
+/// would not write (a file page mapped, or, for direct reclaim, on a congested queue it
+/// skips) or the page's `writepage` submits no block IO.
+fn write_waits_for_request(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Option<usize> {
+    if !k.pages.test(pfn, PG_SWAPCACHE) {
+        if k.pages.test(pfn, PG_SWAPBACKED) || k.pages.mapped(pfn) || !k.pages.test(pfn, PG_DIRTY) {
+            return None;
+        }
+        let bdi = super::page_writeback::page_bdi(k, pfn);
+        if !kswapd && backing_dev::bdi_write_congested(k, bdi) {
+            return None;
+        }
+    }
+    let wbc = WritebackControl::for_reclaim(kswapd);
+    match page_aops(k, pfn).writepage_plan(k, pfn, &wbc) {
+        plan @ PlannedWrite::Block { bdi, .. } if !write_would_queue(k, pfn, plan) => Some(bdi),
+        _ => None,
+    }
 }
 
 /// What happens to one page of the list.
@@ -673,11 +608,12 @@ enum Verdict {
     Cull,
     /// KS patch 7 without LD patch 3: kswapd sleeps inside the loop.
     SleepInLoop,
-    /// `pageout` of a swap page found the swap device's request pool empty: sleep for a
-    /// request (`get_request`), then take the page again.
+    /// `pageout` would find the request pool of this device empty: sleep for a request
+    /// (`get_request`), then take the page again.
     WaitForRequest(usize),
-    /// `nfs_release_page` for direct reclaim: wait for a COMMIT of this inode, then retry.
-    WaitForCommit(usize),
+    /// `releasepage` must sleep (NFS: a COMMIT for direct reclaim) for a page of this inode:
+    /// sleep, then look at the page again.
+    WaitForRelease(usize),
 }
 
 /// An anonymous page whose owner has exited while reclaim or IO held it.
@@ -819,14 +755,8 @@ fn shrink_one_page(
         if references == PageReferences::ReclaimClean || !may_enter_fs || !sc.may_writepage {
             return Verdict::Keep;
         }
-        // swap_writepage sleeps in get_request when the swap device's pool is empty.
-        if k.pages.test(pfn, PG_SWAPCACHE) && !page_io::swap_write_would_queue(k, pfn) {
-            if let Some(bdi) = k.swap_bdi {
-                return Verdict::WaitForRequest(bdi);
-            }
-        }
-        // So does a filesystem's writepage that submits IO.
-        if let Some(bdi) = file_write_waits_for_request(k, pfn, sc.kswapd) {
+        // writepage sleeps in get_request when its device's pool is empty.
+        if let Some(bdi) = write_waits_for_request(k, pfn, sc.kswapd) {
             return Verdict::WaitForRequest(bdi);
         }
         match pageout(k, pfn, sc.kswapd) {
@@ -846,18 +776,16 @@ fn shrink_one_page(
         }
     }
 
-    // try_to_release_page: dirty or locked buffers keep the page.
-    if crate::fs::buffer::page_has_buffers(k, pfn)
-        && !crate::fs::buffer::try_to_release_page(k, pfn)
-    {
-        return Verdict::Activate;
-    }
-    // try_to_release_page: an NFS page awaiting COMMIT is not freeable (`nfs_release_page`).
-    if file && k.pages.test(pfn, PG_PRIVATE) && crate::fs::nfs::is_nfs_page(k, pfn) {
-        return match crate::fs::nfs::nfs_release_page(k, pfn, sc.gfp, sc.kswapd) {
-            crate::fs::nfs::ReleasePage::Busy => Verdict::Activate,
-            crate::fs::nfs::ReleasePage::WaitForCommit(ino) => Verdict::WaitForCommit(ino),
-        };
+    // try_to_release_page: private data (dirty or locked buffers, an unstable page) may
+    // keep the page.
+    if file && k.pages.test(pfn, PG_PRIVATE) {
+        match page_aops(k, pfn).releasepage(k, pfn, sc.gfp, sc.kswapd) {
+            Release::Released => {}
+            Release::Busy => return Verdict::Activate,
+            Release::Wait => {
+                return Verdict::WaitForRelease(k.pages.mapping[pfn as usize] as usize)
+            }
+        }
     }
 
     // __remove_mapping: a clean, unmapped page leaves the swap cache and is freed.
@@ -872,10 +800,10 @@ fn shrink_one_page(
     Verdict::Free
 }
 
-/// The rest of `shrink_page_list` for an NFS page after `nfs_release_page` waited for its
-/// COMMIT: released if the COMMIT made it stable, then `__remove_mapping` if nothing else
-/// holds it.
-fn release_after_commit(k: &mut Kernel, pfn: Pfn) -> Verdict {
+/// The rest of `shrink_page_list` for a page after its `releasepage` slept (NFS: for a
+/// COMMIT): released if its private data went meanwhile, then `__remove_mapping` if nothing
+/// else holds it.
+fn release_after_wait(k: &mut Kernel, pfn: Pfn) -> Verdict {
     if k.pages.test(pfn, PG_TRUNCATED) {
         // Truncated while we waited: the last reference is ours.
         k.pages.clear(pfn, PG_DIRTY | PG_TRUNCATED);
@@ -912,11 +840,12 @@ pub async fn shrink_page_list(
             shrink_one_page(&mut k, zi, sc, st, pfn, after_wait)
         };
         after_wait = false;
-        if let Verdict::WaitForCommit(ino) = verdict {
-            // nfs_release_page(FLUSH_SYNC) holds the page locked while the COMMIT runs.
+        if let Verdict::WaitForRelease(ino) = verdict {
+            // releasepage holds the page locked while it sleeps.
             charge(w, sc).await;
-            crate::fs::nfs::nfs_commit_inode(w, ino).await;
-            verdict = release_after_commit(&mut w.borrow_mut(), pfn);
+            let a_ops = w.borrow().inodes[ino].a_ops;
+            a_ops.releasepage_wait(w, ino).await;
+            verdict = release_after_wait(&mut w.borrow_mut(), pfn);
         }
         match verdict {
             Verdict::WaitForRequest(bdi) => {
@@ -972,7 +901,7 @@ pub async fn shrink_page_list(
                 list.pfns[kept] = pfn;
                 kept += 1;
             }
-            Verdict::Keep | Verdict::Cull | Verdict::WaitForCommit(_) => {
+            Verdict::Keep | Verdict::Cull | Verdict::WaitForRelease(_) => {
                 list.pfns[kept] = pfn;
                 kept += 1;
             }
@@ -1416,7 +1345,7 @@ async fn do_try_to_free_pages(w: &World, sc: &mut ScanControl) -> u64 {
         if total_scanned > sc.nr_to_reclaim + sc.nr_to_reclaim / 2 {
             let mut k = w.borrow_mut();
             let nr = if k.vm.laptop_mode { 0 } else { total_scanned };
-            crate::fs::fs_writeback::wakeup_flusher_threads(&mut k, nr);
+            backing_dev::wakeup_flusher_threads(&mut k, nr);
             sc.may_writepage = true;
         }
         let nap = !w.borrow().sw.on(Switch::DirectWaitIffCongestedInShrinkList);
@@ -1817,6 +1746,54 @@ pub async fn kswapd(w: World) {
         trace::mm_vmscan_kswapd_wake(&mut w.borrow_mut(), order);
         balanced_classzone = classzone;
         balanced_order = balance_pgdat(&w, order, &mut balanced_classzone).await;
+    }
+}
+
+/// Helpers for the unit tests of reclaim, here and in the filesystems' tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+    use crate::mm::mmzone::ZONE_DMA32;
+    use crate::mm::page_alloc::{alloc_flags, get_page_from_freelist};
+
+    /// The zone the tests build their lists in: the first zone of every zonelist of a
+    /// 128 MiB machine.
+    pub const Z: usize = ZONE_DMA32;
+
+    /// A free order-0 page of zone `Z`, taken from the buddy allocator.
+    pub fn take_page(k: &mut Kernel) -> Pfn {
+        let pfn = get_page_from_freelist(k, Gfp::KERNEL, 0, alloc_flags::NO_WATERMARKS)
+            .expect("a free page");
+        assert_eq!(k.page_zone(pfn), Z, "test pages come from DMA32");
+        pfn
+    }
+
+    /// A scan control of `priority`, for kswapd or direct reclaim.
+    pub fn sc_at(priority: i32, kswapd: bool) -> ScanControl {
+        let mut sc = ScanControl::new(Gfp::KERNEL, 0, kswapd, false);
+        sc.priority = priority;
+        sc
+    }
+
+    /// Take `pages` off their LRU lists into a list for `shrink_page_list`.
+    pub fn isolate_all(k: &mut Kernel, pages: &[Pfn]) -> PageList {
+        let mut list = PageList::default();
+        for &pfn in pages {
+            swap::del_page_from_lru_list(k, pfn);
+            k.pages.set(pfn, PG_ISOLATED);
+            list.push(pfn);
+        }
+        list
+    }
+
+    /// `putback_inactive_pages`.
+    pub fn putback(k: &mut Kernel, zi: usize, list: &PageList) {
+        putback_inactive_pages(k, zi, list);
+    }
+
+    /// The pages left on a list.
+    pub fn listed(list: &PageList) -> usize {
+        list.len
     }
 }
 

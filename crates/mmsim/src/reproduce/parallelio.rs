@@ -8,11 +8,12 @@
 use super::{seed000, verdict_number, verdict_summary, Verdict, SEED000_KERNELS};
 use crate::calibration::{ReclaimCosts, PAGE_SIZE};
 use crate::engine::{Nanos, SEC};
+use crate::fs::Filesystem;
+use crate::mm::swapfile::SwapConfig;
 use crate::presets;
 use crate::report::RunResult;
 use crate::scenario::{
-    BlockDevice, Filesystem, Machine, ParallelioParams, RunParams, Scenario, SwapDevice, Workload,
-    WorkloadKind,
+    BlockDevice, Machine, ParallelioParams, RunParams, Scenario, Workload, WorkloadKind,
 };
 use crate::sim::{self, RunOptions, SimError};
 
@@ -658,7 +659,7 @@ impl Procedure {
                 pci_hole: self.pci_hole,
                 ram: self.ram,
                 cpus: self.cpus,
-                swap: Some(SwapDevice {
+                swap: Some(SwapConfig {
                     size: self.swap,
                     read_latency: 0,
                     write_latency: 0,

@@ -123,7 +123,8 @@ mod values;
 mod vm;
 mod workloads;
 
-use super::{KernelSelection, Machine, RunParams, Scenario, ScenarioError, SlabParams, VmSysctls};
+use super::{KernelSelection, Machine, RunParams, Scenario, ScenarioError, SlabParams};
+use crate::mm::VmSysctls;
 #[cfg(test)]
 use check::nearest;
 use check::{opt, sub_table, Cx, Res, Table};

@@ -7,7 +7,6 @@
 use super::{enter, exit, killed, CpuDebt, Phase};
 use crate::calibration::PAGE_SIZE;
 use crate::fs::fs_writeback::vfs_fsync_range;
-use crate::fs::inode::Inode;
 use crate::mm::page_writeback::{balance_dirty_pages_ratelimited, DirtyTask};
 use crate::mm::{filemap, World};
 use crate::scenario::{DdConv, DdParams};
@@ -43,7 +42,7 @@ pub async fn run(w: World, idx: usize, mm: usize, bdi: usize, dd: DdParams) {
         DdConv::None => {}
     }
     let now = w.borrow().sched.now();
-    w.borrow_mut().workloads[idx].io_done_at = Some(now);
+    super::stats(&mut w.borrow_mut(), idx).io_done_at = Some(now);
     if let Some(bytes) = dd.truncate_to {
         filemap::truncate_setsize(&w, ino, bytes / PAGE_SIZE).await;
     }
@@ -64,11 +63,7 @@ pub async fn open_trunc(w: &World, bdi: usize, name: &str) -> usize {
             filemap::truncate_inode_pages(w, ino).await;
             ino
         }
-        None => {
-            let mut k = w.borrow_mut();
-            k.inodes.push(Inode::new(name, bdi));
-            k.inodes.len() - 1
-        }
+        None => crate::mm::inode::new_inode(&mut w.borrow_mut(), name, bdi),
     }
 }
 

@@ -6,9 +6,8 @@ use super::super::tree::Val;
 use super::super::values::{boolean, positive_time, size, string, u32_in, SizeKind};
 use super::super::PAGE;
 use super::{memcachetest, MemSource};
-use crate::scenario::{
-    BlockDevice, Filesystem, MemcachetestParams, ParallelioParams, WorkloadKind,
-};
+use crate::fs::Filesystem;
+use crate::scenario::{BlockDevice, MemcachetestParams, ParallelioParams, WorkloadKind};
 
 pub(super) const KEYS: &[&str] = &[
     "device",
