@@ -874,11 +874,8 @@ pub async fn shrink_page_list(
             }
             Verdict::Free => {
                 let mut k = w.borrow_mut();
-                k.pages
-                    .clear(pfn, PG_ISOLATED | PG_RECLAIM | PG_REFERENCED | PG_ACTIVE);
-                let flags = k.pages.flags[pfn as usize];
                 debug_assert!(
-                    flags
+                    k.pages.flags[pfn as usize]
                         & (PG_DIRTY
                             | PG_WRITEBACK
                             | PG_LOCKED
@@ -887,8 +884,7 @@ pub async fn shrink_page_list(
                             | PG_BH_LOCKED)
                         == 0
                 );
-                k.pages.flags[pfn as usize] = flags & PG_UPTODATE;
-                super::page_alloc::free_page_batched(&mut k, pfn, true);
+                free_isolated_page(&mut k, pfn);
                 nr_reclaimed += 1;
             }
             Verdict::Activate => {
@@ -922,6 +918,13 @@ pub async fn shrink_page_list(
     nr_reclaimed
 }
 
+/// The last reference to a page reclaim isolated goes: its flags (isolation, LRU and
+/// reclaim state) are dropped and it joins the batch `free_hot_cold_page_list` frees cold.
+fn free_isolated_page(k: &mut Kernel, pfn: Pfn) {
+    k.pages.flags[pfn as usize] &= PG_UPTODATE;
+    super::page_alloc::free_page_batched(k, pfn, true);
+}
+
 /// `putback_inactive_pages`: survivors go back to the head of the list their flags name.
 fn putback_inactive_pages(k: &mut Kernel, zi: usize, list: &PageList) {
     for &pfn in list.as_slice() {
@@ -931,8 +934,7 @@ fn putback_inactive_pages(k: &mut Kernel, zi: usize, list: &PageList) {
             && k.pages.flags[pfn as usize] & (PG_WRITEBACK | PG_LOCKED | PG_BH_LOCKED) == 0
         {
             // Its owner exited while we held it: the last reference goes now.
-            k.pages.flags[pfn as usize] &= PG_UPTODATE;
-            super::page_alloc::free_page_batched(k, pfn, true);
+            free_isolated_page(k, pfn);
             continue;
         }
         let lru = k.pages.page_lru(pfn);
