@@ -1424,8 +1424,6 @@ pub(crate) mod testing {
 
 mod kswapd;
 pub use kswapd::kswapd;
-#[cfg(test)]
-use kswapd::*;
 
 #[cfg(test)]
 mod tests;

@@ -1653,7 +1653,7 @@ fn a_swap_write_queues_past_a_full_pool_only_by_merging_or_as_a_batcher() {
         );
         stop_batching(&mut k);
         // A full pool and nothing queued beside slot 1: its write would sleep.
-        assert!(!write_waits_for_request(&mut k, pfns[1], true).is_none());
+        assert!(write_waits_for_request(&mut k, pfns[1], true).is_some());
         // Woken from that sleep, the task is a batcher and may allocate.
         backing_dev::woken_for_request(&mut k);
         assert!(write_waits_for_request(&mut k, pfns[1], true).is_none());
