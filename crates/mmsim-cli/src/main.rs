@@ -716,9 +716,32 @@ unsafe impl GlobalAlloc for CountingAlloc {
         }
         p
     }
+    /// The system's own: `calloc`, whose fresh pages come zeroed from the kernel, so a
+    /// large zeroed vector (page state, page tables, the swap map) costs nothing until it
+    /// is touched. The trait's default would write every byte at once.
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(live, Ordering::Relaxed);
+        }
+        p
+    }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         unsafe { System.dealloc(ptr, layout) };
         LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+    /// The system's own, which may grow a block in place; the trait's default always
+    /// copies. Counted as the default's copy would be: the new block allocated before the
+    /// old one is freed.
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            let live = LIVE.fetch_add(new_size, Ordering::Relaxed) + new_size;
+            PEAK.fetch_max(live, Ordering::Relaxed);
+            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        }
+        p
     }
 }
 

@@ -16,3 +16,15 @@ pub mod reproduce;
 pub mod scenario;
 pub mod sim;
 pub mod workload;
+
+/// A small deterministic generator for tests' random inputs: `next(n)` is in `0..n`.
+#[cfg(test)]
+pub(crate) fn test_numbers(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut x = seed;
+    move |n| {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 33) % n
+    }
+}

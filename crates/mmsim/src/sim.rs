@@ -481,7 +481,7 @@ fn advance_with(
                 next_report = now + 10 * SEC;
             }
         }
-        k.fatal.is_some() || k.halt
+        k.stopping()
     });
     match &w.borrow().fatal {
         Some(msg) => Err(SimError::Invariant(msg.clone())),

@@ -54,7 +54,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use super::{Class, Dir, IoContext, ReqId, Request, SECTOR_SIZE};
+use super::{Class, Dir, IoContext, ReqId, ReqMap, Request, SECTOR_SIZE};
 use crate::engine::{Nanos, JIFFY};
 
 /// `HZ` at 250 ticks a second: one second.
@@ -304,7 +304,7 @@ pub(crate) struct Cfq {
     /// Sync queue of each io context (`cic->cfqq[SYNC]`).
     sync_queues: BTreeMap<IoContext, usize>,
     /// The shared BE/4 async queue: index 0.
-    reqs: BTreeMap<ReqId, CfqRq>,
+    reqs: ReqMap<CfqRq>,
     trees: [ServiceTree; 3],
     tree_seq: u64,
     active: Option<usize>,
@@ -340,7 +340,7 @@ impl Cfq {
             hw_tag: depth >= CFQ_HW_QUEUE_MIN,
             queues: vec![CfqQueue::new(false, 0)],
             sync_queues: BTreeMap::new(),
-            reqs: BTreeMap::new(),
+            reqs: ReqMap::default(),
             trees: Default::default(),
             tree_seq: 0,
             active: None,

@@ -204,6 +204,33 @@ impl Io {
 /// Identifies a request for the life of its queue.
 pub type ReqId = u64;
 
+/// A map from request ids, for maps that are only looked up, never iterated (so their
+/// order, which a hash map does not keep, never shows): a request lookup per bio costs
+/// less than a B-tree walk.
+pub type ReqMap<V> =
+    std::collections::HashMap<ReqId, V, std::hash::BuildHasherDefault<ReqIdHasher>>;
+
+/// The hasher of [`ReqMap`]: request ids are consecutive, so a multiply spreads them over
+/// the hash bits (Fibonacci hashing); fixed, so a run does not depend on a random seed.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReqIdHasher(u64);
+
+impl std::hash::Hasher for ReqIdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(self.0 ^ u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 /// The submitting task's io context (`current->io_context`): the simulator's task id. 3.9
 /// creates one per task at its first bio (`create_io_context` in
 /// `generic_make_request_checks`), so every thread has its own batching state and CFQ sync

@@ -1,11 +1,9 @@
 //! The request queue of one device: request pools, congestion, merging, dispatch and
 //! completion (`block/blk-core.c`, `block/blk-merge.c`, `block/elevator.c`, 3.x).
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use super::diskstats::DiskStats;
 use super::elevator::{Elevator, ElevatorKind};
-use super::{Bio, Class, Dir, IoContext, ReqId, Request};
+use super::{Bio, Class, Dir, IoContext, ReqId, ReqMap, Request};
 use crate::engine::{Nanos, MSEC};
 
 /// Default `nr_requests` per class: `BLKDEV_MAX_RQ` (`include/linux/blkdev.h`).
@@ -131,17 +129,82 @@ pub struct Completion {
     pub kick: bool,
 }
 
+/// A set of (sector, request) pairs, sorted as a `BTreeSet` of them would be, in a vector:
+/// a queue holds a few hundred requests at most, where a binary search and a short move
+/// cost less than a B-tree's walk from the root (the merge lookups run once per bio).
+#[derive(Debug, Default)]
+struct SectorIndex(Vec<(u64, ReqId)>);
+
+impl SectorIndex {
+    /// Add a pair (nothing if it is there already).
+    fn insert(&mut self, pair: (u64, ReqId)) {
+        if let Err(i) = self.0.binary_search(&pair) {
+            self.0.insert(i, pair);
+        }
+    }
+
+    /// Remove a pair (nothing if it is not there).
+    fn remove(&mut self, pair: &(u64, ReqId)) {
+        if let Ok(i) = self.0.binary_search(pair) {
+            self.0.remove(i);
+        }
+    }
+
+    /// Move a request's pair from `old` to `new` sector: [`SectorIndex::remove`] then
+    /// [`SectorIndex::insert`], in place when no other pair lies between the two.
+    fn relocate(&mut self, id: ReqId, old: u64, new: u64) {
+        match self.0.binary_search(&(old, id)) {
+            Ok(i) => self.relocate_at(i, new),
+            Err(_) => self.insert((new, id)),
+        }
+    }
+
+    /// [`SectorIndex::relocate`] of the pair at position `i`.
+    fn relocate_at(&mut self, i: usize, new: u64) {
+        let v = &mut self.0;
+        let pair = (new, v[i].1);
+        // Between its neighbours, the new pair is nowhere else in the sorted set.
+        let fits_left = i == 0 || v[i - 1] < pair;
+        let fits_right = i + 1 == v.len() || pair < v[i + 1];
+        if fits_left && fits_right {
+            v[i] = pair;
+        } else {
+            v.remove(i);
+            self.insert(pair);
+        }
+    }
+
+    /// The first pair at `sector` whose request passes `ok`, with its position.
+    fn find_at(&self, sector: u64, mut ok: impl FnMut(ReqId) -> bool) -> Option<(ReqId, usize)> {
+        let i = self.0.partition_point(|&(s, _)| s < sector);
+        self.0[i..]
+            .iter()
+            .take_while(|&&(s, _)| s == sector)
+            .position(|&(_, id)| ok(id))
+            .map(|j| (self.0[i + j].1, i + j))
+    }
+
+    /// The requests at `sector`, in id order.
+    fn at(&self, sector: u64) -> impl Iterator<Item = ReqId> + '_ {
+        let i = self.0.partition_point(|&(s, _)| s < sector);
+        self.0[i..]
+            .iter()
+            .take_while(move |&&(s, _)| s == sector)
+            .map(|&(_, id)| id)
+    }
+}
+
 /// The request queue of one device.
 #[derive(Debug)]
 pub struct RequestQueue {
     name: String,
     cfg: QueueConfig,
     elevator: Elevator,
-    /// Requests in the elevator, not yet dispatched.
-    queued: BTreeMap<ReqId, Request>,
+    /// Requests in the elevator, not yet dispatched (looked up by id, never iterated).
+    queued: ReqMap<Request>,
     /// Merge index: queued requests by (direction, start sector) and (direction, end).
-    by_start: [BTreeSet<(u64, ReqId)>; 2],
-    by_end: [BTreeSet<(u64, ReqId)>; 2],
+    by_start: [SectorIndex; 2],
+    by_end: [SectorIndex; 2],
     /// Allocated requests per class (queued + at the driver): `rl->count[sync]`.
     count: [u32; 2],
     full: [bool; 2],
@@ -172,9 +235,9 @@ impl RequestQueue {
             name: name.to_string(),
             cfg,
             elevator: Elevator::new(cfg.elevator, cfg.rotational, cfg.depth),
-            queued: BTreeMap::new(),
-            by_start: [BTreeSet::new(), BTreeSet::new()],
-            by_end: [BTreeSet::new(), BTreeSet::new()],
+            queued: ReqMap::default(),
+            by_start: Default::default(),
+            by_end: Default::default(),
             count: [0; 2],
             full: [false; 2],
             congested: [false; 2],
@@ -392,16 +455,14 @@ impl RequestQueue {
         a + b <= self.cfg.max_sectors
     }
 
-    /// A queued request that ends where `bio` starts and may take it (a back merge).
-    fn back_merge_candidate(&self, bio: &Bio, ioc: IoContext) -> Option<ReqId> {
+    /// A queued request that ends where `bio` starts and may take it (a back merge), with
+    /// its position in the end index.
+    fn back_merge_candidate(&self, bio: &Bio, ioc: IoContext) -> Option<(ReqId, usize)> {
         let d = bio.dir.index();
-        self.by_end[d]
-            .range((bio.sector, 0)..=(bio.sector, ReqId::MAX))
-            .map(|&(_, id)| id)
-            .find(|&id| {
-                self.fits(self.queued[&id].nr_sectors, bio.nr_sectors)
-                    && self.elevator.allow_merge(id, bio.class(), ioc)
-            })
+        self.by_end[d].find_at(bio.sector, |id| {
+            self.fits(self.queued[&id].nr_sectors, bio.nr_sectors)
+                && self.elevator.allow_merge(id, bio.class(), ioc)
+        })
     }
 
     /// A queued request that starts where `bio` ends and may take it (a front merge), if
@@ -412,13 +473,10 @@ impl RequestQueue {
         }
         let d = bio.dir.index();
         let end = bio.end();
-        self.by_start[d]
-            .range((end, 0)..=(end, ReqId::MAX))
-            .map(|&(_, id)| id)
-            .find(|&id| {
-                self.fits(self.queued[&id].nr_sectors, bio.nr_sectors)
-                    && self.elevator.allow_merge(id, bio.class(), ioc)
-            })
+        self.by_start[d].at(end).find(|&id| {
+            self.fits(self.queued[&id].nr_sectors, bio.nr_sectors)
+                && self.elevator.allow_merge(id, bio.class(), ioc)
+        })
     }
 
     /// Whether `bio` would merge into a queued request.
@@ -442,7 +500,7 @@ impl RequestQueue {
     /// `Some(freed)` on success.
     fn try_merge(&mut self, bio: &Bio, ioc: IoContext, now: Nanos) -> Option<Option<Release>> {
         let d = bio.dir.index();
-        if let Some(id) = self.back_merge_candidate(bio, ioc) {
+        if let Some((id, pos)) = self.back_merge_candidate(bio, ioc) {
             let rq = self.queued.get_mut(&id).expect("indexed request is queued");
             let old_end = rq.end();
             rq.nr_sectors += bio.nr_sectors;
@@ -450,13 +508,10 @@ impl RequestQueue {
             let end = rq.end();
             let nr_sectors = rq.nr_sectors;
             self.elevator.back_merged(id, nr_sectors);
-            self.by_end[d].remove(&(old_end, id));
-            self.by_end[d].insert((end, id));
+            debug_assert_eq!(self.by_end[d].0[pos], (old_end, id));
+            self.by_end[d].relocate_at(pos, end);
             // attempt_back_merge: the next request may now be adjacent.
-            let next = self.by_start[d]
-                .range((end, 0)..=(end, ReqId::MAX))
-                .map(|&(_, n)| n)
-                .find(|n| *n != id);
+            let next = self.by_start[d].at(end).find(|n| *n != id);
             let freed = next.and_then(|n| self.merge_requests(id, n, now));
             return Some(freed);
         }
@@ -467,14 +522,10 @@ impl RequestQueue {
         rq.nr_sectors += bio.nr_sectors;
         rq.tags.insert(0, bio.tag);
         let nr_sectors = rq.nr_sectors;
-        self.by_start[d].remove(&(old_sector, id));
-        self.by_start[d].insert((bio.sector, id));
+        self.by_start[d].relocate(id, old_sector, bio.sector);
         self.elevator.front_merged(id, bio.sector, nr_sectors);
         // attempt_front_merge: a previous request may now end where this one starts.
-        let prev = self.by_end[d]
-            .range((bio.sector, 0)..=(bio.sector, ReqId::MAX))
-            .map(|&(_, p)| p)
-            .find(|p| *p != id);
+        let prev = self.by_end[d].at(bio.sector).find(|p| *p != id);
         let freed = prev.and_then(|p| self.merge_requests(p, id, now));
         Some(freed)
     }
@@ -494,8 +545,7 @@ impl RequestQueue {
         keep.tags.append(&mut gone.tags);
         keep.start_time = keep.start_time.min(gone.start_time);
         let (dir, new_end, nr_sectors) = (keep.dir, keep.end(), keep.nr_sectors);
-        self.by_end[dir.index()].remove(&(old_end, rq));
-        self.by_end[dir.index()].insert((new_end, rq));
+        self.by_end[dir.index()].relocate(rq, old_end, new_end);
         self.elevator.merged_requests(rq, next, nr_sectors);
         self.stats.account_request_merge(now);
         self.recycle_tags(gone.tags);
@@ -561,6 +611,46 @@ impl RequestQueue {
 mod tests {
     use super::*;
     use crate::block::elevator::DeadlineTunables;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    /// The merge index holds what a `BTreeSet` of the same pairs would, in the same
+    /// order, through inserts, removals and relocations (in place or not), and finds the
+    /// requests at a sector as a range of the set would.
+    #[test]
+    fn the_sector_index_behaves_as_a_btree_set_of_its_pairs() {
+        let mut idx = SectorIndex::default();
+        let mut set = BTreeSet::new();
+        let mut next = crate::test_numbers(7);
+        for _ in 0..5000 {
+            let (sector, id) = (next(64), next(16));
+            match next(3) {
+                0 => {
+                    idx.insert((sector, id));
+                    set.insert((sector, id));
+                }
+                1 => {
+                    idx.remove(&(sector, id));
+                    set.remove(&(sector, id));
+                }
+                _ => {
+                    // Small moves (a merge grows a request) and large ones.
+                    let new = if next(2) == 0 {
+                        sector + next(3)
+                    } else {
+                        next(64)
+                    };
+                    idx.relocate(id, sector, new);
+                    set.remove(&(sector, id));
+                    set.insert((new, id));
+                }
+            }
+            assert_eq!(idx.0, set.iter().copied().collect::<Vec<_>>());
+            let s = next(64);
+            assert!(idx
+                .at(s)
+                .eq(set.range((s, 0)..=(s, ReqId::MAX)).map(|&(_, id)| id)));
+        }
+    }
 
     fn wbio(sector: u64, nr: u32, tag: u64) -> Bio {
         Bio {

@@ -105,6 +105,8 @@ pub struct Sched {
     /// Tasks waiting for a CPU, FIFO.
     runq: VecDeque<u32>,
     spawned: Vec<(u32, BoxFuture)>,
+    /// The time the running [`Executor::run_until`] stops at: no task runs ahead past it.
+    horizon: Nanos,
 }
 
 impl std::fmt::Debug for Sched {
@@ -134,6 +136,7 @@ impl Sched {
             cpu_busy: vec![false; cpus.max(1) as usize],
             runq: VecDeque::new(),
             spawned: Vec::new(),
+            horizon: 0,
         }
     }
 
@@ -273,6 +276,29 @@ impl Sched {
             .collect()
     }
 
+    /// Whether the current task may run on alone until `until`: no other task is ready
+    /// now, no live timer is due at or before `until`, and the executor runs past it. Then
+    /// a timer at `until` would be the next event, and the task resumes at it with nothing
+    /// run in between, so it may as well not yield. Stale timers met on the way are
+    /// dropped, as the executor would drop them.
+    fn alone_until(&mut self, until: Nanos) -> bool {
+        if !self.ready.is_empty() || until > self.horizon {
+            return false;
+        }
+        while let Some(&Reverse((at, _, t, g))) = self.timers.peek() {
+            if at > until {
+                break;
+            }
+            let task = &self.tasks[t as usize];
+            if task.gen == g && !task.done {
+                return false;
+            }
+            self.timers.pop();
+            self.stale_timers = self.stale_timers.saturating_sub(1);
+        }
+        true
+    }
+
     fn push_timer(&mut self, at: Nanos, t: u32, g: u32) {
         if self.stale_timers > 64 && 2 * self.stale_timers > self.timers.len() {
             let tasks = &self.tasks;
@@ -355,6 +381,14 @@ impl Sched {
 pub trait SchedHost: 'static {
     /// The scheduler.
     fn sched(&mut self) -> &mut Sched;
+
+    /// Whether the executor's `stop` would let the run go on past the current step. A
+    /// task only runs ahead (see [`run_cpu_now`]) while this holds, since running ahead
+    /// skips the `stop` check the step's end would have made. The default suits a `stop`
+    /// that reads nothing the tasks change.
+    fn may_run_ahead(&self) -> bool {
+        true
+    }
 }
 
 /// The shared world: every task holds one of these.
@@ -440,9 +474,36 @@ pub async fn sleep_killable<W: SchedHost>(world: &Shared<W>, q: WaitQueueId, d: 
     wait_event(world, q, Some(d), true).await == WakeReason::Killed
 }
 
+/// [`run_cpu`] without yielding, when that changes nothing: a CPU is free and no other
+/// task could run before the `ns` end (nothing ready, no timer due by then, the run goes
+/// on past it). The clock moves on by `ns` and the time is accounted, as the timer of
+/// `run_cpu`'s sleep would have done with no other event before it. Returns false, having
+/// done nothing, when another task could run first: then `run_cpu` must wait.
+pub fn run_cpu_now<W: SchedHost>(w: &mut W, ns: Nanos, mode: CpuMode) -> bool {
+    if ns == 0 {
+        return true;
+    }
+    if !w.may_run_ahead() {
+        return false;
+    }
+    let s = w.sched();
+    if s.cpus_free == 0 || !s.alone_until(s.now.saturating_add(ns)) {
+        return false;
+    }
+    // take_cpu, then release_cpu with nobody waiting: only the task's CPU can change.
+    let me = s.current as usize;
+    if s.tasks[me].cpu.is_none_or(|c| s.cpu_busy[c as usize]) {
+        let c = s.cpu_busy.iter().position(|b| !b).expect("a CPU is free");
+        s.tasks[me].cpu = Some(c as u32);
+    }
+    s.now += ns;
+    s.account(mode, ns);
+    true
+}
+
 /// Use `ns` of CPU time in `mode`: wait for a free CPU (FIFO), hold it for `ns`, give it back.
 pub async fn run_cpu<W: SchedHost>(world: &Shared<W>, ns: Nanos, mode: CpuMode) {
-    if ns == 0 {
+    if run_cpu_now(&mut *world.borrow_mut(), ns, mode) {
         return;
     }
     let must_queue = {
@@ -502,10 +563,13 @@ impl<W: SchedHost> Executor<W> {
     /// Run until simulated time would pass `end`. Returns the time reached: `end`, unless
     /// `stop`, polled after every task step, returned true earlier. When no task can run
     /// again before `end` (every task asleep with no timer), the clock jumps to `end`: an
-    /// idle machine still lives to the end of its run.
+    /// idle machine still lives to the end of its run. A task's step goes on through CPU
+    /// time it runs alone ([`run_cpu_now`]) only while [`SchedHost::may_run_ahead`] holds,
+    /// so that must be false whenever `stop` would be true.
     pub fn run_until(&mut self, end: Nanos, mut stop: impl FnMut(&mut W) -> bool) -> Nanos {
         let waker = Waker::noop();
         let mut cx = Context::from_waker(waker);
+        self.world.borrow_mut().sched().horizon = end;
         loop {
             let next = {
                 let mut w = self.world.borrow_mut();
@@ -765,5 +829,109 @@ mod tests {
             false
         });
         assert!(most <= 200, "{most} timers held at once");
+    }
+
+    /// CPU time run alone takes no timer and no executor step; with another task due
+    /// before it ends, or at the same instant, `run_cpu` waits as before and the other
+    /// task runs first.
+    #[test]
+    fn cpu_time_runs_ahead_only_when_no_other_task_could_run_first() {
+        for (other_at, expect) in [
+            // Due before the CPU time ends: it runs first.
+            (5, vec![(5, "other"), (10, "cpu")]),
+            // Due at the same instant: its timer is older, so it runs first.
+            (10, vec![(10, "other"), (10, "cpu")]),
+            // Due after: the CPU time ends first.
+            (11, vec![(10, "cpu"), (11, "other")]),
+        ] {
+            let w = world(2);
+            let w1 = w.clone();
+            w.borrow_mut().s.spawn("other", async move {
+                sleep(&w1, other_at).await;
+                log(&w1, "other");
+            });
+            let w2 = w.clone();
+            let ran_ahead = Rc::new(std::cell::Cell::new(None));
+            let r = ran_ahead.clone();
+            w.borrow_mut().s.spawn("cpu", async move {
+                r.set(Some(run_cpu_now(&mut *w2.borrow_mut(), 10, CpuMode::User)));
+                if r.get() == Some(false) {
+                    run_cpu(&w2, 10, CpuMode::User).await;
+                }
+                log(&w2, "cpu");
+            });
+            Executor::new(w.clone()).run_until(1000, |_| false);
+            assert_eq!(w.borrow().log, expect, "other task due at {other_at}");
+            assert_eq!(ran_ahead.get(), Some(other_at > 10));
+            let times = w.borrow().s.cpu_times();
+            assert_eq!((times[1].1, times[1].2), (10, 0), "accounted either way");
+        }
+    }
+
+    /// Running ahead never passes the executor's end, nor a task woken at this instant,
+    /// nor a CPU that is busy.
+    #[test]
+    fn cpu_time_does_not_run_ahead_past_the_end_or_a_ready_task_or_a_busy_cpu() {
+        // The end: run_until(5) stops at 5 with the CPU time not done.
+        let w = world(1);
+        let w1 = w.clone();
+        w.borrow_mut().s.spawn("cpu", async move {
+            run_cpu(&w1, 10, CpuMode::System).await;
+            log(&w1, "cpu");
+        });
+        let mut ex = Executor::new(w.clone());
+        assert_eq!(ex.run_until(5, |_| false), 5);
+        assert!(w.borrow().log.is_empty());
+        ex.run_until(100, |_| false);
+        assert_eq!(w.borrow().log, vec![(10, "cpu")]);
+
+        // A task made ready at this instant runs before the CPU time ends.
+        let w = world(2);
+        let q = w.borrow_mut().s.new_queue();
+        let w1 = w.clone();
+        w.borrow_mut().s.spawn("waiter", async move {
+            wait_event(&w1, q, None, false).await;
+            log(&w1, "waiter");
+        });
+        let w2 = w.clone();
+        w.borrow_mut().s.spawn("cpu", async move {
+            w2.borrow_mut().s.wake_all(q);
+            assert!(!run_cpu_now(&mut *w2.borrow_mut(), 10, CpuMode::User));
+            run_cpu(&w2, 10, CpuMode::User).await;
+            log(&w2, "cpu");
+        });
+        Executor::new(w.clone()).run_until(100, |_| false);
+        assert_eq!(w.borrow().log, vec![(0, "waiter"), (10, "cpu")]);
+
+        // No free CPU: the task queues for one.
+        let w = world(1);
+        for name in ["a", "b"] {
+            let w1 = w.clone();
+            w.borrow_mut().s.spawn(name, async move {
+                run_cpu(&w1, 10, CpuMode::User).await;
+                log(&w1, name);
+            });
+        }
+        Executor::new(w.clone()).run_until(100, |_| false);
+        assert_eq!(w.borrow().log, vec![(10, "a"), (20, "b")]);
+    }
+
+    /// A host whose `stop` would end the run keeps its tasks from running ahead.
+    #[test]
+    fn cpu_time_does_not_run_ahead_when_the_host_says_stop() {
+        struct Stopping(Sched);
+        impl SchedHost for Stopping {
+            fn sched(&mut self) -> &mut Sched {
+                &mut self.0
+            }
+            fn may_run_ahead(&self) -> bool {
+                false
+            }
+        }
+        let mut h = Stopping(Sched::new(1));
+        h.0.horizon = 1000;
+        assert!(!run_cpu_now(&mut h, 10, CpuMode::User));
+        assert_eq!(h.0.now(), 0);
+        assert!(run_cpu_now(&mut h, 0, CpuMode::User), "nothing to run");
     }
 }

@@ -63,6 +63,9 @@ pub struct Inode {
     pub writeback_index: u64,
     /// Allocated blocks: (first page index, first sector, pages), by first index.
     extents: Vec<(u64, u64, u64)>,
+    /// Some extent starts before the end of the one added before it: the extents are then
+    /// not known to be sorted and disjoint, and a lookup scans them.
+    extents_unordered: bool,
     /// The shared mappings of the file (`i_mmap`).
     pub i_mmap: Vec<IMmap>,
     /// Its filesystem's operations (`mapping->a_ops`).
@@ -82,6 +85,7 @@ impl Inode {
             dirtied_when: 0,
             writeback_index: 0,
             extents: Vec::new(),
+            extents_unordered: false,
             i_mmap: Vec::new(),
             a_ops,
         }
@@ -128,21 +132,34 @@ impl Inode {
 
     /// The sector of page `index`, if its blocks are allocated.
     pub fn sector_of(&self, index: u64) -> Option<u64> {
-        // Extents are few and appended in order: search from the newest.
-        self.extents
-            .iter()
-            .rev()
-            .find(|&&(first, _, len)| index >= first && index < first + len)
-            .map(|&(first, sector, _)| sector + (index - first) * 8)
+        let holds = |&(first, _, len): &(u64, u64, u64)| index >= first && index < first + len;
+        let e = if self.extents_unordered {
+            // The newest extent that holds the page.
+            self.extents.iter().rev().find(|e| holds(e))
+        } else {
+            // Sorted and disjoint: only the last extent starting at or before the page can
+            // hold it (a long file has thousands of extents; reclaim asks per page).
+            let i = self
+                .extents
+                .partition_point(|&(first, _, _)| first <= index);
+            i.checked_sub(1)
+                .map(|i| &self.extents[i])
+                .filter(|e| holds(e))
+        };
+        e.map(|&(first, sector, _)| sector + (index - first) * 8)
     }
 
     /// Record an allocated extent of `len` pages from page `first` at `sector`.
     pub fn add_extent(&mut self, first: u64, sector: u64, len: u64) {
+        if let Some(&(f, _, l)) = self.extents.last() {
+            self.extents_unordered |= first < f + l;
+        }
         self.extents.push((first, sector, len));
     }
 
     /// Free every block of the file (truncation to 0).
     pub fn free_blocks(&mut self) {
+        self.extents_unordered = false;
         self.extents.clear();
         self.writeback_index = 0;
     }
@@ -178,6 +195,38 @@ pub fn new_inode(k: &mut Kernel, name: &str, bdi: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A page's sector is that of the newest extent holding it, whether the extents were
+    /// added in order (searched) or not (scanned).
+    #[test]
+    fn sector_of_finds_the_newest_extent_holding_the_page() {
+        let newest = |ext: &[(u64, u64, u64)], index: u64| {
+            ext.iter()
+                .rev()
+                .find(|&&(f, _, l)| index >= f && index < f + l)
+                .map(|&(f, s, _)| s + (index - f) * 8)
+        };
+        let mut next = crate::test_numbers(99);
+        for ordered in [true, false] {
+            let mut ino = Inode::new("f", 0, &crate::mm::fs_ops::EMPTY_AOPS);
+            let mut ext = Vec::new();
+            let mut end = 0;
+            for _ in 0..200 {
+                let first = if ordered { end + next(3) } else { next(400) };
+                let (sector, len) = (next(1 << 20) * 8, next(5));
+                ino.add_extent(first, sector, len);
+                ext.push((first, sector, len));
+                end = first + len;
+                for _ in 0..5 {
+                    let index = next(end + 5);
+                    assert_eq!(ino.sector_of(index), newest(&ext, index), "page {index}");
+                }
+            }
+            assert_eq!(ino.extents_unordered, !ordered);
+            ino.free_blocks();
+            assert_eq!(ino.sector_of(0), None);
+        }
+    }
 
     #[test]
     fn the_index_grows_with_the_file_and_counts_its_pages() {

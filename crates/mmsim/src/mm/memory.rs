@@ -162,6 +162,50 @@ pub fn touch(k: &mut Kernel, mm: usize, vpn: u32, write: bool) -> Access {
     Access::Hit
 }
 
+/// [`touch`] each page of `vpns` in turn, up to the first that needs a fault; returns that
+/// page (`vpns.end` if every page hit). One mapping lookup serves a run of pages.
+#[inline]
+pub fn touch_range(k: &mut Kernel, mm: usize, vpns: std::ops::Range<u32>, write: bool) -> u32 {
+    let m = &mut k.mms[mm];
+    let mut vpn = vpns.start;
+    while vpn < vpns.end {
+        let (v, i) = m.find_vma(vpn).expect("vpn is mapped");
+        let vma = &mut m.vmas[v];
+        let wp = write && vma.flags & VM_SHARED != 0;
+        let n = (vpns.end - vpn).min((vma.ptes.len() - i) as u32) as usize;
+        for pte in &mut vma.ptes[i..i + n] {
+            if *pte & PTE_PRESENT == 0 || (wp && *pte & PTE_DIRTY == 0) {
+                return vpn;
+            }
+            *pte |= PTE_YOUNG | if write { PTE_DIRTY } else { 0 };
+            vpn += 1;
+        }
+    }
+    vpn
+}
+
+/// Ask the host CPU to bring `x` into its cache (a hint: no effect on what is computed).
+#[inline]
+pub fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch never faults and reads nothing the program sees.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
+/// [`prefetch`] the PTE of `vpn` in `mm`, if it is mapped.
+#[inline]
+pub fn prefetch_pte(k: &Kernel, mm: usize, vpn: u32) {
+    let m = &k.mms[mm];
+    if let Some((v, i)) = m.find_vma(vpn) {
+        prefetch(&m.vmas[v].ptes[i]);
+    }
+}
+
 /// Result of a fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FaultCost {
@@ -221,19 +265,40 @@ pub async fn handle_mm_fault(
     }
 }
 
+/// [`handle_mm_fault`] done at once, for the fault that needs no wait while memory is
+/// plentiful: the first touch of anonymous memory (`do_anonymous_page`) when the
+/// allocator's fast path has a page ([`page_alloc::alloc_pages_now`]). Returns `None`,
+/// having changed nothing, for any other fault or when the allocation would need the slow
+/// path: then `handle_mm_fault` must run, and does what it would have done.
+pub fn handle_mm_fault_now(k: &mut Kernel, mm: usize, vpn: u32) -> Option<FaultCost> {
+    let m = &k.mms[mm];
+    let (v, i) = m.find_vma(vpn)?;
+    if m.vmas[v].file.is_some() || m.vmas[v].ptes[i] != 0 {
+        return None;
+    }
+    let pfn = super::page_alloc::alloc_pages_now(k, ANON_PAGE_GFP, 0)?;
+    Some(anonymous_page_allocated(k, mm, vpn, pfn))
+}
+
+/// `alloc_zeroed_user_highpage_movable`'s mask.
+const ANON_PAGE_GFP: Gfp = Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::ZERO);
+
 /// `do_anonymous_page` (write fault): a zeroed page on the active anon list.
 async fn do_anonymous_page(w: &World, mm: usize, vpn: u32) -> Result<FaultCost, AllocError> {
-    // alloc_zeroed_user_highpage_movable.
-    let pfn = alloc_pages(w, Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::ZERO), 0).await?;
-    let mut k = w.borrow_mut();
+    let pfn = alloc_pages(w, ANON_PAGE_GFP, 0).await?;
+    Ok(anonymous_page_allocated(&mut w.borrow_mut(), mm, vpn, pfn))
+}
+
+/// The rest of `do_anonymous_page` once its page is allocated: map it.
+fn anonymous_page_allocated(k: &mut Kernel, mm: usize, vpn: u32, pfn: Pfn) -> FaultCost {
     k.count(VmEvent::pgfault, 1);
     if *k.mms[mm].pte_mut(vpn) != 0 || k.mms[mm].dead {
         // Another thread got there first, or the mm was torn down meanwhile.
-        super::page_alloc::free_page(&mut k, pfn);
-        return Ok(FaultCost {
+        super::page_alloc::free_page(k, pfn);
+        return FaultCost {
             major: false,
             cpu: MINOR_FAULT_NS,
-        });
+        };
     }
     k.pages.flags[pfn as usize] = PG_SWAPBACKED | PG_ANON | PG_UPTODATE;
     k.pages.mapping[pfn as usize] = mm as u32;
@@ -244,11 +309,11 @@ async fn do_anonymous_page(w: &World, mm: usize, vpn: u32) -> Result<FaultCost, 
     *k.mms[mm].pte_mut(vpn) = PTE_PRESENT | PTE_YOUNG | PTE_DIRTY | pfn;
     k.mms[mm].rss += 1;
     k.mms[mm].min_flt += 1;
-    swap::lru_cache_add_lru(&mut k, pfn, Lru::ActiveAnon);
-    Ok(FaultCost {
+    swap::lru_cache_add_lru(k, pfn, Lru::ActiveAnon);
+    FaultCost {
         major: false,
         cpu: MINOR_FAULT_NS,
-    })
+    }
 }
 
 /// `do_swap_page`: find the page in the swap cache or read it (with readahead), map it.

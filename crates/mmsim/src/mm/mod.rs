@@ -243,6 +243,11 @@ impl SchedHost for Kernel {
     fn sched(&mut self) -> &mut Sched {
         &mut self.sched
     }
+
+    #[inline]
+    fn may_run_ahead(&self) -> bool {
+        !self.stopping()
+    }
 }
 
 /// The shared world handle every task holds.
@@ -259,6 +264,13 @@ impl Kernel {
         } else {
             0
         }
+    }
+
+    /// Whether the run must stop: an invariant broke, or the workloads whose end ends the
+    /// run (`[run] end = "workloads"`) have all finished.
+    #[inline]
+    pub fn stopping(&self) -> bool {
+        self.fatal.is_some() || self.halt
     }
 
     /// Count an event.

@@ -11,6 +11,10 @@ pub type Pfn = u32;
 
 /// "No page": the end of a list.
 pub const NIL: u32 = u32::MAX;
+/// Index of the previous page in [`Pages::links`].
+const PREV: usize = 0;
+/// Index of the next page in [`Pages::links`].
+const NEXT: usize = 1;
 
 /// Low 3 bits: which LRU list the page is on when `PG_LRU` is set (`enum lru_list`).
 pub const LRU_MASK: u32 = 0x7;
@@ -132,9 +136,9 @@ impl Lru {
 pub struct Pages {
     /// `page->flags`, plus the LRU id and the mapcount.
     pub flags: Vec<u32>,
-    /// Intrusive list links (`page->lru`): LRU lists and buddy free lists.
-    pub prev: Vec<u32>,
-    pub next: Vec<u32>,
+    /// Intrusive list links (`page->lru`): LRU lists and buddy free lists, `[prev, next]`
+    /// side by side, so that a list operation touches one cache line per page.
+    pub links: Vec<[u32; 2]>,
     /// `page->mapping`: the owning address space (an mm id for anon pages). For free pages,
     /// the buddy order.
     pub mapping: Vec<u32>,
@@ -149,8 +153,7 @@ impl Pages {
     pub fn new(n: usize) -> Pages {
         Pages {
             flags: vec![PG_RESERVED; n],
-            prev: vec![NIL; n],
-            next: vec![NIL; n],
+            links: vec![[NIL; 2]; n],
             mapping: vec![0; n],
             index: vec![0; n],
             private: vec![0; n],
@@ -242,7 +245,7 @@ impl Pages {
     }
 }
 
-/// The head of an intrusive list threaded through [`Pages::prev`]/[`Pages::next`]. The head
+/// The head of an intrusive list threaded through [`Pages::links`]. The head
 /// end is where new pages go; the tail end is where reclaim takes them from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ListHead {
@@ -272,10 +275,9 @@ impl ListHead {
     #[inline]
     pub fn add(&mut self, pages: &mut Pages, pfn: Pfn) {
         let p = pfn as usize;
-        pages.prev[p] = NIL;
-        pages.next[p] = self.head;
+        pages.links[p] = [NIL, self.head];
         if self.head != NIL {
-            pages.prev[self.head as usize] = pfn;
+            pages.links[self.head as usize][PREV] = pfn;
         } else {
             self.tail = pfn;
         }
@@ -287,10 +289,9 @@ impl ListHead {
     #[inline]
     pub fn add_tail(&mut self, pages: &mut Pages, pfn: Pfn) {
         let p = pfn as usize;
-        pages.next[p] = NIL;
-        pages.prev[p] = self.tail;
+        pages.links[p] = [self.tail, NIL];
         if self.tail != NIL {
-            pages.next[self.tail as usize] = pfn;
+            pages.links[self.tail as usize][NEXT] = pfn;
         } else {
             self.head = pfn;
         }
@@ -302,21 +303,20 @@ impl ListHead {
     #[inline]
     pub fn del(&mut self, pages: &mut Pages, pfn: Pfn) {
         let p = pfn as usize;
-        let (prev, next) = (pages.prev[p], pages.next[p]);
+        let [prev, next] = pages.links[p];
         if prev != NIL {
-            pages.next[prev as usize] = next;
+            pages.links[prev as usize][NEXT] = next;
         } else {
             debug_assert_eq!(self.head, pfn);
             self.head = next;
         }
         if next != NIL {
-            pages.prev[next as usize] = prev;
+            pages.links[next as usize][PREV] = prev;
         } else {
             debug_assert_eq!(self.tail, pfn);
             self.tail = prev;
         }
-        pages.prev[p] = NIL;
-        pages.next[p] = NIL;
+        pages.links[p] = [NIL; 2];
         self.len -= 1;
     }
 
@@ -328,7 +328,7 @@ impl ListHead {
                 None
             } else {
                 let p = cur;
-                cur = pages.next[p as usize];
+                cur = pages.links[p as usize][NEXT];
                 Some(p)
             }
         })

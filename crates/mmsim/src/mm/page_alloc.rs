@@ -256,8 +256,16 @@ pub fn zonelist(k: &Kernel, _gfp: Gfp) -> (usize, [usize; MAX_NR_ZONES], usize) 
 /// `get_page_from_freelist`: the first zone in zonelist order that passes the watermark
 /// named by `flags`.
 pub fn get_page_from_freelist(k: &mut Kernel, gfp: Gfp, order: u32, flags: u32) -> Option<Pfn> {
-    let (classzone, list, n) = zonelist(k, gfp);
-    for &zi in &list[..n] {
+    // The zonelist's zones, walked in place (building the list as an array and copying it
+    // out cost a store-forwarding stall on every allocation).
+    let classzone = (0..=ZONE_NORMAL)
+        .rev()
+        .find(|&zi| k.zones[zi].populated())
+        .unwrap_or(ZONE_DMA32);
+    for zi in (0..=ZONE_NORMAL).rev() {
+        if !k.zones[zi].populated() {
+            continue;
+        }
         // 3.3+: on the fast path, a page-cache page for writing skips a zone already holding
         // its share of the dirty limit, so dirty pages spread over zones in proportion.
         if flags & af::WMARK_MASK == af::WMARK_LOW && gfp.has(Gfp::WRITE) && !zone_dirty_ok(k, zi) {
@@ -366,6 +374,15 @@ pub fn wake_all_kswapd(k: &mut Kernel, order: u32, classzone: usize, list: &[usi
         let q = k.wq.kswapd_wait;
         k.sched.wake_all(q);
     }
+}
+
+/// [`alloc_pages`]' fast path alone, for a caller that cannot wait: the page
+/// `get_page_from_freelist` gives at the low watermark, traced as `alloc_pages` traces it.
+/// `None`, with nothing changed, when that finds none: then `alloc_pages` must run.
+pub fn alloc_pages_now(k: &mut Kernel, gfp: Gfp, order: u32) -> Option<Pfn> {
+    let pfn = get_page_from_freelist(k, gfp, order, af::WMARK_LOW)?;
+    super::trace::mm_page_alloc(k, Some(pfn), order, gfp);
+    Some(pfn)
 }
 
 /// `__alloc_pages_nodemask` and `__alloc_pages_slowpath` (3.9, order 0..3 always retry).

@@ -1,7 +1,7 @@
 //! `mem_eater`: map `size` bytes of anonymous memory and write it `chunk` by `chunk`,
 //! pausing after each chunk; then hold it, or re-touch all of it every interval.
 
-use super::{access, enter, exit, killed, CpuDebt, Phase};
+use super::{access_range_now, access_slow, enter, exit, killed_k, CpuDebt, Phase};
 use crate::calibration::{PAGE_SIZE, TOUCH_PAGE_NS};
 use crate::engine::{self, Nanos};
 use crate::mm::World;
@@ -27,12 +27,9 @@ pub async fn run(
     while p < pages {
         let end = (p + chunk_pages).min(pages);
         for vpn in start + p..start + end {
-            if access(&w, mm, vpn, true, &mut debt).await.is_err() || killed(&w) {
+            if touch_page(&w, idx, mm, vpn, &mut debt).await.is_err() {
                 return exit(&w, mm, idx);
             }
-            debt.user(TOUCH_PAGE_NS);
-            super::page_done(&w, idx);
-            debt.maybe_flush(&w).await;
         }
         p = end;
         debt.flush(&w).await;
@@ -52,12 +49,9 @@ pub async fn run(
             enter(&mut w.borrow_mut(), idx, Phase::Retouching, pages as u64);
             let pass_start = w.borrow().sched.now();
             for vpn in start..start + pages {
-                if access(&w, mm, vpn, true, &mut debt).await.is_err() || killed(&w) {
+                if touch_page(&w, idx, mm, vpn, &mut debt).await.is_err() {
                     return exit(&w, mm, idx);
                 }
-                debt.user(TOUCH_PAGE_NS);
-                super::page_done(&w, idx);
-                debt.maybe_flush(&w).await;
             }
             debt.flush(&w).await;
             super::stats(&mut w.borrow_mut(), idx).passes += 1;
@@ -70,4 +64,32 @@ pub async fn run(
             }
         },
     }
+}
+
+/// Write one page and account for it; `Err` when the task must exit (the allocation
+/// failed, or it was killed). What needs no wait is done in one borrow.
+async fn touch_page(
+    w: &World,
+    idx: usize,
+    mm: usize,
+    vpn: u32,
+    debt: &mut CpuDebt,
+) -> Result<(), ()> {
+    let done = access_range_now(&mut w.borrow_mut(), mm, vpn..vpn + 1, true, debt) > vpn;
+    if !done && access_slow(w, mm, vpn, true, debt).await.is_err() {
+        return Err(());
+    }
+    let must_wait = {
+        let mut k = w.borrow_mut();
+        if killed_k(&k) {
+            return Err(());
+        }
+        debt.user(TOUCH_PAGE_NS);
+        super::page_done_k(&mut k, idx);
+        debt.maybe_flush_now(&mut k)
+    };
+    if must_wait {
+        debt.flush(w).await;
+    }
+    Ok(())
 }

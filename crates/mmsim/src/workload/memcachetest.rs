@@ -6,10 +6,13 @@
 //! `set_percent`% sets and the rest gets on uniformly random keys, for `duration`. A get of a
 //! key never set (only without population) is a miss and touches no item memory.
 
-use super::{access, enter, exit, killed, uniform, CpuDebt, Phase};
+use super::{
+    access_range, access_range_now, enter, exit, killed, killed_k, uniform_k, uniform_rng, CpuDebt,
+    Phase,
+};
 use crate::calibration::{MEMCACHETEST_OP_NS, PAGE_SIZE};
 use crate::engine::{Nanos, TaskId};
-use crate::mm::World;
+use crate::mm::{Kernel, World};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -125,26 +128,36 @@ async fn populate_share(
     let count = per + u64::from((i as u64) < rest);
     let mut debt = CpuDebt::default();
     for key in first..first + count {
-        if killed(w) {
-            exit(w, idx, idx);
-            return Err(());
-        }
-        let pages = {
-            let mut s = server.borrow_mut();
-            let slot = s.next_slot;
-            s.slot_of[key as usize] = slot;
-            s.next_slot += 1;
-            s.pages(slot)
-        };
-        for vpn in pages {
-            if access(w, idx, vpn, true, &mut debt).await.is_err() {
+        // What needs no wait is done in one borrow; the rest is awaited.
+        let rest = {
+            let mut k = w.borrow_mut();
+            if killed_k(&k) {
+                drop(k);
                 exit(w, idx, idx);
                 return Err(());
             }
+            let pages = {
+                let mut s = server.borrow_mut();
+                let slot = s.next_slot;
+                s.slot_of[key as usize] = slot;
+                s.next_slot += 1;
+                s.pages(slot)
+            };
+            access_range_now(&mut k, idx, pages.clone(), true, &mut debt)..pages.end
+        };
+        if !rest.is_empty() && access_range(w, idx, rest, true, &mut debt).await.is_err() {
+            exit(w, idx, idx);
+            return Err(());
         }
-        super::stats(&mut w.borrow_mut(), idx).progress += 1;
         debt.user(MEMCACHETEST_OP_NS);
-        debt.maybe_flush(w).await;
+        let must_wait = {
+            let mut k = w.borrow_mut();
+            super::stats(&mut k, idx).progress += 1;
+            debt.maybe_flush_now(&mut k)
+        };
+        if must_wait {
+            debt.flush(w).await;
+        }
     }
     debt.flush(w).await;
     let last = {
@@ -172,6 +185,53 @@ async fn populate_share(
     Ok(())
 }
 
+/// Warms the host's caches for a client's next operations while the current one runs: an
+/// operation's wall time goes mostly to two cache misses at random places, its item's slot
+/// and its page-table entry. The next operations' keys are the run's next RNG draws: a
+/// copy of the RNG runs [`Lookahead::DEPTH`] operations ahead, and each operation
+/// prefetches the slot of the last key drawn ahead and the PTE of the operation after the
+/// next (whose slot was prefetched operations ago). Another task's draw shows as a key that was
+/// not predicted, and the copy is taken again. Only the host's caches depend on this;
+/// nothing the simulation computes does.
+struct Lookahead {
+    rng: Option<rand_chacha::ChaCha8Rng>,
+    keys: std::collections::VecDeque<usize>,
+}
+
+impl Lookahead {
+    /// How many operations ahead the slots are prefetched.
+    const DEPTH: usize = 4;
+
+    fn new() -> Lookahead {
+        Lookahead {
+            rng: None,
+            keys: std::collections::VecDeque::with_capacity(Self::DEPTH + 1),
+        }
+    }
+
+    /// The operation on `key` is starting: prefetch for the ones after it.
+    #[inline]
+    fn advance(&mut self, k: &Kernel, mm: usize, s: &Server, items: u64, key: usize) {
+        if self.keys.pop_front() != Some(key) {
+            // Not predicted (the first operation, or another task drew): start again from
+            // where the run's RNG is now.
+            self.keys.clear();
+            self.rng = Some(k.rng.clone());
+        }
+        let rng = self.rng.as_mut().expect("set above");
+        while self.keys.len() < Self::DEPTH {
+            let next = uniform_rng(rng, items) as usize;
+            uniform_rng(rng, 100);
+            crate::mm::memory::prefetch(&s.slot_of[next]);
+            self.keys.push_back(next);
+        }
+        let slot = s.slot_of[self.keys[1]];
+        if slot != u32::MAX {
+            crate::mm::memory::prefetch_pte(k, mm, s.pages(slot).start);
+        }
+    }
+}
+
 /// One client thread (with the server work it causes), until `deadline` if there is one.
 pub async fn client(
     w: World,
@@ -183,36 +243,52 @@ pub async fn client(
 ) {
     let mut debt = CpuDebt::default();
     let items = server.borrow().items();
+    let mut ahead = Lookahead::new();
     loop {
-        if killed(&w) {
-            return exit(&w, mm, idx);
-        }
-        if deadline.is_some_and(|d| w.borrow().sched.now() >= d) {
-            break;
-        }
-        let key = uniform(&w, items) as usize;
-        let is_set = uniform(&w, 100) < set_percent as u64;
-        let pages = {
-            let mut s = server.borrow_mut();
-            if s.slot_of[key] == u32::MAX && is_set {
-                s.slot_of[key] = s.next_slot;
-                s.next_slot += 1;
-            }
-            let slot = s.slot_of[key];
-            if slot == u32::MAX {
-                0..0
-            } else {
-                s.pages(slot)
-            }
-        };
-        for vpn in pages {
-            if access(&w, mm, vpn, is_set, &mut debt).await.is_err() {
+        // One operation. What needs no wait is done in one borrow with the choice of the
+        // key; the task awaits only where another task could run first.
+        let (rest, is_set) = {
+            let mut k = w.borrow_mut();
+            if killed_k(&k) {
+                drop(k);
                 return exit(&w, mm, idx);
             }
+            if deadline.is_some_and(|d| k.sched.now() >= d) {
+                break;
+            }
+            let key = uniform_k(&mut k, items) as usize;
+            let is_set = uniform_k(&mut k, 100) < set_percent as u64;
+            let pages = {
+                let mut s = server.borrow_mut();
+                if s.slot_of[key] == u32::MAX && is_set {
+                    s.slot_of[key] = s.next_slot;
+                    s.next_slot += 1;
+                }
+                let slot = s.slot_of[key];
+                if slot == u32::MAX {
+                    0..0
+                } else {
+                    s.pages(slot)
+                }
+            };
+            ahead.advance(&k, mm, &server.borrow(), items, key);
+            (
+                access_range_now(&mut k, mm, pages.clone(), is_set, &mut debt)..pages.end,
+                is_set,
+            )
+        };
+        if !rest.is_empty() && access_range(&w, mm, rest, is_set, &mut debt).await.is_err() {
+            return exit(&w, mm, idx);
         }
         debt.user(MEMCACHETEST_OP_NS);
-        super::stats(&mut w.borrow_mut(), idx).ops += 1;
-        debt.maybe_flush(&w).await;
+        let must_wait = {
+            let mut k = w.borrow_mut();
+            super::stats(&mut k, idx).ops += 1;
+            debt.maybe_flush_now(&mut k)
+        };
+        if must_wait {
+            debt.flush(&w).await;
+        }
     }
     debt.flush(&w).await;
     let last = {

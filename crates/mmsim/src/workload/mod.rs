@@ -164,9 +164,43 @@ impl CpuDebt {
 
     /// Charge once a quantum has built up.
     pub async fn maybe_flush(&mut self, w: &World) {
-        if self.user + self.system >= CPU_QUANTUM_NS {
+        if self.due() {
             self.flush(w).await;
         }
+    }
+
+    /// Whether a quantum has built up ([`CpuDebt::maybe_flush`] would charge).
+    #[inline]
+    pub fn due(&self) -> bool {
+        self.user + self.system >= CPU_QUANTUM_NS
+    }
+
+    /// Charge what is owed without waiting, as far as no other task could run meanwhile
+    /// ([`engine::run_cpu_now`]): system time first, then user time, as
+    /// [`CpuDebt::flush`] does. Returns true when nothing is left owed; otherwise
+    /// [`CpuDebt::flush`] must charge the rest.
+    #[inline]
+    pub fn flush_now(&mut self, k: &mut Kernel) -> bool {
+        if self.user + self.system == 0 {
+            return true;
+        }
+        if !engine::run_cpu_now(k, self.system, CpuMode::System) {
+            return false;
+        }
+        self.system = 0;
+        if !engine::run_cpu_now(k, self.user, CpuMode::User) {
+            return false;
+        }
+        self.user = 0;
+        true
+    }
+
+    /// [`CpuDebt::maybe_flush`] for a caller holding the kernel: charges at once if it can,
+    /// else returns true and the caller, once it has let go of the kernel, must
+    /// `flush().await`.
+    #[inline]
+    pub fn maybe_flush_now(&mut self, k: &mut Kernel) -> bool {
+        self.due() && !self.flush_now(k)
     }
 }
 
@@ -182,8 +216,23 @@ fn count_access(c: &mut AccessCounts, a: Access) {
 }
 
 /// Access one page of `mm`: on a hit nothing runs; on a fault the CPU owed so far is charged
-/// first, then the fault is handled and its kernel time owed.
+/// first, then the fault is handled and its kernel time owed. What needs no wait is done
+/// at once ([`access_range_now`]); the task awaits only for the rest.
 pub async fn access(
+    w: &World,
+    mm: usize,
+    vpn: u32,
+    write: bool,
+    debt: &mut CpuDebt,
+) -> Result<(), AllocError> {
+    if access_range_now(&mut w.borrow_mut(), mm, vpn..vpn + 1, write, debt) > vpn {
+        return Ok(());
+    }
+    access_slow(w, mm, vpn, write, debt).await
+}
+
+/// [`access`] the long way: every step awaited, whether it needs to wait or not.
+pub async fn access_slow(
     w: &World,
     mm: usize,
     vpn: u32,
@@ -206,6 +255,67 @@ pub async fn access(
     Ok(())
 }
 
+/// The MMU's part of accessing every page of `vpns` in turn, in one borrow: each page that
+/// is present is a hit, counted as [`access`] counts it, up to the first that needs a
+/// fault. Returns that page (`vpns.end` if every page hit).
+#[inline]
+pub fn touch_range(k: &mut Kernel, mm: usize, vpns: std::ops::Range<u32>, write: bool) -> u32 {
+    let start = vpns.start;
+    let miss = memory::touch_range(k, mm, vpns, write);
+    k.accesses.hits += u64::from(miss - start);
+    miss
+}
+
+/// [`access`] to every page of `vpns` in turn as far as it needs no wait, in one borrow:
+/// the hits ([`touch_range`]), and the faults that need none: the CPU owed is charged at
+/// once ([`CpuDebt::flush_now`]) and the fault is handled at once
+/// ([`memory::handle_mm_fault_now`]). Returns the first page that needs more (`vpns.end`
+/// if none did); [`access_slow`] does that page the long way, with the same outcome as if
+/// every step had been awaited.
+pub fn access_range_now(
+    k: &mut Kernel,
+    mm: usize,
+    vpns: std::ops::Range<u32>,
+    write: bool,
+    debt: &mut CpuDebt,
+) -> u32 {
+    let mut vpn = vpns.start;
+    loop {
+        vpn = touch_range(k, mm, vpn..vpns.end, write);
+        if vpn >= vpns.end || !debt.flush_now(k) {
+            return vpn;
+        }
+        let Some(cost) = memory::handle_mm_fault_now(k, mm, vpn) else {
+            return vpn;
+        };
+        k.accesses.faulted += 1;
+        debt.system += cost.cpu;
+        // The faulting access itself now hits (the same access, not counted again).
+        memory::touch(k, mm, vpn, write);
+        vpn += 1;
+    }
+}
+
+/// [`access`] to every page of `vpns` in turn: what needs no wait in one borrow
+/// ([`access_range_now`]), the rest awaited.
+pub async fn access_range(
+    w: &World,
+    mm: usize,
+    vpns: std::ops::Range<u32>,
+    write: bool,
+    debt: &mut CpuDebt,
+) -> Result<(), AllocError> {
+    let mut vpn = vpns.start;
+    loop {
+        vpn = access_range_now(&mut w.borrow_mut(), mm, vpn..vpns.end, write, debt);
+        if vpn >= vpns.end {
+            return Ok(());
+        }
+        access_slow(w, mm, vpn, write, debt).await?;
+        vpn += 1;
+    }
+}
+
 /// Sleep until the workload's start time, then note it as started.
 pub async fn delay_start(w: &World, idx: usize, start: Nanos) {
     if start > 0 {
@@ -223,8 +333,13 @@ pub async fn delay_start(w: &World, idx: usize, start: Nanos) {
 
 /// One more page done: counted as touched, and as progress in the current phase.
 pub fn page_done(w: &World, idx: usize) {
-    let mut k = w.borrow_mut();
-    let st = stats(&mut k, idx);
+    page_done_k(&mut w.borrow_mut(), idx);
+}
+
+/// [`page_done`] for a caller holding the kernel.
+#[inline]
+pub fn page_done_k(k: &mut Kernel, idx: usize) {
+    let st = stats(k, idx);
     st.pages_touched += 1;
     st.progress += 1;
 }
@@ -239,14 +354,29 @@ pub fn enter(k: &mut Kernel, idx: usize, phase: Phase, total: u64) {
 
 /// Uniform integer in `0..n` from the run's RNG (multiply-shift, no modulo bias to speak of).
 pub fn uniform(w: &World, n: u64) -> u64 {
-    use rand_core::RngCore;
-    let r = w.borrow_mut().rng.next_u64();
-    ((r as u128 * n as u128) >> 64) as u64
+    uniform_k(&mut w.borrow_mut(), n)
+}
+
+/// [`uniform`] for a caller holding the kernel.
+#[inline]
+pub fn uniform_k(k: &mut Kernel, n: u64) -> u64 {
+    uniform_rng(&mut k.rng, n)
+}
+
+/// [`uniform`] from `rng`.
+#[inline]
+pub fn uniform_rng(rng: &mut impl rand_core::RngCore, n: u64) -> u64 {
+    ((rng.next_u64() as u128 * n as u128) >> 64) as u64
 }
 
 /// Whether the current task has been killed.
 pub fn killed(w: &World) -> bool {
-    let k = w.borrow();
+    killed_k(&w.borrow())
+}
+
+/// [`killed`] for a caller holding the kernel.
+#[inline]
+pub fn killed_k(k: &Kernel) -> bool {
     k.sched.is_killed(k.sched.current())
 }
 
@@ -308,4 +438,124 @@ pub async fn wait_for(w: &World, stats: usize) {
 /// Seconds from nanoseconds.
 pub fn secs(ns: Nanos) -> f64 {
     ns as f64 / SEC as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::MSEC;
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    /// What an access can change: the page tables, every frame's state and the LRU lists,
+    /// the counters, the clock and the CPU accounting.
+    fn state(k: &Kernel, mm: usize) -> String {
+        let lists: Vec<Vec<Pfn>> = k
+            .zones
+            .iter()
+            .flat_map(|z| z.lruvec.lists.iter().map(|l| l.iter(&k.pages).collect()))
+            .collect();
+        format!(
+            "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
+            k.mms[mm].vmas.iter().map(|v| &v.ptes).collect::<Vec<_>>(),
+            (
+                &k.pages.flags,
+                &k.pages.mapping,
+                &k.pages.index,
+                &k.pages.private
+            ),
+            lists,
+            k.proc_vmstat(),
+            k.accesses,
+            (
+                k.mms[mm].rss,
+                k.mms[mm].swapents,
+                k.mms[mm].min_flt,
+                k.mms[mm].maj_flt
+            ),
+            k.sched.cpu_times(),
+            k.sched.now(),
+        )
+    }
+
+    use crate::mm::page::Pfn;
+
+    /// Runs of pages to access: some repeat earlier ones (hits), some are new (faults),
+    /// some straddle both; over the test's run the mapping outgrows RAM, so faults also
+    /// take the allocator's slow path, reclaim and swap-ins.
+    fn runs(pages: u32) -> Vec<(std::ops::Range<u32>, bool)> {
+        let mut next = crate::test_numbers(12345);
+        let mut v = Vec::new();
+        let mut frontier = 0;
+        while frontier < pages {
+            let len = 1 + next(6) as u32;
+            let start = if next(3) == 0 {
+                frontier.saturating_sub(next(4) as u32)
+            } else {
+                next(frontier.max(1) as u64) as u32
+            };
+            let end = (start + len).min(pages);
+            frontier = frontier.max(end);
+            v.push((start..end, next(2) == 0));
+        }
+        v
+    }
+
+    /// Run the access list on a fresh 16 MiB machine, each run through [`access_range`]
+    /// (`fast`) or page by page through [`access_slow`]; returns the state after every 32nd
+    /// run and the last, and the access counts.
+    fn run(fast: bool) -> (Vec<String>, AccessCounts) {
+        let w = crate::sim::boot_for_test(16, 32, "3.9");
+        let mm = new_task(&mut w.borrow_mut(), "test");
+        let pages = 6 * 1024; // 24 MiB
+        let seen = Rc::new(std::cell::RefCell::new(Vec::new()));
+        let done = Rc::new(Cell::new(false));
+        let (w2, s, d) = (w.clone(), seen.clone(), done.clone());
+        crate::sim::run_task(&w, 600 * crate::engine::SEC, async move {
+            let start = w2.borrow_mut().mms[mm].mmap_anon(pages, 0);
+            let mut debt = CpuDebt::default();
+            let runs = runs(pages);
+            let n = runs.len();
+            for (i, (r, write)) in runs.into_iter().enumerate() {
+                let vpns = start + r.start..start + r.end;
+                if fast {
+                    access_range(&w2, mm, vpns, write, &mut debt).await.unwrap();
+                } else {
+                    for vpn in vpns {
+                        access_slow(&w2, mm, vpn, write, &mut debt).await.unwrap();
+                    }
+                }
+                debt.user(3 * MSEC / 100);
+                debt.maybe_flush(&w2).await;
+                if i % 32 == 0 || i + 1 == n {
+                    s.borrow_mut().push(state(&w2.borrow(), mm));
+                }
+            }
+            d.set(true);
+        });
+        assert!(done.get());
+        let a = w.borrow().accesses;
+        (seen.take(), a)
+    }
+
+    /// The one-borrow path ([`access_range_now`]: hits, CPU charged without a timer,
+    /// anonymous faults without an await) leaves the same page state, counters, clock and
+    /// CPU accounting as awaiting every step, all along a mixed hit/miss list.
+    #[test]
+    fn access_range_does_what_access_slow_does_page_by_page() {
+        let (fast, fast_counts) = run(true);
+        let (slow, slow_counts) = run(false);
+        assert_eq!(fast.len(), slow.len());
+        for (i, (f, s)) in fast.iter().zip(&slow).enumerate() {
+            assert_eq!(f, s, "state at sample {i}");
+        }
+        assert_eq!(fast_counts, slow_counts);
+        // The list covered what it must: hits, faults, and pressure enough to swap.
+        assert!(fast_counts.hits > 1000 && fast_counts.faulted > 6 * 1024);
+        let last = slow.last().unwrap();
+        assert!(
+            last.contains("(\"pswpin\"") && !last.contains("(\"pswpin\", 0)"),
+            "pages were swapped back in"
+        );
+    }
 }
