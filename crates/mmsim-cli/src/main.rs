@@ -95,6 +95,14 @@ enum Command {
         /// each estimated per-page CPU cost of reclaim halved and doubled.
         #[arg(long)]
         sensitivity: bool,
+        /// Base seed of the runs (default 1, the seed of the committed outputs); every
+        /// kernel runs on the same seeds. The report says when it is not the default.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// RAM under the MMIO hole below 4 GiB, e.g. 1G: DMA32 then ends at 4 GiB minus
+        /// this (default 0: DMA32 to 4 GiB; docs/seed-000-procedure.md §3).
+        #[arg(long, value_name = "SIZE", value_parser = parse_pci_hole)]
+        pci_hole: Option<u64>,
         /// Runs at once, at least 1 (default: the number of CPUs). Results do not depend on
         /// it.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
@@ -251,6 +259,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             iterations,
             swap_on,
             sensitivity,
+            seed,
+            pci_hole,
             jobs,
             json: json_path,
         } => {
@@ -267,6 +277,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 Some(_) => SwapOn::TestDisk,
                 None => p.swap_on,
             };
+            p.seed = seed.unwrap_or(p.seed);
+            p.pci_hole = pci_hole.unwrap_or(p.pci_hole);
             reproduce(
                 &experiment,
                 p,
@@ -967,4 +979,15 @@ fn kernels_text() -> String {
         ));
     }
     out
+}
+
+/// `--pci-hole`: a size in whole pages that leaves DMA's 16 MiB below it.
+fn parse_pci_hole(s: &str) -> Result<u64, String> {
+    let b = mmsim::scenario::parse_size(s)?;
+    if b % 4096 != 0 || b > (4 << 30) - (16 << 20) {
+        return Err(format!(
+            "expected whole pages up to 4080M (DMA's 16M stay below the hole), found {b} bytes"
+        ));
+    }
+    Ok(b)
 }

@@ -232,6 +232,18 @@ fn reproduce_parallelio_fast_is_the_same_at_any_thread_count_and_judges_every_cl
     let (code, two, err) = mmsim(&["reproduce", "parallelio", "--fast", "--jobs", "2"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(one, two, "output depends on the number of threads");
+    assert!(
+        !one.contains("Seed 1 "),
+        "the default seed is not announced"
+    );
+    // The report says when the seed is not the default.
+    let (code, seeded, err) = mmsim(&["reproduce", "parallelio", "--fast", "--seed", "2"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(seeded.contains("\nSeed 2 (the default is 1)"), "{seeded}");
+    assert!(one.contains("(no MMIO hole below 4 GiB)"), "{one}");
+    let (code, _, err) = mmsim(&["reproduce", "parallelio", "--pci-hole", "5G"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("up to 4080M"), "{err}");
     for row in [
         "Ops memcachetest-0M",
         "Kswapd efficiency",

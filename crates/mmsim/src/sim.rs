@@ -127,7 +127,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         )));
     }
     let ram_pages = m.ram / PAGE_SIZE;
-    let mut zones = page_alloc::build_zones(ram_pages);
+    let mut zones = page_alloc::build_zones(ram_pages, m.pci_hole / PAGE_SIZE);
     let mut pages = Pages::new(ram_pages as usize);
     page_alloc::free_boot_memory(&mut pages, &mut zones);
     let min_free_kbytes = scenario
@@ -197,12 +197,14 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         check_interval: 0,
         next_check: 0,
         fatal: None,
-        end_when_done: scenario
-            .run
-            .end_when_done
-            .then_some(scenario.workloads.len()),
-        workloads_done: 0,
-        workloads: Vec::new(),
+        // With `end = "workloads"` and no workload, nothing is awaited: the run ends at once.
+        halt: scenario.run.end_when_done && scenario.workloads.is_empty(),
+        user: Box::new(workload::Userspace::new(
+            scenario
+                .run
+                .end_when_done
+                .then_some(scenario.workloads.len()),
+        )),
         accesses: Default::default(),
         pages_isolated: 0,
         trace: None,
@@ -245,7 +247,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
             let mut k = w.borrow_mut();
             k.swap_bdi = Some(id);
             // A swap partition beside a filesystem sits at the end of the disk.
-            if dev.filesystem != crate::scenario::Filesystem::Raw {
+            if dev.filesystem != crate::fs::Filesystem::Raw {
                 k.swap_sector_base = (dev.size - swap.size) / 512;
             }
         }
@@ -281,7 +283,7 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             wsize_pages,
             slot_wq,
             commit_wq,
-        ))
+        )) as Box<dyn std::any::Any>
     });
     let mut cfg = device.queue_config();
     cfg.nr_requests = cfg.nr_requests.max(dev.nr_requests);
@@ -303,8 +305,9 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             name: dev.name.clone(),
             queue: block::RequestQueue::new(&dev.name, cfg),
             device,
-            nfs,
-            fs: dev.filesystem,
+            a_ops: dev.filesystem.aops(),
+            queueless: nfs.is_some(),
+            fs_info: nfs,
             reclaimable: 0,
             writeback: 0,
             dirtied: 0,
@@ -322,11 +325,11 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             congested: false,
             next_free_sector: 0,
             iostat: block::IostatSampler::mmtests(),
-            journal: None,
         });
-        if dev.filesystem.ordered_data_journal() {
+        if dev.filesystem.has_journal() {
             let q = k.sched.new_queue();
-            k.bdis.last_mut().expect("just pushed").journal = Some(crate::fs::jbd::Journal::new(q));
+            k.bdis.last_mut().expect("just pushed").fs_info =
+                Some(Box::new(crate::fs::jbd::Journal::new(q)));
         }
         let n = k.bdis.len();
         k.bdi_props = crate::mm::page_writeback::BdiProportions::new(n);
@@ -358,7 +361,7 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
         &format!("flush-{}", dev.name),
         fs_writeback::flusher(w2, id),
     );
-    if dev.filesystem.ordered_data_journal() {
+    if dev.filesystem.has_journal() {
         let w2 = w.clone();
         w.borrow_mut().sched.spawn(
             &format!("kjournald-{}", dev.name),
@@ -395,7 +398,7 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
                     workload::dd::wait_for_used_memory(&w2, used).await;
                 }
                 let now = w2.borrow().sched.now();
-                w2.borrow_mut().workloads[idx].started_at = now;
+                workload::stats(&mut w2.borrow_mut(), idx).started_at = now;
                 workload::dd::run(w2, idx, mm, bdi, dd).await;
             });
             w.borrow_mut().mms[mm].task = Some(t);
@@ -427,7 +430,7 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
                 crate::fs::fs_writeback::sys_sync(&w2).await;
                 let mut k = w2.borrow_mut();
                 let now = k.sched.now();
-                k.workloads[idx].io_done_at = Some(now);
+                workload::stats(&mut k, idx).io_done_at = Some(now);
                 workload::finished(&mut k, idx);
             });
             w.borrow_mut().mms[mm].task = Some(t);
@@ -743,7 +746,7 @@ pub fn summarise(
     let mut workloads = Vec::new();
     let mut workload_states = Vec::new();
     for (i, wl) in scenario.workloads.iter().enumerate() {
-        let st = &k.workloads[i];
+        let st = workload::stats_of(&k, i);
         let mm = &k.mms[i];
         let mut m: Vec<(String, f64)> = Vec::new();
         // A metric of a phase the workload never completed is left out, never NaN.
@@ -837,20 +840,18 @@ pub fn summarise(
         devices: k
             .bdis
             .iter()
-            .filter(|b| b.nfs.is_none())
+            .filter(|b| !b.queueless)
             .map(|b| crate::report::DeviceReport {
                 name: b.name.clone(),
                 iostat: b.iostat.samples().iter().map(|(_, s)| *s).collect(),
                 diskstats: b.queue.stats_at(end),
             })
             .collect(),
-        nfs: k
-            .bdis
-            .iter()
-            .filter_map(|b| {
-                b.nfs.as_ref().map(|c| crate::report::NfsReport {
-                    mount: b.name.clone(),
-                    stats: c.stats,
+        nfs: (0..k.bdis.len())
+            .filter_map(|i| {
+                crate::fs::nfs::mount_stats(&k, i).map(|stats| crate::report::NfsReport {
+                    mount: k.bdis[i].name.clone(),
+                    stats,
                 })
             })
             .collect(),
@@ -880,16 +881,19 @@ pub(crate) fn run_task<F: std::future::Future<Output = ()> + 'static>(w: &World,
 #[cfg(test)]
 pub(crate) fn scenario_for_test(ram_mib: u64, swap_mib: u64) -> Scenario {
     use crate::engine::MSEC;
-    use crate::scenario::{KernelSelection, Machine, RunParams, SlabParams, SwapDevice, VmSysctls};
+    use crate::mm::swapfile::SwapConfig;
+    use crate::mm::VmSysctls;
+    use crate::scenario::{KernelSelection, Machine, RunParams, SlabParams};
     const MIB: u64 = 1 << 20;
     Scenario {
         name: "unit-test".into(),
         machine: Machine {
             reclaim_costs: Default::default(),
+            pci_hole: 0,
             ram: ram_mib * MIB,
             cpus: 2,
             devices: Vec::new(),
-            swap: (swap_mib > 0).then(|| SwapDevice {
+            swap: (swap_mib > 0).then(|| SwapConfig {
                 size: swap_mib * MIB,
                 read_latency: 5 * MSEC,
                 write_latency: 5 * MSEC,
@@ -918,6 +922,17 @@ pub(crate) fn scenario_for_test(ram_mib: u64, swap_mib: u64) -> Scenario {
 pub(crate) fn boot_for_test(ram_mib: u64, swap_mib: u64, preset: &str) -> World {
     let kernel = crate::presets::resolve(preset, &[]).expect("a known preset");
     boot(&scenario_for_test(ram_mib, swap_mib), &kernel, 1).expect("the test machine boots")
+}
+
+/// Add a 2 TB 7200 rpm disk `name` holding `filesystem` (named as a scenario names it:
+/// "ext4", "ext3"...) to a test machine. Returns its device id.
+#[cfg(test)]
+pub(crate) fn add_test_disk(w: &World, name: &str, filesystem: &str) -> usize {
+    let dev = BlockDevice {
+        filesystem: crate::fs::Filesystem::from_name(filesystem).expect("a known filesystem"),
+        ..BlockDevice::ext4_hdd(name)
+    };
+    add_block_device(w, &dev).expect("the disk is built")
 }
 
 #[cfg(test)]

@@ -2,6 +2,8 @@
 #![allow(dead_code)]
 
 use mmsim::engine::{MSEC, SEC};
+use mmsim::mm::swapfile::SwapConfig;
+use mmsim::mm::VmSysctls;
 use mmsim::scenario::*;
 use std::path::PathBuf;
 
@@ -15,10 +17,11 @@ pub fn anon_pressure(ram_mib: u64, seconds: u64) -> Scenario {
         name: "anon-pressure-test".into(),
         machine: Machine {
             reclaim_costs: Default::default(),
+            pci_hole: 0,
             ram,
             cpus: 4,
             devices: Vec::new(),
-            swap: Some(SwapDevice {
+            swap: Some(SwapConfig {
                 size: ram * 2,
                 read_latency: 5 * MSEC,
                 write_latency: 5 * MSEC,

@@ -3,8 +3,9 @@
 
 mod common;
 
+use mmsim::fs::Filesystem;
 use mmsim::presets;
-use mmsim::scenario::{Filesystem, MemEaterThen, Scenario, Workload, WorkloadKind};
+use mmsim::scenario::{MemEaterThen, Scenario, Workload, WorkloadKind};
 use mmsim::sim;
 
 /// A 128 MiB machine with swap, for 7 s: a dd of 768 MiB (no fdatasync) to ext3 on a
@@ -48,7 +49,7 @@ fn run(hook: bool, check: bool) -> (mmsim::mm::vmscan::ReclaimFileTotals, u64, u
     w.borrow_mut().check_every_batch = check;
     sim::run_world(&w, s.run.duration).unwrap_or_else(|e| panic!("hook {hook}: {e}"));
     let k = w.borrow();
-    let j = k.bdis[0].journal.as_ref().expect("ext3 has a journal");
+    let j = mmsim::fs::jbd::journal_of(&k, 0).expect("ext3 has a journal");
     (
         k.reclaim_file_totals,
         j.commit_sequence,

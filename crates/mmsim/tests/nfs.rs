@@ -26,7 +26,7 @@ fn a_dd_to_nfs_ends_committed_at_the_network_rate() {
     let end = sim::run_world(&w, 40 * SEC).unwrap();
     let k = w.borrow();
     let pages = 2048 * 256;
-    let c = k.bdis[0].nfs.as_ref().expect("an NFS mount");
+    let c = mmsim::fs::nfs::client_of(&k, 0).expect("an NFS mount");
     assert_eq!(c.stats.bytes_written, 2048 << 20, "{:?}", c.stats);
     assert!(c.stats.pages_committed >= pages, "{:?}", c.stats);
     assert!(c.stats.commits > 0 && c.stats.write_rpcs > 0);
@@ -37,7 +37,10 @@ fn a_dd_to_nfs_ends_committed_at_the_network_rate() {
     ] {
         assert_eq!(k.global_stat(stat), 0, "{stat:?} after fdatasync");
     }
-    let done = k.workloads[0].io_done_at.expect("dd finished") as f64 / SEC as f64;
+    let done = mmsim::workload::stats_of(&k, 0)
+        .io_done_at
+        .expect("dd finished") as f64
+        / SEC as f64;
     let rate = (2048u64 << 20) as f64 / done;
     // Gigabit Ethernet's payload rate (calibration::NFS_NET_BW, 117 MB/s).
     assert!(

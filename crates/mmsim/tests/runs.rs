@@ -282,10 +282,31 @@ fn a_single_dd_runs_at_disk_speed_with_dirty_pages_near_the_setpoint_and_loses_n
     );
 }
 
+/// ext2 (buffer heads, no journal): a dd on a machine with less RAM than the file writes
+/// every page once, through `writepage` (the flusher's, or reclaim's), with nothing else
+/// reaching the disk and no journal thread.
+#[test]
+fn a_dd_on_ext2_writes_every_page_once() {
+    let mut s = common::single_dd(128, 256, 20);
+    s.machine.devices[0].filesystem = mmsim::fs::Filesystem::Ext2;
+    let r = run(&s, "3.9", 1, true);
+    let pages = 256 * 256;
+    assert_eq!(r.metric("dd", "pages_written"), Some(pages as f64));
+    assert!(r.metric("dd", "io_seconds").is_some(), "fdatasync returned");
+    assert_eq!((r.vmstat("nr_dirty"), r.vmstat("nr_writeback")), (0, 0));
+    assert_eq!(r.vmstat("nr_dirtied"), pages);
+    assert_eq!(r.vmstat("nr_written"), pages);
+    let sda = &r.devices[0].diskstats;
+    assert_eq!(sda.sectors_written, pages * 8, "each page once");
+    assert_eq!(sda.writes_completed + sda.writes_merged, pages);
+    assert!(r.threads.iter().all(|t| !t.name.starts_with("kjournald")));
+}
+
 /// Issue 3: swap on its own device goes through that device's queue and disk model.
 #[test]
 fn swap_on_a_raw_disk_goes_through_its_request_queue() {
-    use mmsim::scenario::{BlockDevice, Filesystem};
+    use mmsim::fs::Filesystem;
+    use mmsim::scenario::BlockDevice;
     let mut s = common::anon_pressure(128, 20);
     let mut dev = BlockDevice::ext4_hdd("sdb");
     dev.filesystem = Filesystem::Raw;

@@ -486,14 +486,14 @@ impl RequestQueue {
     }
 
     /// Whether `get_request` would allocate a request of `class` now without the task
-    /// sleeping: a free request, the allocation that fills the pool, or a batcher's
-    /// allowance. CFQ's `ELV_MQUEUE_MUST` is left out: only a sync queue idling for its
+    /// sleeping: a free request, the allocation that fills the pool (neither marks it
+    /// full before), or a batcher's allowance, always below the hard cap. CFQ's `ELV_MQUEUE_MUST` is left out: only a sync queue idling for its
     /// next request gets it, and the callers (reclaim's writes) are async.
     pub fn would_allocate(&self, class: Class, batch: Option<&BatchState>, now: Nanos) -> bool {
         let c = class.index();
-        let (count, nr) = (self.count[c], self.cfg.nr_requests);
         let batching = batch.is_some_and(|b| b.is_batching(now));
-        count < nr * 3 / 2 && (count + 1 < nr || !self.full[c] || batching)
+        // Below nr_requests - 1 the pool is never marked full, so `!full` covers it.
+        self.count[c] < self.cfg.nr_requests * 3 / 2 && (!self.full[c] || batching)
     }
 
     /// Back or front merge of `bio` into a queued request; `None` if neither is possible,
@@ -898,6 +898,31 @@ mod tests {
         );
         // Sync requests have their own pool.
         assert!(q.would_allocate(Class::Sync, None, MSEC));
+    }
+
+    #[test]
+    fn would_allocate_agrees_with_get_request_through_fill_batch_and_hard_cap() {
+        for nr in [4, 16, 128] {
+            let mut q = RequestQueue::new(
+                "sda",
+                QueueConfig {
+                    nr_requests: nr,
+                    ..QueueConfig::default()
+                },
+            );
+            let mut batch = BatchState::default();
+            for i in 0..u64::from(nr) * 2 {
+                // Now and then the task is woken from a wait and batches again.
+                if i % 7 == 6 {
+                    batch.start(i * MSEC);
+                }
+                let now = i * MSEC;
+                let would = q.would_allocate(Class::Async, Some(&batch), now);
+                let did = q.submit_bio_batching(wbio(i * 100, 8, i), Some(&mut batch), now);
+                assert_eq!(would, did == Submit::Queued, "nr {nr}, bio {i}: {did:?}");
+            }
+            assert_eq!(q.count(Class::Async), nr * 3 / 2, "up to the hard cap");
+        }
     }
 
     #[test]

@@ -13,24 +13,31 @@
 //!   PG_writeback, or finds them clean and starts no IO;
 //! - ext3's journal (`fs::jbd`) writes dirty data buffers itself with `submit_bh`: the
 //!   buffer is cleaned and locked, the page stays PG_dirty and never gets PG_writeback;
-//! - IO completion unlocks them ([`end_buffer_async_write`], [`end_buffer_write_sync`]);
+//! - IO completion unlocks them (`mm::page_io::end_buffer_async_write`,
+//!   `end_buffer_write_sync`: the device task completes bios);
 //! - reclaim ([`try_to_release_page`]) and truncation ([`block_invalidatepage`]) drop them.
+//!
+//! The filesystems with buffer heads (`fs::block_fs`) call these for their operations.
 
-use crate::mm::page::{Pfn, PG_BH_DIRTY, PG_BH_LOCKED, PG_PRIVATE, PG_WRITEBACK};
+use super::fs_writeback::__set_page_dirty_nobuffers;
+use crate::mm::page::{Pfn, PG_BH_DIRTY, PG_BH_LOCKED, PG_DIRTY, PG_PRIVATE, PG_WRITEBACK};
+use crate::mm::page_writeback::DirtyTask;
 use crate::mm::{page_io, page_writeback, Kernel, World};
 
-/// Bio tag bit of buffer IO submitted with `submit_bh` outside page writeback (the
-/// journal's data writes). The low 32 bits are the page frame.
-pub const BH_SYNC_WRITE: u64 = 1 << 32;
-
-/// `page_has_buffers`: PagePrivate on a page of a buffer-head filesystem. Other filesystems
-/// may use PG_PRIVATE for their own private data.
+/// `page_has_buffers`: PagePrivate, on a page of a buffer-head filesystem (others may use
+/// PG_PRIVATE for their own private data).
 #[inline]
 pub fn page_has_buffers(k: &Kernel, pfn: Pfn) -> bool {
     k.pages.test(pfn, PG_PRIVATE)
-        && k.bdis[page_writeback::page_bdi(k, pfn)]
-            .fs
-            .uses_buffer_heads()
+}
+
+/// `__set_page_dirty_buffers`: dirtying a page with buffers dirties them all, then the page
+/// is dirtied and accounted as any other. Returns whether it was clean.
+pub fn __set_page_dirty_buffers(k: &mut Kernel, pfn: Pfn, task: &mut DirtyTask) -> bool {
+    if page_has_buffers(k, pfn) {
+        k.pages.set(pfn, PG_BH_DIRTY);
+    }
+    __set_page_dirty_nobuffers(k, pfn, task)
 }
 
 /// `create_empty_buffers`: attach clean, unlocked buffers to a page that has none.
@@ -99,22 +106,6 @@ pub fn block_write_full_page(k: &mut Kernel, pfn: Pfn) -> BlockWrite {
     r
 }
 
-/// A write bio completed for page writeback (`end_buffer_async_write`): unlock the page's
-/// buffers, if it has any (swap pages have none), and end its writeback.
-pub fn end_buffer_async_write(k: &mut Kernel, pfn: Pfn) {
-    k.pages.clear(pfn, PG_BH_LOCKED);
-    page_io::end_page_writeback(k, pfn);
-}
-
-/// A `submit_bh` write completed (`end_buffer_write_sync`): unlock the buffer and wake its
-/// waiters. The page flags are not touched.
-pub fn end_buffer_write_sync(k: &mut Kernel, pfn: Pfn) {
-    debug_assert!(k.pages.test(pfn, PG_BH_LOCKED));
-    k.pages.clear(pfn, PG_BH_LOCKED);
-    let q = k.wq.page(pfn);
-    k.sched.wake_all(q);
-}
-
 /// `try_to_release_page` → `try_to_free_buffers` (ext3's `journal_try_to_free_buffers`,
 /// `blkdev_releasepage`): buffers that are dirty or locked cannot be dropped. Returns
 /// whether the page is now free of buffers.
@@ -133,6 +124,19 @@ pub fn block_invalidatepage(k: &mut Kernel, pfn: Pfn) {
     k.pages.clear(pfn, PG_PRIVATE | PG_BH_DIRTY);
 }
 
+/// The invariants' rules for a page with buffers (PG_private set): dirty buffers only on a
+/// dirty page, and a page under writeback has its buffers locked. The rule broken, if any.
+pub fn check_buffers(k: &Kernel, pfn: Pfn) -> Result<(), String> {
+    let f = k.pages.flags[pfn as usize];
+    if f & PG_BH_DIRTY != 0 && f & PG_DIRTY == 0 {
+        return Err("has dirty buffers but is clean".into());
+    }
+    if f & PG_WRITEBACK != 0 && f & PG_BH_LOCKED == 0 {
+        return Err("is under writeback with unlocked buffers".into());
+    }
+    Ok(())
+}
+
 /// `wait_on_buffer`: sleep until the page's buffers are unlocked.
 pub async fn wait_on_buffer(w: &World, pfn: Pfn) {
     crate::mm::filemap::wait_on_page_bit(w, pfn, PG_BH_LOCKED).await;
@@ -141,11 +145,12 @@ pub async fn wait_on_buffer(w: &World, pfn: Pfn) {
 /// Machines and files for the unit tests of buffers, the journal and reclaim's hook.
 #[cfg(test)]
 pub(crate) mod testing {
+    use crate::fs::Filesystem;
     use crate::mm::page::{Pfn, PG_UPTODATE};
     use crate::mm::page_alloc::{alloc_flags, get_page_from_freelist};
     use crate::mm::page_writeback::DirtyTask;
     use crate::mm::{filemap, Gfp, Kernel, World};
-    use crate::scenario::{BlockDevice, Filesystem};
+    use crate::scenario::BlockDevice;
 
     /// A 128 MiB machine without swap under `preset`, with one 7200 rpm disk `sda` holding
     /// `fs` as device 0. The disk already has all the recent writeback completions, so a few
@@ -166,8 +171,7 @@ pub(crate) mod testing {
 
     /// A new empty file on device 0.
     pub fn new_file(k: &mut Kernel) -> usize {
-        k.inodes.push(crate::fs::inode::Inode::new("test-file", 0));
-        k.inodes.len() - 1
+        crate::mm::inode::new_inode(k, "test-file", 0)
     }
 
     /// Page `index` of `ino`, freshly allocated and written whole by `write()`.
@@ -185,11 +189,20 @@ pub(crate) mod testing {
 mod tests {
     use super::testing::*;
     use super::*;
+    use crate::engine::SEC;
+    use crate::fs::Filesystem;
     use crate::mm::invariants;
+    use crate::mm::mmzone::zone_flags::ZONE_TAIL_LRU_DIRTY;
     use crate::mm::page::PG_DIRTY;
+    use crate::mm::page::{Lru, PG_BUDDY, PG_REFERENCED, PG_SWAPBACKED};
     use crate::mm::page_writeback::clear_page_dirty_for_io;
+    use crate::mm::vmscan::testing::{isolate_all, listed, putback, sc_at, take_page, Z};
+    use crate::mm::vmscan::{
+        page_check_dirty_writeback, shrink_page_list, PageListStats, DEF_PRIORITY,
+    };
     use crate::mm::vmstat::ZoneStat;
-    use crate::scenario::Filesystem;
+    use crate::presets::{self, Switch};
+    use crate::sim::run_task;
 
     /// `write()` gives an ext3 page dirty buffers and files them on the running transaction;
     /// an ext4 page gets no buffers.
@@ -201,7 +214,7 @@ mod tests {
         let pfn = written_page(&mut k, ino, 0);
         assert!(k.pages.test(pfn, PG_DIRTY | PG_PRIVATE | PG_BH_DIRTY));
         assert!(page_has_buffers(&k, pfn));
-        let j = k.bdis[0].journal.as_ref().expect("ext3 has a journal");
+        let j = crate::fs::jbd::journal_of(&k, 0).expect("ext3 has a journal");
         assert_eq!((j.running_since, j.running_data_buffers()), (Some(0), 1));
         invariants::check(&k).expect("invariants");
 
@@ -211,7 +224,7 @@ mod tests {
         let pfn = written_page(&mut k, ino, 0);
         assert!(k.pages.test(pfn, PG_DIRTY));
         assert!(!k.pages.test(pfn, PG_PRIVATE | PG_BH_DIRTY));
-        assert!(k.bdis[0].journal.is_none());
+        assert!(crate::fs::jbd::journal_of(&k, 0).is_none());
     }
 
     /// `__block_write_full_page` (WB_SYNC_NONE), for a page whose dirty bit writeback has just
@@ -256,7 +269,7 @@ mod tests {
         invariants::check(&k).expect("invariants");
 
         // The IO of the dirty page completes: buffers unlock with the page's writeback.
-        end_buffer_async_write(&mut k, dirty);
+        page_io::end_buffer_async_write(&mut k, dirty);
         assert!(!k.pages.test(dirty, PG_WRITEBACK | PG_BH_LOCKED));
         assert_eq!(stat(&k, ZoneStat::nr_writeback), 0);
     }
@@ -272,7 +285,7 @@ mod tests {
         k.pages.clear(pfn, PG_BH_DIRTY);
         k.pages.set(pfn, PG_BH_LOCKED);
         assert!(!try_to_release_page(&mut k, pfn), "locked buffers");
-        end_buffer_write_sync(&mut k, pfn);
+        page_io::end_buffer_write_sync(&mut k, pfn);
         assert!(try_to_release_page(&mut k, pfn));
         assert!(!k.pages.test(pfn, PG_PRIVATE));
     }
@@ -322,5 +335,141 @@ mod tests {
         k.pages.set(free, PG_BH_LOCKED);
         let e = invariants::check(&k).unwrap_err();
         assert!(e.contains("no page freed with buffers"), "{e}");
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Buffer heads in reclaim (LD patch 7, §4.2; `fs/buffer.c`)
+
+    /// `page_check_dirty_writeback` with the buffer-head hook: for a page with buffers, dirty =
+    /// a buffer is dirty and writeback = PG_writeback or a buffer locked, but only with the
+    /// switch on; otherwise, and for pages without buffers, the page flags; anonymous pages
+    /// never count.
+    #[test]
+    fn page_check_dirty_writeback_consults_buffers_only_with_the_hook() {
+        let w = machine("lessdisrupt-v7r10", Filesystem::Ext3);
+        let mut k = w.borrow_mut();
+        let ino = new_file(&mut k);
+        let pfn = written_page(&mut k, ino, 0);
+        let saved = k.pages.flags[pfn as usize];
+        let bits = [PG_DIRTY, PG_WRITEBACK, PG_BH_DIRTY, PG_BH_LOCKED];
+        for hook in [false, true] {
+            k.sw.set(Switch::BufferDirtyWritebackHook, hook);
+            for combo in 0..16u32 {
+                let state: u32 = (0..4)
+                    .filter(|i| combo & (1 << i) != 0)
+                    .map(|i| bits[i])
+                    .sum();
+                for buffers in [false, true] {
+                    let base = saved
+                        & !(PG_DIRTY | PG_WRITEBACK | PG_BH_DIRTY | PG_BH_LOCKED | PG_PRIVATE);
+                    k.pages.flags[pfn as usize] =
+                        base | state | if buffers { PG_PRIVATE } else { 0 };
+                    let has = |f| state & f != 0;
+                    let expected = if hook && buffers {
+                        (has(PG_BH_DIRTY), has(PG_WRITEBACK) || has(PG_BH_LOCKED))
+                    } else {
+                        (has(PG_DIRTY), has(PG_WRITEBACK))
+                    };
+                    assert_eq!(
+                        page_check_dirty_writeback(&k, pfn),
+                        expected,
+                        "hook {hook}, buffers {buffers}, state {state:#x}"
+                    );
+                }
+            }
+        }
+        k.pages.flags[pfn as usize] = saved;
+        // An anonymous page never counts, whatever its flags.
+        let anon = take_page(&mut k);
+        k.pages.flags[anon as usize] = PG_SWAPBACKED | PG_DIRTY | PG_WRITEBACK;
+        assert_eq!(page_check_dirty_writeback(&k, anon), (false, false));
+        k.pages.flags[anon as usize] = 0;
+        crate::mm::page_alloc::free_page(&mut k, anon);
+    }
+
+    /// kswapd writing from an LRU tail flagged ZONE_TAIL_LRU_DIRTY, on ext3: a PG_dirty page
+    /// whose buffers the journal has written is "written" without IO and freed at once; one
+    /// whose buffers are under the journal's IO is redirtied and kept; a clean page with locked
+    /// buffers cannot release them and is activated. Only the stall accounting depends on the
+    /// hook: with it, the first page is clean and the other two under writeback; without it,
+    /// the first two are unqueued dirty and the third clean.
+    #[test]
+    fn kswapd_frees_ext3_pages_with_clean_buffers_without_io() {
+        for hook in [true, false] {
+            let sw = [("buffer_is_dirty_writeback".to_string(), hook)];
+            let preset = presets::resolve("lessdisrupt-v7r10", &sw).unwrap();
+            let w = machine("lessdisrupt-v7r10", Filesystem::Ext3);
+            w.borrow_mut().sw = preset.switches;
+            let (pages, mut list) = {
+                let mut k = w.borrow_mut();
+                let ino = new_file(&mut k);
+                let pages: Vec<Pfn> = (0..3).map(|i| written_page(&mut k, ino, i)).collect();
+                let [written, in_io, clean_locked] = [pages[0], pages[1], pages[2]];
+                for &p in &pages {
+                    k.pages.clear(p, PG_REFERENCED | PG_BH_DIRTY);
+                }
+                k.pages.set(in_io, PG_BH_LOCKED);
+                assert!(crate::mm::page_writeback::clear_page_dirty_for_io(
+                    &mut k,
+                    clean_locked
+                ));
+                k.pages.set(clean_locked, PG_BH_LOCKED);
+                assert!(k.pages.test(written, PG_DIRTY) && k.page_zone(written) == Z);
+                k.zones[Z].set_flag(ZONE_TAIL_LRU_DIRTY);
+                let list = isolate_all(&mut k, &pages);
+                k.zones[Z].mod_stat(ZoneStat::nr_isolated_file, 3);
+                (pages, list)
+            };
+            let w2 = w.clone();
+            run_task(&w, SEC, async move {
+                let mut sc = sc_at(DEF_PRIORITY, true);
+                let mut st = PageListStats::default();
+                let freed = shrink_page_list(&w2, Z, &mut sc, &mut list, &mut st).await;
+                assert_eq!(freed, 1, "hook {hook}");
+                let expected = if hook {
+                    // Clean buffers: not dirty. Locked buffers: under writeback (both).
+                    PageListStats {
+                        nr_dirty: 2,
+                        ..Default::default()
+                    }
+                } else {
+                    PageListStats {
+                        nr_dirty: 2,
+                        nr_unqueued_dirty: 2,
+                        ..Default::default()
+                    }
+                };
+                assert_eq!(st, expected, "hook {hook}");
+                let mut k = w2.borrow_mut();
+                putback(&mut k, Z, &list);
+                k.zones[Z].mod_stat(ZoneStat::nr_isolated_file, -(listed(&list) as i64));
+            });
+            let k = w.borrow();
+            let [written, in_io, clean_locked] = [pages[0], pages[1], pages[2]];
+            assert!(k.pages.test(written, PG_BUDDY) || k.pages.flags[written as usize] == 0);
+            assert!(
+                k.pages.test(in_io, PG_DIRTY | PG_BH_LOCKED) && !k.pages.test(in_io, PG_WRITEBACK)
+            );
+            assert_eq!(k.pages.lru(in_io), Lru::InactiveFile);
+            assert_eq!(k.pages.lru(clean_locked), Lru::ActiveFile);
+            assert!(k.pages.test(clean_locked, PG_PRIVATE | PG_BH_LOCKED));
+            assert_eq!(
+                k.global_stat(ZoneStat::nr_vmscan_write),
+                2,
+                "both dirty pages"
+            );
+            assert_eq!(
+                k.global_stat(ZoneStat::nr_written),
+                2,
+                "two empty writebacks"
+            );
+            let q = &k.bdis[0].queue;
+            assert_eq!(
+                (q.in_flight() + q.queued(), q.stats().sectors_written),
+                (0, 0),
+                "no IO"
+            );
+            invariants::check(&k).expect("invariants after reclaim");
+        }
     }
 }

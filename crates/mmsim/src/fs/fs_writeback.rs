@@ -1,36 +1,25 @@
 //! The flusher (`fs/fs-writeback.c`, 3.2-3.12; `kernel-writeback.md` §6): one thread per
 //! backing device, background writeback above the background threshold, periodic (kupdate)
-//! writeback of expired inodes, the b_dirty / b_io / b_more_io round robin with per-inode
-//! chunks of half a second of bandwidth, and the page walk of `write_cache_pages` that
-//! turns contiguous dirty pages into contiguous bios.
+//! writeback of expired inodes, and the b_dirty / b_io / b_more_io round robin with
+//! per-inode chunks of half a second of bandwidth, each written by the page walk of
+//! `write_cache_pages` (`mm::page_writeback`) through the filesystem's operations.
 //!
-//! Work items (§6.2): `wakeup_flusher_threads` (direct reclaim) queues one per dirty bdi,
-//! served before the periodic and background checks. `sync(2)` is [`sys_sync`]; `fsync`
-//! and `fdatasync` write in the caller's context as the kernel does, through
-//! [`vfs_fsync_range`].
+//! Work items (§6.2): `wakeup_flusher_threads` (direct reclaim, `mm::backing_dev`) queues
+//! one per dirty bdi, served before the periodic and background checks. `sync(2)` is
+//! [`sys_sync`]; `fsync` and `fdatasync` write in the caller's context as the kernel does,
+//! through [`vfs_fsync_range`].
 
-use super::buffer::{self, BlockWrite};
-use super::inode::{I_DIRTY, I_DIRTY_DATASYNC, I_DIRTY_PAGES, I_SYNC};
-use super::nfs;
-use crate::block::{Bio, Dir};
 use crate::engine::{self, Nanos, SEC};
-use crate::mm::backing_dev::{submit_bio, PAGE_SECTORS};
-use crate::mm::page::{Pfn, PG_BH_LOCKED, PG_DIRTY, PG_WRITEBACK};
+use crate::mm::backing_dev::wakeup_flusher_threads;
+use crate::mm::inode::{I_DIRTY, I_DIRTY_DATASYNC, I_DIRTY_PAGES, I_SYNC};
+use crate::mm::page::{Pfn, PG_DIRTY};
 use crate::mm::page_writeback::{
-    bdi_dirty_limit, clear_page_dirty_for_io, dirty_limits, over_bground_thresh,
-    test_set_page_writeback,
+    account_page_dirtied, bdi_dirty_limit, dirty_limits, over_bground_thresh, write_cache_pages,
+    DirtyTask,
 };
 use crate::mm::vmstat::ZoneStat;
 use crate::mm::{Kernel, World};
 use std::ops::Range;
-
-/// A queued writeback request (`struct wb_writeback_work`, §6.2): WB_SYNC_NONE, no age
-/// cut-off, whole-file ranges (`range_cyclic = 0`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WbWork {
-    /// Pages to write.
-    pub nr_pages: i64,
-}
 
 /// What a `wb_writeback` pass is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,36 +28,12 @@ enum Pass {
     Background,
     /// `wb_check_old_data_flush` (kupdate).
     Periodic,
-    /// A queued [`WbWork`].
+    /// A queued work item (`mm::backing_dev::WbWork`).
     Work,
-}
-
-/// `wakeup_flusher_threads(nr_pages)`: queue a work item of `nr_pages` (0: every dirty and
-/// unstable page) on every bdi with dirty inodes and wake its flusher. Direct reclaim calls
-/// it when a pass scanned more than 1.5 times its target.
-pub fn wakeup_flusher_threads(k: &mut Kernel, nr_pages: u64) {
-    let nr = if nr_pages == 0 {
-        k.global_stat(ZoneStat::nr_dirty) + k.global_stat(ZoneStat::nr_unstable)
-    } else {
-        nr_pages
-    };
-    for bdi in 0..k.bdis.len() {
-        let b = &mut k.bdis[bdi];
-        if b.b_dirty.is_empty() && b.b_io.is_empty() && b.b_more_io.is_empty() {
-            continue;
-        }
-        b.work_list.push_back(WbWork {
-            nr_pages: nr as i64,
-        });
-        let q = b.flusher_wq;
-        k.sched.wake_all(q);
-    }
 }
 
 /// `MIN_WRITEBACK_PAGES`: 4 MiB.
 pub const MIN_WRITEBACK_PAGES: u64 = 1024;
-/// ext4 block allocation granularity for a streaming file (mballoc preallocation), pages.
-pub const EXT4_EXTENT_PAGES: u64 = 8192;
 
 /// `__mark_inode_dirty(I_DIRTY_PAGES)`.
 pub fn mark_inode_dirty(k: &mut Kernel, ino: usize) {
@@ -103,10 +68,18 @@ pub fn __mark_inode_dirty(k: &mut Kernel, ino: usize, flags: u32) {
     }
 }
 
-/// `bdi_start_background_writeback`: wake the flusher.
-pub fn bdi_start_background_writeback(k: &mut Kernel, bdi: usize) {
-    let q = k.bdis[bdi].flusher_wq;
-    k.sched.wake_all(q);
+/// `__set_page_dirty_nobuffers` (`mm/page-writeback.c`; here beside `__mark_inode_dirty`,
+/// which it calls): dirty a file page, account it and mark its inode dirty. Returns whether
+/// it was clean.
+pub fn __set_page_dirty_nobuffers(k: &mut Kernel, pfn: Pfn, task: &mut DirtyTask) -> bool {
+    if k.pages.test(pfn, PG_DIRTY) {
+        return false;
+    }
+    k.pages.set(pfn, PG_DIRTY);
+    account_page_dirtied(k, pfn, task);
+    let ino = k.pages.mapping[pfn as usize] as usize;
+    mark_inode_dirty(k, ino);
+    true
 }
 
 /// `over_bground_thresh` for `bdi` (3.2+: global or the bdi's share of the background limit).
@@ -164,203 +137,15 @@ fn redirty_tail(k: &mut Kernel, bdi: usize, ino: usize) {
     k.bdis[bdi].b_dirty.push_front(ino);
 }
 
-/// The next dirty page of `ino` at or after `from` (the DIRTY tag lookup).
-fn next_dirty_page(k: &Kernel, ino: usize, from: u64) -> Option<(u64, Pfn)> {
-    k.inodes[ino]
-        .cached_from(from)
-        .find(|&(_, pfn)| k.pages.test(pfn, PG_DIRTY))
-}
-
-/// The sector of page `index` of a file, allocating an extent if the page has none (at
-/// writeback for delayed-allocation filesystems; for ext3 the allocation happened at
-/// `write()`, which for placement is the same). Raw devices map pages one to one; NFS
-/// allocates nothing (its pages never reach a block queue).
-pub fn map_block(k: &mut Kernel, ino: usize, index: u64) -> u64 {
-    let bdi = k.inodes[ino].bdi;
-    if !k.bdis[bdi].fs.allocates_blocks() {
-        return index * PAGE_SECTORS as u64;
-    }
-    if let Some(s) = k.inodes[ino].sector_of(index) {
-        return s;
-    }
-    let first = index / EXT4_EXTENT_PAGES * EXT4_EXTENT_PAGES;
-    let sector = k.bdis[bdi].next_free_sector;
-    k.bdis[bdi].next_free_sector += EXT4_EXTENT_PAGES * PAGE_SECTORS as u64;
-    k.inodes[ino].add_extent(first, sector, EXT4_EXTENT_PAGES);
-    sector + (index - first) * PAGE_SECTORS as u64
-}
-
-/// Start writeback of one dirty, unlocked file page: the filesystem maps it and a bio goes
-/// to the queue (`writepage` / `mpage_submit`). The caller has cleared its dirty bit. On a
-/// buffer-head filesystem `block_write_full_page` may find nothing to write, or redirty the
-/// page; returns whether it was redirtied (`wbc.pages_skipped`).
-async fn writepage(w: &World, ino: usize, index: u64, pfn: Pfn, sync: bool) -> bool {
-    let (bdi, sector) = {
-        let mut k = w.borrow_mut();
-        let sector = map_block(&mut k, ino, index);
-        let bdi = k.inodes[ino].bdi;
-        if k.bdis[bdi].fs.uses_buffer_heads() {
-            match buffer::block_write_full_page(&mut k, pfn) {
-                BlockWrite::Io => {}
-                BlockWrite::Clean => return false,
-                BlockWrite::Redirtied => return true,
-            }
-        } else {
-            test_set_page_writeback(&mut k, pfn);
-        }
-        (bdi, sector)
-    };
-    let bio = Bio {
-        dir: Dir::Write,
-        sync,
-        sector,
-        nr_sectors: PAGE_SECTORS,
-        tag: pfn as u64,
-    };
-    submit_bio(w, bdi, bio).await;
-    false
-}
-
-/// What one `write_cache_pages` call did (counters of `struct writeback_control`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Written {
-    /// Pages handed to `writepage` (`nr_to_write` consumed), whether or not IO started.
-    pub pages: u64,
-    /// Of those, pages the filesystem redirtied (`pages_skipped`: locked buffers).
-    pub skipped: u64,
-}
-
-/// `write_cache_pages`: write up to `nr_to_write` dirty pages. `sync` is `None` for
-/// `WB_SYNC_NONE`, or the page range of a `WB_SYNC_ALL` pass, which waits for writeback in
-/// flight on a dirty page before writing it again. A `WB_SYNC_NONE` walk is range_cyclic
-/// (from `writeback_index`, wrapping once) or, for a queued work item, the whole file
-/// from its start. On NFS (`nfs_writepages`) the pages are coalesced into WRITE RPCs by a
-/// page-IO descriptor, sent at the end of the call at the latest.
-pub async fn write_cache_pages(
-    w: &World,
-    ino: usize,
-    nr_to_write: u64,
-    sync: Option<Range<u64>>,
-    range_cyclic: bool,
-) -> Written {
-    let mut nfs_desc = {
-        let mut k = w.borrow_mut();
-        // Background and kupdate writeback send low-priority RPCs (`FLUSH_LOWPRI`).
-        let priority = if sync.is_some() {
-            nfs::RpcPriority::Normal
-        } else {
-            nfs::RpcPriority::Low
-        };
-        nfs::is_nfs_inode(&k, ino)
-            .then(|| nfs::nfs_pageio_init(&mut k, ino, nfs::WriteHow::CondStable, priority))
-    };
-    let sync_all = sync.is_some();
-    let (start, end) = match &sync {
-        Some(r) => (r.start, r.end),
-        None if range_cyclic => (w.borrow().inodes[ino].writeback_index, u64::MAX),
-        None => (0, u64::MAX),
-    };
-    let mut index = start;
-    let mut wrapped = sync_all || start == 0;
-    let mut written = 0;
-    let mut skipped = 0;
-    while written < nr_to_write {
-        let next = next_dirty_page(&w.borrow(), ino, index).filter(|&(i, _)| i < end);
-        let Some((i, pfn)) = next else {
-            if wrapped {
-                index = 0;
-                break;
-            }
-            wrapped = true;
-            index = 0;
-            continue;
-        };
-        if !sync_all && wrapped && start > 0 && i >= start {
-            break;
-        }
-        index = i + 1;
-        if sync_all && w.borrow().pages.test(pfn, PG_BH_LOCKED) {
-            // WB_SYNC_ALL: block_write_full_page waits for the buffer (lock_buffer). mmsim
-            // waits before clearing the page's dirty bit, so a buffer is never dirty on a
-            // clean page.
-            buffer::wait_on_buffer(w, pfn).await;
-            index = i;
-            continue;
-        }
-        let take = {
-            let mut k = w.borrow_mut();
-            if k.pages.test(pfn, PG_WRITEBACK) {
-                // WB_SYNC_NONE skips it; WB_SYNC_ALL waits below and retries.
-                false
-            } else {
-                clear_page_dirty_for_io(&mut k, pfn)
-            }
-        };
-        if !take {
-            if sync_all && w.borrow().pages.test(pfn, PG_WRITEBACK) {
-                wait_on_page_writeback(w, pfn).await;
-                index = i;
-            }
-            continue;
-        }
-        match nfs_desc.as_mut() {
-            Some(d) => nfs::nfs_pageio_add(&mut w.borrow_mut(), d, i, pfn),
-            None => {
-                if writepage(w, ino, i, pfn, sync_all).await {
-                    skipped += 1;
-                }
-            }
-        }
-        written += 1;
-    }
-    let mut k = w.borrow_mut();
-    if let Some(d) = nfs_desc {
-        nfs::nfs_pageio_complete(&mut k, d);
-    }
-    // range_cyclic and whole-file passes remember where they stopped.
-    if sync.is_none_or(|r| r.start == 0 && r.end == u64::MAX) {
-        k.inodes[ino].writeback_index = index;
-    }
-    if next_dirty_page(&k, ino, 0).is_none() {
-        k.inodes[ino].state &= !I_DIRTY_PAGES;
-    }
-    Written {
-        pages: written,
-        skipped,
-    }
-}
-
-/// `wait_on_page_writeback`.
-pub async fn wait_on_page_writeback(w: &World, pfn: Pfn) {
-    crate::mm::filemap::wait_on_page_bit(w, pfn, PG_WRITEBACK).await;
-}
-
-/// `filemap_write_and_wait_range`: write every dirty page of the file in `range` in the
-/// caller's context and wait for all writeback of the range to end.
-pub async fn filemap_write_and_wait_range(w: &World, ino: usize, range: Range<u64>) {
-    write_cache_pages(w, ino, u64::MAX, Some(range.clone()), false).await;
-    let pages: Vec<Pfn> = w.borrow().inodes[ino]
-        .cached_from(range.start)
-        .take_while(|&(i, _)| i < range.end)
-        .map(|(_, p)| p)
-        .collect();
-    for pfn in pages {
-        wait_on_page_writeback(w, pfn).await;
-    }
-}
-
-/// `vfs_fsync_range` → the filesystem's `fsync` (`fsync(2)`, `fdatasync(2)` with `datasync`,
-/// and `msync(MS_SYNC)`): write the file's dirty pages in `range` and wait for them; on NFS
-/// (`nfs_file_fsync`) then a COMMIT of every unstable page, waited for. mmsim keeps no
-/// inode metadata or journal, so the commit that `fsync` adds and `fdatasync` may skip has
-/// nothing to write: both cost the same here.
+/// `vfs_fsync_range` → the filesystem's `->fsync` (`fsync(2)`, `fdatasync(2)` with
+/// `datasync`, and `msync(MS_SYNC)`): write the file's dirty pages in `range` and wait for
+/// them, and whatever else the filesystem does (NFS: commit). mmsim keeps no inode metadata
+/// or journal, so the commit that `fsync` adds and `fdatasync` may skip has nothing to write:
+/// both cost the same here.
 pub async fn vfs_fsync_range(w: &World, ino: usize, range: Range<u64>, datasync: bool) {
     let _ = datasync;
-    filemap_write_and_wait_range(w, ino, range).await;
-    let on_nfs = nfs::is_nfs_inode(&w.borrow(), ino);
-    if on_nfs {
-        nfs::nfs_commit_inode(w, ino).await;
-    }
+    let a_ops = w.borrow().inodes[ino].a_ops;
+    a_ops.fsync(w, ino, range).await;
 }
 
 /// `sync(2)` (3.x, `kernel-writeback.md` §6.6): wake every flusher for all dirty pages
@@ -377,7 +162,7 @@ pub async fn sys_sync(w: &World) {
 }
 
 /// `write_inode` of `__writeback_single_inode` for `WB_SYNC_NONE`: if the inode was
-/// `I_DIRTY_DATASYNC` (only NFS sets it), clear it and call the filesystem's `write_inode`.
+/// `I_DIRTY_DATASYNC` (only NFS sets it), clear it and call the filesystem's `->write_inode`.
 /// Returns the pages that counts as written (NFS: pages committed).
 fn write_inode(k: &mut Kernel, ino: usize, nr_to_write: u64) -> u64 {
     let inode = &mut k.inodes[ino];
@@ -385,11 +170,8 @@ fn write_inode(k: &mut Kernel, ino: usize, nr_to_write: u64) -> u64 {
         return 0;
     }
     inode.state &= !I_DIRTY_DATASYNC;
-    if nfs::is_nfs_inode(k, ino) {
-        nfs::nfs_write_inode(k, ino, nr_to_write)
-    } else {
-        0
-    }
+    let a_ops = inode.a_ops;
+    a_ops.write_inode(k, ino, nr_to_write)
 }
 
 /// `writeback_sb_inodes` over b_io for one work pass; returns pages written.
@@ -559,6 +341,8 @@ pub async fn flusher(w: World, bdi: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mm::backing_dev::WbWork;
+    use crate::mm::inode::new_inode;
 
     #[test]
     fn chunk_is_half_a_second_of_bandwidth_in_4_mib_units() {
@@ -577,8 +361,7 @@ mod tests {
     }
 
     fn dirty_inode(k: &mut Kernel, name: &str, dirtied_when: Nanos) -> usize {
-        k.inodes.push(super::super::inode::Inode::new(name, 0));
-        let ino = k.inodes.len() - 1;
+        let ino = new_inode(k, name, 0);
         k.inodes[ino].state |= I_DIRTY_PAGES;
         k.inodes[ino].dirtied_when = dirtied_when;
         k.bdis[0].b_dirty.push_front(ino);
@@ -618,8 +401,7 @@ mod tests {
         let w = machine_with_disk();
         let mut k = w.borrow_mut();
         let newest = dirty_inode(&mut k, "newest", 3 * SEC);
-        k.inodes.push(super::super::inode::Inode::new("back", 0));
-        let back = k.inodes.len() - 1;
+        let back = new_inode(&mut k, "back", 0);
         k.inodes[back].dirtied_when = SEC;
         redirty_tail(&mut k, 0, back);
         assert_eq!(k.bdis[0].b_dirty.front(), Some(&back));
@@ -630,8 +412,7 @@ mod tests {
         );
         assert_ne!(now, SEC);
         // An inode newer than the newest keeps its time.
-        k.inodes.push(super::super::inode::Inode::new("newer", 0));
-        let newer = k.inodes.len() - 1;
+        let newer = new_inode(&mut k, "newer", 0);
         k.inodes[newer].dirtied_when = 5 * SEC;
         k.inodes[newest].dirtied_when = 3 * SEC;
         k.bdis[0].b_dirty.push_front(newest);
@@ -667,8 +448,7 @@ mod tests {
     fn an_inode_is_filed_once_when_first_dirtied() {
         let w = machine_with_disk();
         let mut k = w.borrow_mut();
-        k.inodes.push(super::super::inode::Inode::new("f", 0));
-        let ino = k.inodes.len() - 1;
+        let ino = new_inode(&mut k, "f", 0);
         mark_inode_dirty(&mut k, ino);
         mark_inode_dirty(&mut k, ino);
         assert_eq!(

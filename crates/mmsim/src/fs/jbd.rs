@@ -18,12 +18,12 @@
 //! buffer the committing transaction still holds (`journal_dirty_data` writes it
 //! synchronously).
 
-use super::buffer::{self, BH_SYNC_WRITE};
-use super::fs_writeback::map_block;
+use super::block_fs::EXT3;
+use super::buffer;
 use crate::block::{Bio, Dir};
 use crate::calibration::JBD_COMMIT_INTERVAL;
 use crate::engine::{self, Nanos, WaitQueueId, SEC};
-use crate::mm::backing_dev::{submit_bio, PAGE_SECTORS};
+use crate::mm::backing_dev::{submit_bio, BH_SYNC_WRITE, PAGE_SECTORS};
 use crate::mm::page::{Pfn, PG_BH_DIRTY, PG_BH_LOCKED};
 use crate::mm::{Kernel, World};
 
@@ -67,10 +67,16 @@ impl Journal {
     }
 }
 
+/// The journal of device `bdi`, if its filesystem has one (the mount's `s_fs_info`).
+pub fn journal_of(k: &Kernel, bdi: usize) -> Option<&Journal> {
+    k.bdis[bdi].fs_info.as_ref()?.downcast_ref()
+}
+
 fn journal(k: &mut Kernel, bdi: usize) -> &mut Journal {
     k.bdis[bdi]
-        .journal
+        .fs_info
         .as_mut()
+        .and_then(|i| i.downcast_mut())
         .expect("an ordered-data filesystem has a journal")
 }
 
@@ -132,7 +138,7 @@ fn lock_data_buffer(k: &mut Kernel, ino: u32, index: u32) -> DataBuffer {
     }
     k.pages.clear(pfn, PG_BH_DIRTY);
     k.pages.set(pfn, PG_BH_LOCKED);
-    let sector = map_block(k, ino as usize, index as u64);
+    let sector = EXT3.map_block(k, ino as usize, index as u64);
     DataBuffer::Submit(pfn, sector)
 }
 
@@ -211,11 +217,12 @@ pub async fn kjournald(w: World, bdi: usize) {
 mod tests {
     use super::*;
     use crate::fs::buffer::testing::*;
-    use crate::fs::fs_writeback::{filemap_write_and_wait_range, write_cache_pages, Written};
+    use crate::fs::Filesystem;
+    use crate::mm::filemap::filemap_write_and_wait_range;
     use crate::mm::invariants;
     use crate::mm::page::{PG_DIRTY, PG_PRIVATE, PG_WRITEBACK};
+    use crate::mm::page_writeback::{write_cache_pages, Written};
     use crate::mm::vmstat::{VmEvent, ZoneStat};
-    use crate::scenario::Filesystem;
     use crate::sim::run_task;
 
     const PAGES: u64 = 64;
@@ -265,13 +272,13 @@ mod tests {
             engine::sleep_until(&w2, 5 * SEC).await;
             {
                 let k = w2.borrow();
-                let j = k.bdis[0].journal.as_ref().unwrap();
+                let j = journal_of(&k, 0).unwrap();
                 assert_eq!((j.commit_sequence, sectors_written(&k)), (0, 0));
             }
             engine::sleep_until(&w2, 7 * SEC).await;
             {
                 let k = w2.borrow();
-                let j = k.bdis[0].journal.as_ref().unwrap();
+                let j = journal_of(&k, 0).unwrap();
                 assert_eq!((j.commit_sequence, j.data_buffers_written), (1, PAGES));
                 assert_eq!(j.running_since, None, "no write since the commit");
                 for &p in &pages {
@@ -315,7 +322,7 @@ mod tests {
             engine::sleep_until(&w2, 6 * SEC + 100 * engine::USEC).await;
             {
                 let k = w2.borrow();
-                let j = k.bdis[0].journal.as_ref().unwrap();
+                let j = journal_of(&k, 0).unwrap();
                 assert_eq!(j.commit_sequence, 0, "the commit waits for its data");
                 for &p in &pages {
                     assert_eq!(
@@ -363,7 +370,7 @@ mod tests {
                 PAGES * 8,
                 "written once, by the journal"
             );
-            assert_eq!(k.bdis[0].journal.as_ref().unwrap().commit_sequence, 1);
+            assert_eq!(journal_of(&k, 0).unwrap().commit_sequence, 1);
             invariants::check(&k).expect("invariants after fdatasync");
         });
     }

@@ -24,17 +24,37 @@
 //! Not modelled: COMMIT verifier mismatches (the server never reboots), RPC errors and
 //! retransmits, delegations, pNFS, `launder_page`, O_DIRECT, `nfs_flush_incompatible`.
 
-use super::fs_writeback::__mark_inode_dirty;
-use super::inode::{NfsInode, I_DIRTY_DATASYNC};
-use crate::block::NfsCongestion;
+use super::fs_writeback::{__mark_inode_dirty, __set_page_dirty_nobuffers};
+use crate::block::{Bio, NfsCongestion};
 use crate::calibration::PAGE_SIZE;
 use crate::engine::{self, Nanos, WaitQueueId};
-use crate::mm::page::{Pfn, PG_DIRTY, PG_PRIVATE, PG_WRITEBACK};
-use crate::mm::page_writeback::test_set_page_writeback;
+use crate::mm::filemap::filemap_write_and_wait_range;
+use crate::mm::fs_ops::{
+    AddressSpaceOps, FsFuture, PageioData, Release, WritePage, WritebackControl,
+};
+use crate::mm::inode::I_DIRTY_DATASYNC;
+use crate::mm::invariants::describe;
+use crate::mm::mmzone::MAX_NR_ZONES;
+use crate::mm::page::{Pfn, PG_BH_DIRTY, PG_BH_LOCKED, PG_DIRTY, PG_PRIVATE, PG_WRITEBACK};
+use crate::mm::page_writeback::{test_set_page_writeback, DirtyTask};
 use crate::mm::vmstat::ZoneStat;
 use crate::mm::{page_io, Gfp, Kernel, World};
-use crate::scenario::Filesystem;
+use crate::presets::Switch;
 use std::collections::VecDeque;
+use std::ops::Range;
+
+/// An NFS inode's write state (`struct nfs_inode`), kept by its mount's client.
+#[derive(Clone, Debug, Default)]
+pub struct NfsInode {
+    /// `npages`: pages with a write request: dirty, in a WRITE RPC, or awaiting COMMIT.
+    pub npages: u64,
+    /// `commit_info.ncommit`: unstable pages on the commit list, not yet in a COMMIT.
+    pub ncommit: u64,
+    /// `NFS_INO_COMMIT`: a COMMIT is in flight (one at a time per inode).
+    pub commit_in_flight: bool,
+    /// The unstable pages that COMMIT covers, sorted by frame number.
+    pub committing: Vec<Pfn>,
+}
 
 /// What an NFS mount has sent and the server has answered, for reports and tests.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -191,6 +211,8 @@ pub struct NfsClient {
     /// Page lists of finished RPCs, reused so that sending allocates nothing.
     spare: Vec<Vec<Pfn>>,
     pub stats: NfsStats,
+    /// The write state of each file the mount has written, by inode id.
+    inodes: Vec<NfsInode>,
 }
 
 impl NfsClient {
@@ -209,6 +231,7 @@ impl NfsClient {
             commit_wq,
             spare: Vec::new(),
             stats: NfsStats::default(),
+            inodes: Vec::new(),
         }
     }
 
@@ -227,23 +250,46 @@ impl NfsClient {
     }
 }
 
+/// The client of NFS mount `bdi` (the mount's `s_fs_info`).
 fn client(k: &mut Kernel, bdi: usize) -> &mut NfsClient {
     k.bdis[bdi]
-        .nfs
-        .as_deref_mut()
+        .fs_info
+        .as_mut()
+        .and_then(|i| i.downcast_mut())
         .expect("NFS IO goes to an NFS mount")
 }
 
-/// Whether file `ino` is on an NFS mount.
-#[inline]
-pub fn is_nfs_inode(k: &Kernel, ino: usize) -> bool {
-    k.bdis[k.inodes[ino].bdi].fs == Filesystem::Nfs
+/// The client of device `bdi`, if it is an NFS mount.
+pub fn client_of(k: &Kernel, bdi: usize) -> Option<&NfsClient> {
+    k.bdis[bdi].fs_info.as_ref()?.downcast_ref()
 }
 
-/// Whether `pfn` is a page-cache page of an NFS file.
-#[inline]
-pub fn is_nfs_page(k: &Kernel, pfn: Pfn) -> bool {
-    k.pages.is_file_cache(pfn) && is_nfs_inode(k, k.pages.mapping[pfn as usize] as usize)
+/// The statistics of device `bdi`, if it is an NFS mount (`/proc/self/mountstats`).
+pub fn mount_stats(k: &Kernel, bdi: usize) -> Option<NfsStats> {
+    client_of(k, bdi).map(|c| c.stats)
+}
+
+/// The NFS state of file `ino` (`NFS_I(inode)`), kept by its mount's client.
+fn nfs_i(k: &mut Kernel, ino: usize) -> &mut NfsInode {
+    let bdi = k.inodes[ino].bdi;
+    let c = client(k, bdi);
+    if c.inodes.len() <= ino {
+        c.inodes.resize_with(ino + 1, NfsInode::default);
+    }
+    &mut c.inodes[ino]
+}
+
+/// The NFS state of file `ino`, read-only: a file the client has not written has none.
+pub fn nfs_i_ref(k: &Kernel, ino: usize) -> &NfsInode {
+    static NO_REQUESTS: NfsInode = NfsInode {
+        npages: 0,
+        ncommit: 0,
+        commit_in_flight: false,
+        committing: Vec::new(),
+    };
+    client_of(k, k.inodes[ino].bdi)
+        .and_then(|c| c.inodes.get(ino))
+        .unwrap_or(&NO_REQUESTS)
 }
 
 fn queue_rpc(k: &mut Kernel, bdi: usize, rpc: Rpc) {
@@ -360,7 +406,7 @@ fn nfs_pageio_doio(k: &mut Kernel, d: &mut NfsPageio) {
         WriteHow::Read => RpcKind::Read,
         WriteHow::Stable => RpcKind::Write { stable: true },
         WriteHow::CondStable => RpcKind::Write {
-            stable: !d.moreio && k.inodes[d.ino].nfs.ncommit == 0,
+            stable: !d.moreio && nfs_i_ref(k, d.ino).ncommit == 0,
         },
     };
     let next = client(k, d.bdi).page_list();
@@ -386,8 +432,8 @@ pub fn nfs_pageio_complete(k: &mut Kernel, mut d: NfsPageio) {
     client(k, d.bdi).recycle(d.pages);
 }
 
-/// `nfs_writepage` from reclaim (`FLUSH_STABLE`): one page, one FILE_SYNC WRITE. The
-/// caller has cleared its dirty bit. Never sleeps.
+/// `nfs_writepage` from reclaim (`FLUSH_STABLE`): one page, one FILE_SYNC WRITE, whichever
+/// reclaimer asks. The caller has cleared its dirty bit. Never sleeps.
 pub fn nfs_writepage(k: &mut Kernel, pfn: Pfn) {
     let ino = k.pages.mapping[pfn as usize] as usize;
     let index = k.pages.index[pfn as usize] as u64;
@@ -407,7 +453,7 @@ pub fn nfs_updatepage(k: &mut Kernel, pfn: Pfn) {
     if k.pages.test(pfn, PG_PRIVATE) {
         nfs_clear_request_commit(k, ino, pfn);
     } else if !k.pages.test(pfn, PG_WRITEBACK) {
-        k.inodes[ino].nfs.npages += 1;
+        nfs_i(k, ino).npages += 1;
     }
 }
 
@@ -418,7 +464,7 @@ fn nfs_mark_request_commit(k: &mut Kernel, ino: usize, pfn: Pfn) {
     k.zones[zi].mod_stat(ZoneStat::nr_unstable, 1);
     let bdi = k.inodes[ino].bdi;
     k.bdis[bdi].reclaimable += 1;
-    k.inodes[ino].nfs.ncommit += 1;
+    nfs_i(k, ino).ncommit += 1;
     __mark_inode_dirty(k, ino, I_DIRTY_DATASYNC);
 }
 
@@ -436,7 +482,7 @@ fn nfs_clear_page_commit(k: &mut Kernel, ino: usize, pfn: Pfn) {
 /// COMMIT's list.
 fn nfs_clear_request_commit(k: &mut Kernel, ino: usize, pfn: Pfn) {
     nfs_clear_page_commit(k, ino, pfn);
-    let n = &mut k.inodes[ino].nfs;
+    let n = nfs_i(k, ino);
     match n.committing.binary_search(&pfn) {
         Ok(i) => {
             n.committing.remove(i);
@@ -449,10 +495,10 @@ fn nfs_clear_request_commit(k: &mut Kernel, ino: usize, pfn: Pfn) {
 /// truncation waits for it). The queue to wait on, if so.
 pub fn nfs_page_in_commit(k: &Kernel, pfn: Pfn) -> Option<WaitQueueId> {
     let ino = k.pages.mapping[pfn as usize] as usize;
-    let n = &k.inodes[ino].nfs;
+    let n = nfs_i_ref(k, ino);
     if n.commit_in_flight && n.committing.binary_search(&pfn).is_ok() {
         let bdi = k.inodes[ino].bdi;
-        k.bdis[bdi].nfs.as_deref().map(|c| c.commit_wq)
+        client_of(k, bdi).map(|c| c.commit_wq)
     } else {
         None
     }
@@ -465,9 +511,9 @@ pub fn nfs_invalidate_page(k: &mut Kernel, pfn: Pfn) {
     let ino = k.pages.mapping[pfn as usize] as usize;
     if k.pages.test(pfn, PG_PRIVATE) {
         nfs_clear_request_commit(k, ino, pfn);
-        k.inodes[ino].nfs.npages -= 1;
+        nfs_i(k, ino).npages -= 1;
     } else if k.pages.test(pfn, PG_DIRTY) {
-        k.inodes[ino].nfs.npages -= 1;
+        nfs_i(k, ino).npages -= 1;
     }
 }
 
@@ -477,7 +523,7 @@ pub fn nfs_invalidate_page(k: &mut Kernel, pfn: Pfn) {
 /// `nfs_scan_commit` + `nfs_commit_list`: every page on the commit list goes into one
 /// COMMIT. The caller holds the commit "lock" (none in flight). Returns the pages.
 fn nfs_commit_start(k: &mut Kernel, ino: usize) -> u64 {
-    let mut list = std::mem::take(&mut k.inodes[ino].nfs.committing);
+    let mut list = std::mem::take(&mut nfs_i(k, ino).committing);
     list.clear();
     list.extend(
         k.inodes[ino]
@@ -486,7 +532,7 @@ fn nfs_commit_start(k: &mut Kernel, ino: usize) -> u64 {
             .filter(|&pfn| k.pages.test(pfn, PG_PRIVATE)),
     );
     list.sort_unstable();
-    let n = &mut k.inodes[ino].nfs;
+    let n = nfs_i(k, ino);
     debug_assert_eq!(
         list.len() as u64,
         n.ncommit,
@@ -516,7 +562,7 @@ fn nfs_commit_start(k: &mut Kernel, ino: usize) -> u64 {
 /// is in flight already, none is sent. Either way the inode stays `I_DIRTY_DATASYNC`, so a
 /// later writeback makes sure the data is stable. Returns the pages sent.
 pub fn nfs_commit_inode_nowait(k: &mut Kernel, ino: usize) -> u64 {
-    let n = &k.inodes[ino].nfs;
+    let n = nfs_i_ref(k, ino);
     if !n.commit_in_flight && n.ncommit == 0 {
         return 0;
     }
@@ -535,7 +581,7 @@ pub async fn nfs_commit_inode(w: &World, ino: usize) -> u64 {
     loop {
         let q = {
             let k = w.borrow();
-            if !k.inodes[ino].nfs.commit_in_flight {
+            if !nfs_i_ref(&k, ino).commit_in_flight {
                 break;
             }
             client_wq(&k, ino)
@@ -544,7 +590,7 @@ pub async fn nfs_commit_inode(w: &World, ino: usize) -> u64 {
     }
     let sent = {
         let mut k = w.borrow_mut();
-        if k.inodes[ino].nfs.ncommit == 0 {
+        if nfs_i_ref(&k, ino).ncommit == 0 {
             return 0;
         }
         nfs_commit_start(&mut k, ino)
@@ -552,7 +598,7 @@ pub async fn nfs_commit_inode(w: &World, ino: usize) -> u64 {
     loop {
         let q = {
             let k = w.borrow();
-            if !k.inodes[ino].nfs.commit_in_flight {
+            if !nfs_i_ref(&k, ino).commit_in_flight {
                 return sent;
             }
             client_wq(&k, ino)
@@ -563,9 +609,7 @@ pub async fn nfs_commit_inode(w: &World, ino: usize) -> u64 {
 
 fn client_wq(k: &Kernel, ino: usize) -> WaitQueueId {
     let bdi = k.inodes[ino].bdi;
-    k.bdis[bdi]
-        .nfs
-        .as_deref()
+    client_of(k, bdi)
         .expect("an NFS inode is on an NFS mount")
         .commit_wq
 }
@@ -576,7 +620,7 @@ fn client_wq(k: &Kernel, ino: usize) -> WaitQueueId {
 /// otherwise a COMMIT without waiting. Returns the pages committed, which count against
 /// the flusher's `nr_to_write` (at most `nr_to_write`).
 pub fn nfs_write_inode(k: &mut Kernel, ino: usize, nr_to_write: u64) -> u64 {
-    let n = &k.inodes[ino].nfs;
+    let n = nfs_i_ref(k, ino);
     if n.ncommit == 0 {
         return 0;
     }
@@ -590,29 +634,20 @@ pub fn nfs_write_inode(k: &mut Kernel, ino: usize, nr_to_write: u64) -> u64 {
 // ---------------------------------------------------------------------------------------
 // Reclaim hooks.
 
-/// What `nfs_release_page` leaves reclaim to do with an unstable page.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReleasePage {
-    /// The page cannot be freed now (PG_private): activate it.
-    Busy,
-    /// Direct reclaim with a `GFP_KERNEL` mask: wait for the inode's COMMIT
-    /// ([`nfs_commit_inode`]), then try again.
-    WaitForCommit(usize),
-}
-
 /// `nfs_release_page` for an unstable page (`try_to_release_page` of `shrink_page_list`):
 /// with a mask that allows IO and FS calls it commits the inode, synchronously for direct
-/// reclaim, without waiting for kswapd (which must not block on the server); the page is
+/// reclaim ([`Release::Wait`]: reclaim then waits in [`nfs_commit_inode`] and tries
+/// again), without waiting for kswapd (which must not block on the server); the page is
 /// not freeable while it has PG_private.
-pub fn nfs_release_page(k: &mut Kernel, pfn: Pfn, gfp: Gfp, kswapd: bool) -> ReleasePage {
+pub fn nfs_release_page(k: &mut Kernel, pfn: Pfn, gfp: Gfp, kswapd: bool) -> Release {
     let ino = k.pages.mapping[pfn as usize] as usize;
     if gfp.has(Gfp::KERNEL.0) {
         if !kswapd {
-            return ReleasePage::WaitForCommit(ino);
+            return Release::Wait;
         }
         nfs_commit_inode_nowait(k, ino);
     }
-    ReleasePage::Busy
+    Release::Busy
 }
 
 /// `nfs_check_dirty_writeback` (LD patch 8), applied where the kernel calls the hook: on a
@@ -629,7 +664,7 @@ pub fn nfs_check_dirty_writeback(
         return (dirty, writeback);
     }
     let ino = k.pages.mapping[pfn as usize] as usize;
-    if k.inodes[ino].nfs.commit_in_flight {
+    if nfs_i_ref(k, ino).commit_in_flight {
         (dirty, true)
     } else {
         (true, writeback)
@@ -697,7 +732,7 @@ fn nfs_write_completion(k: &mut Kernel, bdi: usize, rpc: &Rpc, stable: bool) {
     for &pfn in &rpc.pages {
         if !k.pages.test(pfn, PG_DIRTY) {
             if stable {
-                k.inodes[rpc.ino].nfs.npages -= 1;
+                nfs_i(k, rpc.ino).npages -= 1;
             } else {
                 nfs_mark_request_commit(k, rpc.ino, pfn);
             }
@@ -712,19 +747,19 @@ fn nfs_write_completion(k: &mut Kernel, bdi: usize, rpc: &Rpc, stable: bool) {
 
 /// `nfs_commit_release_pages`: the COMMIT's pages are stable: clean, request freed.
 fn nfs_commit_release_pages(k: &mut Kernel, bdi: usize, ino: usize) {
-    let list = std::mem::take(&mut k.inodes[ino].nfs.committing);
+    let list = std::mem::take(&mut nfs_i(k, ino).committing);
     for &pfn in &list {
         debug_assert!(
             k.pages.test(pfn, PG_PRIVATE),
             "committing pages are unstable"
         );
         nfs_clear_page_commit(k, ino, pfn);
-        k.inodes[ino].nfs.npages -= 1;
+        nfs_i(k, ino).npages -= 1;
         let q = k.wq.page(pfn);
         k.sched.wake_all(q);
     }
     let committed = list.len() as u64;
-    let n: &mut NfsInode = &mut k.inodes[ino].nfs;
+    let n = nfs_i(k, ino);
     n.committing = list;
     n.committing.clear();
     n.commit_in_flight = false;
@@ -745,20 +780,224 @@ fn nfs_read_completion(k: &mut Kernel, bdi: usize, rpc: &Rpc) {
     s.bytes_read += rpc.pages.len() as u64 * PAGE_SIZE;
 }
 
+// ---------------------------------------------------------------------------------------
+// The mount's operations (`nfs_file_aops`, `nfs_file_operations`, `nfs_sops`).
+
+/// The NFS client's operations.
+#[derive(Debug)]
+pub struct NfsAops;
+
+/// The one [`NfsAops`] table.
+pub static NFS_AOPS: NfsAops = NfsAops;
+
+/// The page-IO descriptor of a `writepages` or readahead call.
+fn pageio(data: &mut PageioData) -> Option<&mut NfsPageio> {
+    data.as_mut()?.downcast_mut()
+}
+
+/// Send what a descriptor gathered.
+fn pageio_end(k: &mut Kernel, data: PageioData) {
+    if let Some(d) = data.and_then(|d| d.downcast().ok()) {
+        nfs_pageio_complete(k, *d);
+    }
+}
+
+impl AddressSpaceOps for NfsAops {
+    fn name(&self) -> &'static str {
+        "Nfs"
+    }
+
+    /// The write request is set up first (`nfs_updatepage`, in `nfs_write_end` and
+    /// `nfs_vm_page_mkwrite`): an unstable page leaves the commit list. Then
+    /// `__set_page_dirty_nobuffers`.
+    fn set_page_dirty(&self, k: &mut Kernel, pfn: Pfn, task: &mut DirtyTask) -> bool {
+        if k.pages.test(pfn, PG_DIRTY) {
+            return false;
+        }
+        nfs_updatepage(k, pfn);
+        __set_page_dirty_nobuffers(k, pfn, task)
+    }
+
+    /// In `nfs_writepages` the page joins the walk's descriptor (`nfs_writepages_callback`);
+    /// alone, from reclaim, it is one FILE_SYNC WRITE ([`nfs_writepage`]).
+    fn writepage(
+        &self,
+        k: &mut Kernel,
+        pfn: Pfn,
+        _wbc: &WritebackControl,
+        data: &mut PageioData,
+    ) -> WritePage {
+        match pageio(data) {
+            Some(d) => {
+                let index = k.pages.index[pfn as usize] as u64;
+                nfs_pageio_add(k, d, index, pfn);
+            }
+            None => nfs_writepage(k, pfn),
+        }
+        WritePage::Started
+    }
+
+    /// `nfs_writepages`: a descriptor of `FLUSH_COND_STABLE` WRITEs; background and kupdate
+    /// writeback send low-priority RPCs (`FLUSH_LOWPRI`).
+    fn writepages_start(&self, k: &mut Kernel, ino: usize, wbc: &WritebackControl) -> PageioData {
+        let priority = if wbc.sync_all {
+            RpcPriority::Normal
+        } else {
+            RpcPriority::Low
+        };
+        Some(Box::new(nfs_pageio_init(
+            k,
+            ino,
+            WriteHow::CondStable,
+            priority,
+        )))
+    }
+
+    fn writepages_end(&self, k: &mut Kernel, data: PageioData) {
+        pageio_end(k, data);
+    }
+
+    /// `nfs_readpages`: READ RPCs of up to `rsize`, sent at the end at the latest.
+    fn readpages_start(&self, k: &mut Kernel, ino: usize) -> PageioData {
+        Some(Box::new(nfs_pageio_init(
+            k,
+            ino,
+            WriteHow::Read,
+            RpcPriority::Normal,
+        )))
+    }
+
+    fn readpage(&self, k: &mut Kernel, pfn: Pfn, data: &mut PageioData) -> Option<Bio> {
+        let d = pageio(data).expect("NFS reads go through nfs_readpages' descriptor");
+        let index = k.pages.index[pfn as usize] as u64;
+        nfs_pageio_add(k, d, index, pfn);
+        None
+    }
+
+    fn readpages_end(&self, k: &mut Kernel, data: PageioData) {
+        pageio_end(k, data);
+    }
+
+    /// `nfs_is_dirty_writeback` (LD patch 8): [`nfs_check_dirty_writeback`].
+    fn is_dirty_writeback(
+        &self,
+        k: &Kernel,
+        pfn: Pfn,
+        dirty: bool,
+        writeback: bool,
+    ) -> (bool, bool) {
+        if k.sw.on(Switch::NfsDirtyWritebackHook) {
+            return nfs_check_dirty_writeback(k, pfn, dirty, writeback);
+        }
+        (dirty, writeback)
+    }
+
+    fn releasepage(&self, k: &mut Kernel, pfn: Pfn, gfp: Gfp, kswapd: bool) -> Release {
+        nfs_release_page(k, pfn, gfp, kswapd)
+    }
+
+    /// `nfs_release_page`'s `nfs_commit_inode(FLUSH_SYNC)`.
+    fn releasepage_wait<'a>(&'a self, w: &'a World, ino: usize) -> FsFuture<'a> {
+        Box::pin(async move {
+            nfs_commit_inode(w, ino).await;
+        })
+    }
+
+    /// A page in the COMMIT in flight: its request is locked until the answer.
+    fn invalidatepage_wait(&self, k: &Kernel, pfn: Pfn) -> Option<WaitQueueId> {
+        nfs_page_in_commit(k, pfn)
+    }
+
+    fn invalidatepage(&self, k: &mut Kernel, pfn: Pfn) {
+        nfs_invalidate_page(k, pfn);
+    }
+
+    /// `nfs_file_fsync`: write and wait, then a COMMIT of every unstable page, waited for.
+    fn fsync<'a>(&'a self, w: &'a World, ino: usize, range: Range<u64>) -> FsFuture<'a> {
+        Box::pin(async move {
+            filemap_write_and_wait_range(w, ino, range).await;
+            nfs_commit_inode(w, ino).await;
+        })
+    }
+
+    fn write_inode(&self, k: &mut Kernel, ino: usize, nr_to_write: u64) -> u64 {
+        nfs_write_inode(k, ino, nr_to_write)
+    }
+
+    /// A request awaiting COMMIT: PG_private, never buffer state.
+    fn check_private(&self, k: &Kernel, pfn: Pfn) -> Result<(), String> {
+        if k.pages.test(pfn, PG_BH_DIRTY | PG_BH_LOCKED) {
+            return Err(format!("has buffer state on {}", self.name()));
+        }
+        Ok(())
+    }
+
+    /// A page awaiting COMMIT is neither dirty nor under writeback, and the inode's request
+    /// and commit-list counts match its pages.
+    fn check_mapping(
+        &self,
+        k: &Kernel,
+        ino: usize,
+        unstable: &mut [u64; MAX_NR_ZONES],
+    ) -> Result<(), String> {
+        let inode = &k.inodes[ino];
+        let (mut requests, mut private) = (0u64, 0u64);
+        for (_, pfn) in inode.cached() {
+            let f = k.pages.flags[pfn as usize];
+            if f & PG_PRIVATE != 0 {
+                if f & (PG_DIRTY | PG_WRITEBACK) != 0 {
+                    return Err(format!(
+                        "invariant 'NFS unstable pages' violated: {} awaits COMMIT but is dirty or under writeback",
+                        describe(k, pfn)
+                    ));
+                }
+                private += 1;
+                unstable[k.page_zone(pfn)] += 1;
+            }
+            if f & (PG_PRIVATE | PG_DIRTY | PG_WRITEBACK) != 0 {
+                requests += 1;
+            }
+        }
+        let n = nfs_i_ref(k, ino);
+        let committing = n.committing.len() as u64;
+        if n.npages != requests || n.ncommit + committing != private {
+            return Err(format!(
+                "invariant 'NFS requests' violated: inode {ino} ({}) counts {} requests and {} + {} unstable pages, its pages say {requests} and {private}",
+                inode.name, n.npages, n.ncommit, committing
+            ));
+        }
+        Ok(())
+    }
+
+    /// The pages in WRITEs and the congestion the client counts are its bdi's.
+    fn check_mount(&self, k: &Kernel, bdi: usize) -> Result<(), String> {
+        let b = &k.bdis[bdi];
+        let c = client_of(k, bdi).expect("an NFS mount has its client");
+        if c.congestion.writeback_pages() != b.writeback || c.congestion.congested() != b.congested
+        {
+            return Err(format!(
+                "invariant 'counters' violated: NFS mount {} counts {} pages in WRITEs (congested {}), its bdi {} (congested {})",
+                b.name,
+                c.congestion.writeback_pages(),
+                c.congestion.congested(),
+                b.writeback,
+                b.congested
+            ));
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fs::inode::Inode;
     use crate::presets::Switch;
 
     /// A 128 MiB machine with one NFS mount and one empty file on it.
     fn mount() -> (World, usize) {
         let w = crate::sim::boot_for_test(128, 0, "lessdisrupt-v7r10");
         crate::sim::add_block_device(&w, &crate::scenario::BlockDevice::nfs_mount("nfs0")).unwrap();
-        let mut k = w.borrow_mut();
-        k.inodes.push(Inode::new("f", 0));
-        let ino = k.inodes.len() - 1;
-        drop(k);
+        let ino = crate::mm::inode::new_inode(&mut w.borrow_mut(), "f", 0);
         (w, ino)
     }
 
@@ -768,14 +1007,14 @@ mod tests {
     fn write_inode_defers_the_commit_while_writes_are_outstanding() {
         let (w, ino) = mount();
         let mut k = w.borrow_mut();
-        k.inodes[ino].nfs.npages = 10;
-        k.inodes[ino].nfs.ncommit = 5;
+        nfs_i(&mut k, ino).npages = 10;
+        nfs_i(&mut k, ino).ncommit = 5;
         assert_eq!(nfs_write_inode(&mut k, ino, 1024), 0);
         assert_ne!(k.inodes[ino].state & I_DIRTY_DATASYNC, 0, "still to commit");
-        assert!(!k.inodes[ino].nfs.commit_in_flight);
+        assert!(!nfs_i_ref(&k, ino).commit_in_flight);
         // Nothing awaiting COMMIT: nothing to do, nothing re-marked.
         k.inodes[ino].state = 0;
-        k.inodes[ino].nfs.ncommit = 0;
+        nfs_i(&mut k, ino).ncommit = 0;
         assert_eq!(nfs_write_inode(&mut k, ino, 1024), 0);
         assert_eq!(k.inodes[ino].state & I_DIRTY_DATASYNC, 0);
     }
@@ -798,7 +1037,7 @@ mod tests {
             nfs_check_dirty_writeback(&k, pfn, false, false),
             (true, false)
         );
-        k.inodes[ino].nfs.commit_in_flight = true;
+        nfs_i(&mut k, ino).commit_in_flight = true;
         assert_eq!(
             nfs_check_dirty_writeback(&k, pfn, false, false),
             (false, true)
@@ -820,16 +1059,13 @@ mod tests {
         k.pages.mapping[pfn as usize] = ino as u32;
         assert_eq!(
             nfs_release_page(&mut k, pfn, Gfp::KERNEL, false),
-            ReleasePage::WaitForCommit(ino)
+            Release::Wait
         );
         assert_eq!(
             nfs_release_page(&mut k, pfn, Gfp::KERNEL, true),
-            ReleasePage::Busy
+            Release::Busy
         );
-        assert_eq!(
-            nfs_release_page(&mut k, pfn, Gfp(0), false),
-            ReleasePage::Busy
-        );
+        assert_eq!(nfs_release_page(&mut k, pfn, Gfp(0), false), Release::Busy);
     }
 
     /// Cache `indexes` of `ino` as clean pages on the inactive file list (the file grows to
@@ -859,7 +1095,7 @@ mod tests {
             set_page_dirty(k, pfn, &mut task);
         }
         assert_eq!(
-            k.inodes[ino].nfs.npages,
+            nfs_i_ref(k, ino).npages,
             pages.len() as u64,
             "one request a page"
         );
@@ -907,7 +1143,7 @@ mod tests {
         let (w, mut ex, ino) = eight_unstable_pages();
         {
             let mut k = w.borrow_mut();
-            let c = k.bdis[0].nfs.as_ref().unwrap();
+            let c = client_of(&k, 0).unwrap();
             assert_eq!((c.stats.write_rpcs, c.stats.stable_write_rpcs), (2, 0));
             assert_eq!(c.stats.commits, 0);
             for (_, pfn) in k.inodes[ino].cached() {
@@ -918,11 +1154,11 @@ mod tests {
             assert_eq!(k.global_stat(ZoneStat::nr_writeback), 0);
             assert_eq!(k.bdis[0].reclaimable, 8, "unstable pages are reclaimable");
             assert_ne!(k.inodes[ino].state & I_DIRTY_DATASYNC, 0);
-            let n = &k.inodes[ino].nfs;
+            let n = nfs_i_ref(&k, ino);
             assert_eq!((n.npages, n.ncommit + n.committing.len() as u64), (8, 8));
             // The flusher may have sent the COMMIT already; one per inode in any case.
             nfs_commit_inode_nowait(&mut k, ino);
-            assert!(k.inodes[ino].nfs.commit_in_flight);
+            assert!(nfs_i_ref(&k, ino).commit_in_flight);
             assert_eq!(
                 nfs_commit_inode_nowait(&mut k, ino),
                 0,
@@ -936,9 +1172,9 @@ mod tests {
         for (_, pfn) in k.inodes[ino].cached() {
             assert!(!k.pages.test(pfn, PG_PRIVATE | PG_DIRTY | PG_WRITEBACK));
         }
-        let n = &k.inodes[ino].nfs;
+        let n = nfs_i_ref(&k, ino);
         assert_eq!((n.npages, n.ncommit, n.commit_in_flight), (0, 0, false));
-        let c = k.bdis[0].nfs.as_ref().unwrap();
+        let c = client_of(&k, 0).unwrap();
         assert_eq!((c.stats.commits, c.stats.pages_committed), (1, 8));
     }
 
@@ -956,10 +1192,10 @@ mod tests {
         }
         run_to(&mut ex, &w, crate::engine::SEC);
         let k = w.borrow();
-        let c = k.bdis[0].nfs.as_ref().unwrap();
+        let c = client_of(&k, 0).unwrap();
         assert_eq!((c.stats.write_rpcs, c.stats.stable_write_rpcs), (1, 1));
         assert_eq!(c.stats.commits, 0);
-        assert_eq!(k.inodes[ino].nfs.npages, 0);
+        assert_eq!(nfs_i_ref(&k, ino).npages, 0);
         assert_eq!(k.global_stat(ZoneStat::nr_unstable), 0);
         for (_, pfn) in k.inodes[ino].cached() {
             assert!(!k.pages.test(pfn, PG_PRIVATE | PG_DIRTY | PG_WRITEBACK));
@@ -976,7 +1212,7 @@ mod tests {
         let mut k = w.borrow_mut();
         let managed: u64 = k.zones.iter().map(|z| z.managed_pages).sum();
         let (on, off) = {
-            let c = &k.bdis[0].nfs.as_ref().unwrap().congestion;
+            let c = &client_of(&k, 0).unwrap().congestion;
             (c.on, c.off)
         };
         assert_eq!(on, 16 * managed.isqrt());
@@ -1011,12 +1247,12 @@ mod tests {
             nfs_commit_inode_nowait(&mut k, ino);
             let more = cached(&mut k, ino, &[30, 31, 32, 33]);
             for pfn in more {
-                k.inodes[ino].nfs.npages += 1;
+                nfs_i(&mut k, ino).npages += 1;
                 nfs_mark_request_commit(&mut k, ino, pfn);
             }
             assert_eq!(k.global_stat(ZoneStat::nr_unstable), 12);
-            assert!(k.inodes[ino].nfs.commit_in_flight);
-            assert_eq!(k.inodes[ino].nfs.ncommit, 4);
+            assert!(nfs_i_ref(&k, ino).commit_in_flight);
+            assert_eq!(nfs_i_ref(&k, ino).ncommit, 4);
         }
         let w2 = w.clone();
         w.borrow_mut().sched.spawn("truncate", async move {
@@ -1027,9 +1263,9 @@ mod tests {
         assert_eq!(k.inodes[ino].nrpages, 0);
         assert_eq!(k.global_stat(ZoneStat::nr_unstable), 0);
         assert_eq!(k.bdis[0].reclaimable, 0);
-        let n = &k.inodes[ino].nfs;
+        let n = nfs_i_ref(&k, ino);
         assert_eq!((n.npages, n.ncommit, n.commit_in_flight), (0, 0, false));
-        let c = k.bdis[0].nfs.as_ref().unwrap();
+        let c = client_of(&k, 0).unwrap();
         assert_eq!(
             c.stats.pages_committed, 8,
             "the COMMIT in flight finished first"

@@ -5,69 +5,38 @@
 //!
 //! The device task here is the driver: it takes requests from the queue as the device can
 //! accept them, holds each for its service time, and completes its pages.
+//!
+//! Work for the flushers is queued here too: `wakeup_flusher_threads` and
+//! `bdi_start_background_writeback` are `fs/fs-writeback.c`'s, but they only file work on
+//! the bdis and wake their flushers (`fs::fs_writeback`), so reclaim and the dirty throttle
+//! call them without reaching into `fs`.
 
+use super::fs_ops::AddressSpaceOps;
 use super::page::Pfn;
 use super::page_writeback::BdiBandwidth;
-use super::vmstat::VmEvent;
+use super::vmstat::{VmEvent, ZoneStat};
 use super::{page_io, Kernel, World};
 use crate::block::{
     BatchState, Bio, Class, Device, Dir, IostatSampler, Release, RequestQueue, Submit,
 };
 use crate::engine::{self, Nanos, WaitQueueId};
-use crate::fs::buffer;
-use crate::scenario::Filesystem;
+use std::any::Any;
 use std::collections::VecDeque;
 
 /// Sectors per page.
 pub const PAGE_SECTORS: u32 = 8;
 
-/// What a filesystem's `->writepage` does with a page reclaim hands it.
+/// Bio tag bit of a buffer's own write (`submit_bh` with `end_buffer_write_sync`, outside
+/// page writeback: ext3's journal writing data buffers). Its completion unlocks the buffer
+/// and leaves the page's writeback alone. The low 32 bits of a tag are the page frame.
+pub const BH_SYNC_WRITE: u64 = 1 << 32;
+
+/// A queued writeback request (`struct wb_writeback_work`, §6.2): WB_SYNC_NONE, no age
+/// cut-off, whole-file ranges (`range_cyclic = 0`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReclaimWrite {
-    /// Start IO on the page.
-    Write,
-    /// `redirty_page_for_writepage`: keep it dirty, start no IO.
-    Redirty,
-}
-
-/// What reclaim's `writepage` and block placement depend on, per filesystem.
-impl Filesystem {
-    /// Whether blocks are allocated at writeback rather than at `write()`.
-    pub fn delayed_allocation(self) -> bool {
-        matches!(self, Filesystem::Ext4 | Filesystem::Xfs | Filesystem::Btrfs)
-    }
-
-    /// Whether file pages carry buffer heads (`fs/buffer.c`): ext3 and block devices
-    /// (`def_blk_aops`). Their `writepage` is `block_write_full_page` and their
-    /// `is_dirty_writeback` hook is `buffer_check_dirty_writeback` (LD patch 7).
-    pub fn uses_buffer_heads(self) -> bool {
-        matches!(self, Filesystem::Ext3 | Filesystem::Raw)
-    }
-
-    /// Whether the filesystem has a jbd journal in data=ordered mode (ext3's default): data
-    /// buffers dirtied in a transaction are written by the journal before it commits.
-    pub fn ordered_data_journal(self) -> bool {
-        matches!(self, Filesystem::Ext3)
-    }
-
-    /// Whether the filesystem allocates blocks of its device for file pages (a raw device
-    /// maps pages one to one; NFS leaves placement to the server).
-    pub fn allocates_blocks(self) -> bool {
-        !matches!(self, Filesystem::Raw | Filesystem::Nfs)
-    }
-
-    /// The filesystem's answer to `writepage` from reclaim (3.x), for a page whose blocks are
-    /// (`mapped`) or are not yet allocated, from kswapd or direct reclaim. `nfs_writepage`
-    /// writes for every reclaimer, asking FILE_SYNC (`fs::nfs::nfs_writepage`).
-    pub fn writepage_for_reclaim(self, kswapd: bool, mapped: bool) -> ReclaimWrite {
-        match self {
-            Filesystem::Raw | Filesystem::Ext3 | Filesystem::Nfs => ReclaimWrite::Write,
-            Filesystem::Ext4 if mapped => ReclaimWrite::Write,
-            Filesystem::Ext4 => ReclaimWrite::Redirty,
-            Filesystem::Xfs if kswapd => ReclaimWrite::Write,
-            Filesystem::Xfs | Filesystem::Btrfs => ReclaimWrite::Redirty,
-        }
-    }
+pub struct WbWork {
+    /// Pages to write.
+    pub nr_pages: i64,
 }
 
 /// One backing device.
@@ -77,13 +46,18 @@ pub struct Bdi {
     pub name: String,
     /// The request queue.
     pub queue: RequestQueue,
-    /// The device's service-time model. For an NFS mount, the server and network
-    /// (`block::Nfs`); its queue then stays empty, the RPCs going through `nfs`.
+    /// The device's service-time model. For a network filesystem's mount, the server and
+    /// network; its queue then stays empty, the filesystem sending its own requests.
     pub device: Box<dyn Device>,
-    /// An NFS mount's client state (`fs::nfs`); `None` for a block device.
-    pub nfs: Option<Box<crate::fs::nfs::NfsClient>>,
-    /// The filesystem on it.
-    pub fs: Filesystem,
+    /// The operations of the filesystem mounted on it, which its inodes take.
+    pub a_ops: &'static dyn AddressSpaceOps,
+    /// The mounted filesystem's own state (`sb->s_fs_info`: ext3's journal, an NFS
+    /// client), opaque to mm.
+    pub fs_info: Option<Box<dyn Any>>,
+    /// A mount with no request queue of its own: a network filesystem's (its superblock is
+    /// an anonymous device, `0:N`). Its IO never reaches `queue`, it keeps `congested`
+    /// itself (`set_bdi_congested`), and it has no `/proc/diskstats` entry.
+    pub queueless: bool,
     /// `BDI_RECLAIMABLE`: dirty (+ unstable) pages of this device.
     pub reclaimable: u64,
     /// `BDI_WRITEBACK`: pages under writeback.
@@ -101,7 +75,7 @@ pub struct Bdi {
     /// Inodes that used their whole slice (`b_more_io`).
     pub b_more_io: VecDeque<usize>,
     /// Queued writeback requests, served first-in first-out (`bdi->work_list`).
-    pub work_list: VecDeque<crate::fs::fs_writeback::WbWork>,
+    pub work_list: VecDeque<WbWork>,
     /// The flusher is in a writeback pass (`writeback_in_progress`).
     pub writeback_running: bool,
     /// When periodic (kupdate) writeback last ran.
@@ -119,8 +93,34 @@ pub struct Bdi {
     pub next_free_sector: u64,
     /// iostat -x samples every 10 s (MMTests' monitor interval).
     pub iostat: IostatSampler,
-    /// The jbd journal of an ordered-data filesystem (ext3).
-    pub journal: Option<crate::fs::jbd::Journal>,
+}
+
+/// `wakeup_flusher_threads(nr_pages)`: queue a work item of `nr_pages` (0: every dirty and
+/// unstable page) on every bdi with dirty inodes and wake its flusher. Direct reclaim calls
+/// it when a pass scanned more than 1.5 times its target.
+pub fn wakeup_flusher_threads(k: &mut Kernel, nr_pages: u64) {
+    let nr = if nr_pages == 0 {
+        k.global_stat(ZoneStat::nr_dirty) + k.global_stat(ZoneStat::nr_unstable)
+    } else {
+        nr_pages
+    };
+    for bdi in 0..k.bdis.len() {
+        let b = &mut k.bdis[bdi];
+        if b.b_dirty.is_empty() && b.b_io.is_empty() && b.b_more_io.is_empty() {
+            continue;
+        }
+        b.work_list.push_back(WbWork {
+            nr_pages: nr as i64,
+        });
+        let q = b.flusher_wq;
+        k.sched.wake_all(q);
+    }
+}
+
+/// `bdi_start_background_writeback`: wake the flusher.
+pub fn bdi_start_background_writeback(k: &mut Kernel, bdi: usize) {
+    let q = k.bdis[bdi].flusher_wq;
+    k.sched.wake_all(q);
 }
 
 /// `submit_bio`'s accounting: pgpgin/pgpgout, in KiB as /proc/vmstat shows them.
@@ -250,13 +250,15 @@ pub fn woken_for_request(k: &mut Kernel) {
     k.io_batch[ioc as usize].start(now);
 }
 
-/// `bdi_write_congested`: the queue's async congestion, or an NFS mount's own (pages in
-/// WRITE RPCs above `NfsCongestion::on`).
+/// `bdi_write_congested`: the queue's async congestion, or for a mount with no queue the
+/// congestion its filesystem keeps (NFS: pages in WRITE RPCs above `NfsCongestion::on`).
 #[inline]
 pub fn bdi_write_congested(k: &Kernel, bdi: usize) -> bool {
-    match &k.bdis[bdi].nfs {
-        Some(c) => c.congestion.congested(),
-        None => k.bdis[bdi].queue.write_congested(),
+    let b = &k.bdis[bdi];
+    if b.queueless {
+        b.congested
+    } else {
+        b.queue.write_congested()
     }
 }
 
@@ -321,10 +323,10 @@ pub async fn device_task(w: World, bdi: usize) {
         for &tag in &c.tags {
             let pfn = tag as Pfn;
             match c.dir {
-                Dir::Write if tag & buffer::BH_SYNC_WRITE != 0 => {
-                    buffer::end_buffer_write_sync(&mut k, pfn)
+                Dir::Write if tag & BH_SYNC_WRITE != 0 => {
+                    page_io::end_buffer_write_sync(&mut k, pfn)
                 }
-                Dir::Write => buffer::end_buffer_async_write(&mut k, pfn),
+                Dir::Write => page_io::end_buffer_async_write(&mut k, pfn),
                 Dir::Read => page_io::end_page_read(&mut k, pfn),
             }
         }
@@ -356,47 +358,5 @@ pub async fn iostat_task(w: World) {
             return;
         }
         engine::sleep_until(&w, next).await;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Issue 3: each filesystem's answer to reclaim's `writepage` (3.x sources:
-    /// `ext4_writepage`, `xfs_vm_writepage`, `btrfs_writepage`, `ext3_ordered_writepage`).
-    #[test]
-    fn each_filesystem_answers_reclaims_writepage_as_its_3x_code_does() {
-        use Filesystem::*;
-        use ReclaimWrite::*;
-        // (fs, from kswapd, blocks allocated) -> answer
-        let cases = [
-            (Ext4, true, false, Redirty),
-            (Ext4, true, true, Write),
-            (Ext4, false, true, Write),
-            (Xfs, true, false, Write),
-            (Xfs, false, true, Redirty),
-            (Btrfs, true, true, Redirty),
-            (Btrfs, false, false, Redirty),
-            (Ext3, false, true, Write),
-            (Ext3, true, true, Write),
-            (Raw, true, true, Write),
-        ];
-        for (fs, kswapd, mapped, answer) in cases {
-            assert_eq!(
-                fs.writepage_for_reclaim(kswapd, mapped),
-                answer,
-                "{fs:?} kswapd={kswapd} mapped={mapped}"
-            );
-        }
-        assert!(
-            Ext4.delayed_allocation() && Xfs.delayed_allocation() && Btrfs.delayed_allocation()
-        );
-        assert!(!Ext3.delayed_allocation() && !Raw.delayed_allocation());
-        // Buffer heads: ext3 and block devices (def_blk_aops); a journal: ext3 only.
-        for fs in [Ext4, Xfs, Btrfs, Ext3, Raw] {
-            assert_eq!(fs.uses_buffer_heads(), matches!(fs, Ext3 | Raw), "{fs:?}");
-            assert_eq!(fs.ordered_data_journal(), fs == Ext3, "{fs:?}");
-        }
     }
 }

@@ -3,17 +3,17 @@
 //! mappings (`filemap_fault`), and truncation (`mm/truncate.c`).
 
 use super::page::{
-    Lru, Pfn, PG_ACTIVE, PG_BH_DIRTY, PG_LOCKED, PG_LRU, PG_PRIVATE, PG_REFERENCED, PG_UNEVICTABLE,
-    PG_UPTODATE,
+    Lru, Pfn, PG_ACTIVE, PG_LOCKED, PG_LRU, PG_PRIVATE, PG_REFERENCED, PG_UNEVICTABLE, PG_UPTODATE,
+    PG_WRITEBACK,
 };
 use super::page_alloc::{alloc_pages, AllocError};
-use super::page_writeback::{mark_buffer_dirty, DirtyTask};
+use super::page_writeback::{write_cache_pages, DirtyTask};
 use super::readahead::{self, RaState};
 use super::vmstat::{VmEvent, ZoneStat};
 use super::{memory, swap, Gfp, Kernel, World};
 use crate::calibration::COPY_PAGE_NS;
 use crate::engine::Nanos;
-use crate::fs::{buffer, jbd};
+use std::ops::Range;
 
 /// `find_get_page`.
 #[inline]
@@ -43,10 +43,11 @@ pub fn delete_from_page_cache(k: &mut Kernel, pfn: Pfn) {
         "pfn {pfn} leaves the page cache mapped"
     );
     let ino = k.pages.mapping[pfn as usize] as usize;
-    if k.pages.test(pfn, super::page::PG_PRIVATE) && crate::fs::nfs::is_nfs_inode(k, ino) {
+    if k.pages.test(pfn, PG_PRIVATE) {
         let msg = format!(
-            "invariant 'no NFS page freed while unstable' violated: pfn {pfn} of {} awaits COMMIT",
-            k.inodes[ino].name
+            "invariant 'no page freed with private data' violated: pfn {pfn} of {} leaves the page cache with private data of {} (buffers, or a request awaiting COMMIT)",
+            k.inodes[ino].name,
+            k.inodes[ino].a_ops.name()
         );
         k.fail(msg);
     }
@@ -104,23 +105,12 @@ pub async fn write_page(
     Ok(COPY_PAGE_NS)
 }
 
-/// `write_begin`'s buffers and `write_end` of a whole-page write to page `index` of `ino`:
-/// on a buffer-head filesystem the page gets buffers and they are dirtied with it; on ext3
-/// the write runs in the journal's running transaction, which files the dirtied buffer.
-/// Then dirty and account the page (`mark_buffer_dirty`) and `mark_page_accessed`.
+/// The end of a whole-page write to page `index` of `ino`: the filesystem's `write_begin`
+/// and `write_end` prepare and dirty the page (buffers, a journal's transaction), then
+/// `mark_page_accessed` and the file's size.
 pub fn write_end(k: &mut Kernel, ino: usize, index: u64, pfn: Pfn, task: &mut DirtyTask) {
-    let bdi = k.inodes[ino].bdi;
-    let fs = k.bdis[bdi].fs;
-    let newly_dirty_buffers = fs.uses_buffer_heads() && {
-        if !k.pages.test(pfn, PG_PRIVATE) {
-            buffer::create_empty_buffers(k, pfn);
-        }
-        !k.pages.test(pfn, PG_BH_DIRTY)
-    };
-    mark_buffer_dirty(k, pfn, task);
-    if fs.ordered_data_journal() {
-        jbd::journal_dirty_data(k, bdi, ino, index, newly_dirty_buffers);
-    }
+    let a_ops = k.inodes[ino].a_ops;
+    a_ops.write_end(k, ino, index, pfn, task);
     mark_page_accessed(k, pfn);
     let inode = &mut k.inodes[ino];
     inode.size_pages = inode.size_pages.max(index + 1);
@@ -138,6 +128,25 @@ pub async fn wait_on_page_bit(w: &World, pfn: Pfn, flag: u32) {
             return;
         }
         crate::engine::wait_event(w, q, None, false).await;
+    }
+}
+
+/// `wait_on_page_writeback`.
+pub async fn wait_on_page_writeback(w: &World, pfn: Pfn) {
+    wait_on_page_bit(w, pfn, PG_WRITEBACK).await;
+}
+
+/// `filemap_write_and_wait_range`: write every dirty page of the file in `range` in the
+/// caller's context and wait for all writeback of the range to end.
+pub async fn filemap_write_and_wait_range(w: &World, ino: usize, range: Range<u64>) {
+    write_cache_pages(w, ino, u64::MAX, Some(range.clone()), false).await;
+    let pages: Vec<Pfn> = w.borrow().inodes[ino]
+        .cached_from(range.start)
+        .take_while(|&(i, _)| i < range.end)
+        .map(|(_, p)| p)
+        .collect();
+    for pfn in pages {
+        wait_on_page_writeback(w, pfn).await;
     }
 }
 
@@ -212,7 +221,7 @@ fn cancel_dirty_page(k: &mut Kernel, pfn: Pfn) {
 /// leaves the page cache now and is freed by the reclaimer. Partial pages are not zeroed:
 /// mmsim's files are whole pages.
 pub async fn truncate_inode_pages_range(w: &World, ino: usize, from: u64) {
-    use super::page::{PG_BH_LOCKED, PG_ISOLATED, PG_LRU, PG_TRUNCATED, PG_WRITEBACK};
+    use super::page::{PG_BH_LOCKED, PG_ISOLATED, PG_TRUNCATED};
     // Pages before `cursor` are gone: each lookup starts there, so the walk is linear.
     let mut cursor = from;
     loop {
@@ -221,8 +230,8 @@ pub async fn truncate_inode_pages_range(w: &World, ino: usize, from: u64) {
         cursor = index;
         let (busy, q) = {
             let k = w.borrow();
-            match crate::fs::nfs::nfs_page_in_commit(&k, pfn) {
-                // Its request is locked until the COMMIT is answered.
+            match k.inodes[ino].a_ops.invalidatepage_wait(&k, pfn) {
+                // The filesystem holds the page (NFS: its request until a COMMIT answers).
                 Some(q) => (true, q),
                 None => (
                     k.pages.test(pfn, PG_LOCKED | PG_WRITEBACK | PG_BH_LOCKED),
@@ -239,11 +248,9 @@ pub async fn truncate_inode_pages_range(w: &World, ino: usize, from: u64) {
             let mut task = DirtyTask::default();
             memory::unmap_mapping_range(&mut k, ino, index, index + 1, &mut task);
         }
-        if crate::fs::nfs::is_nfs_inode(&k, ino) {
-            crate::fs::nfs::nfs_invalidate_page(&mut k, pfn);
-        }
+        let a_ops = k.inodes[ino].a_ops;
+        a_ops.invalidatepage(&mut k, pfn);
         cancel_dirty_page(&mut k, pfn);
-        buffer::block_invalidatepage(&mut k, pfn);
         delete_from_page_cache(&mut k, pfn);
         if k.pages.test(pfn, PG_LRU) {
             swap::del_page_from_lru_list(&mut k, pfn);

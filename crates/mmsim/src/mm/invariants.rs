@@ -15,14 +15,16 @@
 //!    mapping is in its file's `i_mmap` once, and `i_mmap` names only live mappings.
 //! 7. Counters: page cache, dirty and writeback per zone and device, `nr_anon_pages` and
 //!    `nr_mapped` against the pages.
-//! 8. Buffers: PG_BH_DIRTY and PG_BH_LOCKED only with PG_PRIVATE; PG_PRIVATE only on
-//!    page-cache pages of a filesystem that attaches private data (buffer heads, NFS); dirty
-//!    buffers only on a dirty page; a buffer page under writeback has its buffers locked;
-//!    no free page carries buffers.
-//! 9. NFS: an NFS page awaiting COMMIT (PG_private) is neither dirty nor under writeback,
-//!    unstable counters match the pages per zone and per device, each NFS inode's request
-//!    and commit-list counts match its pages, and no NFS page leaves the page cache while
-//!    unstable (checked where it leaves, in `filemap::delete_from_page_cache`).
+//! 8. Private data: PG_BH_DIRTY and PG_BH_LOCKED only with PG_PRIVATE; PG_PRIVATE only on
+//!    page-cache pages, with the rules of their filesystem's private data
+//!    (`AddressSpaceOps::check_private`: buffer heads only where the filesystem has them,
+//!    dirty buffers only on a dirty page, a buffer page under writeback has its buffers
+//!    locked); no free page carries buffers, and no page leaves the page cache with private
+//!    data (checked where it leaves, in `filemap::delete_from_page_cache`).
+//! 9. A filesystem's own page state (`AddressSpaceOps::check_mapping`, `check_mount`; NFS:
+//!    a page awaiting COMMIT is neither dirty nor under writeback, each inode's request and
+//!    commit-list counts match its pages, the mount's congestion matches its bdi), and the
+//!    unstable counters it reports match the zones' and, with dirty pages, the devices'.
 
 use super::memory::{PTE_PFN_MASK, PTE_PRESENT};
 use super::mmzone::MAX_ORDER;
@@ -30,21 +32,15 @@ use super::page::*;
 use super::swapfile::{SWAP_COUNT_MASK, SWAP_HAS_CACHE};
 use super::vmstat::ZoneStat;
 use super::Kernel;
-use crate::scenario::Filesystem;
 
-fn describe(k: &Kernel, pfn: Pfn) -> String {
+/// A page as violation messages name it: frame, zone, flags and mapcount.
+pub fn describe(k: &Kernel, pfn: Pfn) -> String {
     format!(
         "pfn {pfn} (zone {}, flags {:#x}, mapcount {})",
         k.zones[k.page_zone(pfn)].name(),
         k.pages.flags[pfn as usize] & ((1 << MAPCOUNT_SHIFT) - 1),
         k.pages.mapcount(pfn)
     )
-}
-
-/// Whether pages of `fs` may carry private data (PG_PRIVATE): buffer heads, or an NFS
-/// page awaiting COMMIT (invariant 9 checks those).
-fn has_page_private(fs: crate::scenario::Filesystem) -> bool {
-    fs.uses_buffer_heads() || fs == Filesystem::Nfs
 }
 
 /// Invariant 6 for one frame.
@@ -72,22 +68,10 @@ fn check_buffers(k: &Kernel, pfn: Pfn) -> Result<(), String> {
     if inode.find_page(k.pages.index[pfn as usize] as u64) != Some(pfn) {
         return fail("has private data but is not in its file's page cache");
     }
-    let fs = k.bdis[inode.bdi].fs;
-    if !has_page_private(fs) {
-        return fail(&format!("has private data on {fs:?}"));
+    match inode.a_ops.check_private(k, pfn) {
+        Ok(()) => Ok(()),
+        Err(what) => fail(&what),
     }
-    if f & (PG_BH_DIRTY | PG_BH_LOCKED) != 0 && !fs.uses_buffer_heads() {
-        return fail(&format!("has buffer state on {fs:?}"));
-    }
-    if fs.uses_buffer_heads() {
-        if f & PG_BH_DIRTY != 0 && f & PG_DIRTY == 0 {
-            return fail("has dirty buffers but is clean");
-        }
-        if f & PG_WRITEBACK != 0 && f & PG_BH_LOCKED == 0 {
-            return fail("is under writeback with unlocked buffers");
-        }
-    }
-    Ok(())
 }
 
 /// Check every invariant; the first violation is returned as a message.
@@ -365,32 +349,15 @@ pub fn check(k: &Kernel) -> Result<(), String> {
     let mut bdi_dirty = vec![0u64; k.bdis.len()];
     let mut bdi_writeback = vec![0u64; k.bdis.len()];
     for (ino, inode) in k.inodes.iter().enumerate() {
-        let nfs = k
-            .bdis
-            .get(inode.bdi)
-            .is_some_and(|b| b.fs == Filesystem::Nfs);
-        let (mut requests, mut private) = (0u64, 0u64);
+        if k.bdis.get(inode.bdi).is_some() {
+            // The filesystem's own state; its unstable pages count as the device's dirty.
+            let before: u64 = unstable.iter().sum();
+            inode.a_ops.check_mapping(k, ino, &mut unstable)?;
+            let added = unstable.iter().sum::<u64>() - before;
+            bdi_dirty[inode.bdi] += added;
+        }
         for (_, pfn) in inode.cached() {
             let zi = k.page_zone(pfn);
-            if nfs {
-                let f = k.pages.flags[pfn as usize];
-                if f & PG_PRIVATE != 0 {
-                    if f & (PG_DIRTY | PG_WRITEBACK) != 0 {
-                        return Err(format!(
-                            "invariant 'NFS unstable pages' violated: {} awaits COMMIT but is dirty or under writeback",
-                            describe(k, pfn)
-                        ));
-                    }
-                    private += 1;
-                    unstable[zi] += 1;
-                    if let Some(b) = bdi_dirty.get_mut(inode.bdi) {
-                        *b += 1;
-                    }
-                }
-                if f & (PG_PRIVATE | PG_DIRTY | PG_WRITEBACK) != 0 {
-                    requests += 1;
-                }
-            }
             if k.pages.test(pfn, PG_DIRTY) {
                 dirty[zi] += 1;
                 if let Some(b) = bdi_dirty.get_mut(inode.bdi) {
@@ -403,14 +370,6 @@ pub fn check(k: &Kernel) -> Result<(), String> {
                     *b += 1;
                 }
             }
-        }
-        let n = &inode.nfs;
-        let committing = n.committing.len() as u64;
-        if n.npages != requests || n.ncommit + committing != private {
-            return Err(format!(
-                "invariant 'NFS requests' violated: inode {ino} ({}) counts {} requests and {} + {} unstable pages, its pages say {requests} and {private}",
-                inode.name, n.npages, n.ncommit, committing
-            ));
         }
     }
     for pfn in 0..n as Pfn {
@@ -441,20 +400,7 @@ pub fn check(k: &Kernel) -> Result<(), String> {
         }
     }
     for (i, b) in k.bdis.iter().enumerate() {
-        if let Some(c) = &b.nfs {
-            if c.congestion.writeback_pages() != b.writeback
-                || c.congestion.congested() != b.congested
-            {
-                return Err(format!(
-                    "invariant 'counters' violated: NFS mount {} counts {} pages in WRITEs (congested {}), its bdi {} (congested {})",
-                    b.name,
-                    c.congestion.writeback_pages(),
-                    c.congestion.congested(),
-                    b.writeback,
-                    b.congested
-                ));
-            }
-        }
+        b.a_ops.check_mount(k, i)?;
         if b.reclaimable != bdi_dirty[i] || b.writeback != bdi_writeback[i] {
             return Err(format!(
                 "invariant 'counters' violated: device {} counts {} reclaimable and {} writeback pages, its files hold {} and {}",

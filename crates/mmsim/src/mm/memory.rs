@@ -539,7 +539,7 @@ pub fn mmap_file(k: &mut Kernel, mm: usize, ino: usize, pgoff: u64, pages: u32, 
         }),
     });
     m.next_vpn = start + pages + 16;
-    k.inodes[ino].i_mmap.push(crate::fs::inode::IMmap {
+    k.inodes[ino].i_mmap.push(super::inode::IMmap {
         mm: mm as u32,
         start,
         pgoff,
@@ -660,4 +660,25 @@ fn release_unmapped_anon(k: &mut Kernel, pfn: Pfn) {
     k.pages.flags[pfn as usize] &= PG_UPTODATE;
     // zap_pte_range's mmu_gather: release_pages.
     super::page_alloc::free_page_batched(k, pfn, false);
+}
+
+/// Workload accesses to memory, each counted once by `workload::access` on its first look
+/// at the page table: the retry after a fault is part of the same access. Kept for the
+/// benchmark; nothing in the simulation reads them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AccessCounts {
+    /// Accesses that found their page present (page-table hits): no kernel code ran.
+    pub hits: u64,
+    /// Accesses that faulted. The kernel's own `pgfault`/`pgmajfault` count the faults its
+    /// handlers took, which can be a few fewer: a fault that finds the page already mapped
+    /// by another thread, one past the end of a file, or one whose swap slot was freed
+    /// meanwhile is not counted there.
+    pub faulted: u64,
+}
+
+impl AccessCounts {
+    /// Every access: hits and faulting accesses.
+    pub fn total(&self) -> u64 {
+        self.hits + self.faulted
+    }
 }

@@ -5,13 +5,15 @@
 //! | `page` | `include/linux/page-flags.h`, `mm_types.h` | page frames, flags, list links |
 //! | `mmzone` | `include/linux/mmzone.h` | zones, lruvecs, the node |
 //! | `page_alloc` | `mm/page_alloc.c` | buddy allocator, watermarks, allocation slow path |
+//! | `inode` | `include/linux/fs.h` | inodes and their page-cache index (`struct address_space`) |
+//! | `fs_ops` | `include/linux/fs.h` | the filesystems' operations (`address_space_operations`): the boundary `fs` implements |
 //! | `filemap` | `mm/filemap.c`, `mm/truncate.c` | the page cache: find, add, delete, `mark_page_accessed`, `filemap_fault`, truncation |
 //! | `readahead` | `mm/readahead.c` | on-demand readahead and the buffered read path |
 //! | `swap` | `mm/swap.c` | LRU insertion, activation, rotation |
 //! | `rmap` | `mm/rmap.c` | `page_referenced`, `try_to_unmap`, `page_mkclean`, anon and file rmap |
 //! | `memory` | `mm/memory.c` | page tables, faults, shared file mappings, `unmap_mapping_range` |
-//! | `page_writeback` | `mm/page-writeback.c`, `lib/flex_proportions.c` | dirty limits, bdi bandwidth, IO-less dirty throttling maths |
-//! | `swapfile`, `swap_state`, `page_io` | `mm/swapfile.c`, `mm/swap_state.c`, `mm/page_io.c` | swap slots, swap cache, swap IO |
+//! | `page_writeback` | `mm/page-writeback.c`, `lib/flex_proportions.c` | dirty limits, bdi bandwidth, IO-less dirty throttling maths, `write_cache_pages` |
+//! | `swapfile`, `page_io` | `mm/swapfile.c`, `mm/swap_state.c`, `mm/page_io.c` | swap slots, swap cache, `swap_aops`, swap IO |
 //! | `backing_dev` | `mm/backing-dev.c` | backing devices: queue, device, writeback statistics, congestion |
 //! | `vmscan` | `mm/vmscan.c` | reclaim: kswapd, direct reclaim, LRU scanning, slab shrinking |
 //! | `slab` | `fs/dcache.c`, `fs/inode.c` | the reclaimable dentry/inode cache |
@@ -19,9 +21,14 @@
 //! | `vmstat` | `mm/vmstat.c` | `/proc/vmstat` counters |
 //! | `trace` | `include/trace/events/vmscan.h` | tracepoints in ftrace's text layout |
 //! | `invariants` | — | page-state invariant checks |
+//!
+//! `mm` names no filesystem and imports no `fs`: it calls a filesystem through the
+//! operations of the page's mapping (`fs_ops::AddressSpaceOps`), which `fs` implements.
 
 pub mod backing_dev;
 pub mod filemap;
+pub mod fs_ops;
+pub mod inode;
 pub mod invariants;
 pub mod memory;
 pub mod mmzone;
@@ -41,8 +48,6 @@ pub mod vmstat;
 
 use crate::engine::{Sched, SchedHost, Shared, WaitQueueId};
 use crate::presets::Switches;
-use crate::report::OomKill;
-use crate::scenario::VmSysctls;
 use rand_chacha::ChaCha8Rng;
 
 use memory::Mm;
@@ -86,6 +91,40 @@ impl Gfp {
     #[inline]
     pub fn has(self, f: u32) -> bool {
         self.0 & f == f
+    }
+}
+
+/// The sysctls of `/proc/sys/vm` that the model reads (the scenario's `[vm]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct VmSysctls {
+    /// `min_free_kbytes`; `None` means the kernel's boot-time formula.
+    pub min_free_kbytes: Option<u64>,
+    /// `swappiness`, 0..=100.
+    pub swappiness: u32,
+    /// `lowmem_reserve_ratio` for DMA, DMA32, Normal.
+    pub lowmem_reserve_ratio: [u32; 3],
+    /// `page-cluster`: swap readahead is `1 << page_cluster` pages.
+    pub page_cluster: u32,
+    /// `vfs_cache_pressure`, percent.
+    pub vfs_cache_pressure: u32,
+    /// `laptop_mode`: non-zero disables `may_writepage` at the start of reclaim.
+    pub laptop_mode: bool,
+    /// `dirty_ratio`, `dirty_background_ratio`, `dirty_bytes`, `dirty_background_bytes`,
+    /// `dirty_expire_centisecs`, `dirty_writeback_centisecs`.
+    pub dirty: page_writeback::DirtySysctls,
+}
+
+impl Default for VmSysctls {
+    fn default() -> Self {
+        VmSysctls {
+            min_free_kbytes: None,
+            swappiness: 60,
+            lowmem_reserve_ratio: [256, 256, 32],
+            page_cluster: 3,
+            vfs_cache_pressure: 100,
+            laptop_mode: false,
+            dirty: Default::default(),
+        }
     }
 }
 
@@ -150,7 +189,7 @@ pub struct Kernel {
     /// Address spaces.
     pub mms: Vec<Mm>,
     /// Files; a file page's `mapping` is its index here.
-    pub inodes: Vec<crate::fs::inode::Inode>,
+    pub inodes: Vec<inode::Inode>,
     /// Backing devices with a filesystem or raw block IO.
     pub bdis: Vec<backing_dev::Bdi>,
     /// The per-bdi shares of writeback completions (`writeout_completions`).
@@ -167,7 +206,7 @@ pub struct Kernel {
     /// by task id; grown on a task's first bio.
     pub io_batch: Vec<crate::block::BatchState>,
     /// OOM kills so far.
-    pub oom_kills: Vec<OomKill>,
+    pub oom_kills: Vec<oom_kill::OomKill>,
     /// The mm of an OOM victim that has not exited yet.
     pub oom_victim: Option<usize>,
     /// The CPU's per-page costs of reclaim.
@@ -180,21 +219,21 @@ pub struct Kernel {
     pub next_check: crate::engine::Nanos,
     /// First invariant violation: stops the run.
     pub fatal: Option<String>,
-    /// `[run] end = "workloads"`: the number of scenario workloads whose end ends the run.
-    pub end_when_done: Option<usize>,
-    /// Scenario workloads (the first slots of `workloads`) that have finished.
-    pub workloads_done: usize,
+    /// User space has asked the machine to stop (with `[run] end = "workloads"`, the last
+    /// workload the run waits for has finished): the run ends at the next step.
+    pub halt: bool,
     /// Workload accesses, each counted once (`workload::access`), for the benchmark; the
     /// kernel never reads them.
-    pub accesses: crate::workload::AccessCounts,
+    pub accesses: memory::AccessCounts,
     /// mmsim: pages taken off the LRU lists by `isolate_lru_pages` (its `nr_taken`, active
     /// and inactive lists), summed over the run, for the benchmark (3.9 has no vmstat event
     /// for it, only the `mm_vmscan_lru_isolate` tracepoint); the kernel never reads it.
     pub pages_isolated: u64,
     /// The trace sink, when tracing (`--trace`).
     pub trace: Option<trace::Tracer>,
-    /// Counters the workloads keep (the kernel never reads them).
-    pub workloads: Vec<crate::workload::WorkloadStats>,
+    /// User space's own bookkeeping, opaque to the kernel, which never reads it (the
+    /// workloads keep their counters here: `workload::Userspace`).
+    pub user: Box<dyn std::any::Any>,
     /// mmsim: what reclaim saw on the file lists, summed over the run.
     pub reclaim_file_totals: vmscan::ReclaimFileTotals,
 }
@@ -231,7 +270,7 @@ impl Kernel {
     /// run (`[run] end = "workloads"`) have all finished.
     #[inline]
     pub fn stopping(&self) -> bool {
-        self.fatal.is_some() || self.end_when_done == Some(self.workloads_done)
+        self.fatal.is_some() || self.halt
     }
 
     /// Count an event.

@@ -4,7 +4,17 @@
 
 use super::Kernel;
 use crate::engine::SEC;
-use crate::report::OomKill;
+
+/// One invocation of the OOM killer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OomKill {
+    /// Simulated seconds since the start.
+    pub at_seconds: f64,
+    /// The name of the task killed.
+    pub victim: String,
+    /// Its resident pages when killed.
+    pub rss_pages: u64,
+}
 
 /// `out_of_memory`. Returns whether a task was killed now (false: a victim is still
 /// exiting, or there is nothing to kill).

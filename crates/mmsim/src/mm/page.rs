@@ -36,8 +36,8 @@ pub const PG_RESERVED: u32 = 1 << 16;
 /// mmsim: isolated from its LRU list by a reclaimer.
 pub const PG_ISOLATED: u32 = 1 << 17;
 pub const PG_UPTODATE: u32 = 1 << 18;
-/// Buffers or other private data attached (`PagePrivate`; `page_has_buffers` on a
-/// buffer-head filesystem, see `fs::buffer`).
+/// Buffers or other private data of the page's filesystem attached (`PagePrivate`;
+/// `page_has_buffers` on a buffer-head filesystem).
 pub const PG_PRIVATE: u32 = 1 << 19;
 /// The page that triggers the next asynchronous readahead (`PG_readahead`).
 pub const PG_READAHEAD: u32 = 1 << 20;

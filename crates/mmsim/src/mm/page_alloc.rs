@@ -31,12 +31,13 @@ pub mod alloc_flags {
 }
 use alloc_flags as af;
 
-/// Lay out the zones of a machine with `ram_pages` frames: spans, then managed pages after
-/// taking out each zone's share of the memmap and the kernel's boot reservation (taken from
-/// the lowest zones above DMA first, as early boot allocations are).
-pub fn build_zones(ram_pages: u64) -> [Zone; MAX_NR_ZONES] {
+/// Lay out the zones of a machine with `ram_pages` frames, `hole_pages` of which the MMIO
+/// hole pushes above 4 GiB: spans, then managed pages after taking out each zone's share of
+/// the memmap and the kernel's boot reservation (taken from the lowest zones above DMA
+/// first, as early boot allocations are). Frames are numbered without the hole.
+pub fn build_zones(ram_pages: u64, hole_pages: u64) -> [Zone; MAX_NR_ZONES] {
     let dma_end = ram_pages.min(DMA_END_PFN);
-    let dma32_end = ram_pages.min(DMA32_END_PFN);
+    let dma32_end = ram_pages.min(DMA32_END_PFN.saturating_sub(hole_pages).max(dma_end));
     let mut zones = [
         Zone::new(0, 0, dma_end as Pfn),
         Zone::new(1, dma_end as Pfn, dma32_end as Pfn),
@@ -57,6 +58,16 @@ pub fn build_zones(ram_pages: u64) -> [Zone; MAX_NR_ZONES] {
         z.managed_pages = managed;
     }
     zones
+}
+
+/// MemTotal of a machine with `ram_pages` frames, in pages. Where the MMIO hole puts the
+/// DMA32/Normal boundary does not change it: the memmap and the boot reservation are the
+/// same frames in total.
+pub fn mem_total_pages(ram_pages: u64) -> u64 {
+    build_zones(ram_pages, 0)
+        .iter()
+        .map(|z| z.managed_pages)
+        .sum()
 }
 
 /// Integer square root (`int_sqrt`).
@@ -458,11 +469,29 @@ mod tests {
     use crate::calibration::PAGE_SIZE;
 
     fn zones_for(gib: u64) -> [Zone; MAX_NR_ZONES] {
-        let mut z = build_zones((gib << 30) / PAGE_SIZE);
+        let mut z = build_zones((gib << 30) / PAGE_SIZE, 0);
         let mfk = calculate_min_free_kbytes(&z);
         setup_per_zone_wmarks(&mut z, mfk);
         setup_per_zone_lowmem_reserve(&mut z, &[256, 256, 32]);
         z
+    }
+
+    #[test]
+    fn the_mmio_hole_moves_the_dma32_end_down_and_keeps_memtotal() {
+        let ram = (7336u64 << 20) / PAGE_SIZE;
+        let gib = (1u64 << 30) / PAGE_SIZE;
+        let flat = build_zones(ram, 0);
+        let holed = build_zones(ram, gib);
+        assert_eq!(flat[ZONE_DMA32].end_pfn as u64, DMA32_END_PFN);
+        assert_eq!(holed[ZONE_DMA32].end_pfn as u64, DMA32_END_PFN - gib);
+        assert_eq!(holed[ZONE_NORMAL].end_pfn as u64, ram, "the rest is Normal");
+        for hole in [0, gib / 2, gib, 2 * gib] {
+            let managed: u64 = build_zones(ram, hole).iter().map(|z| z.managed_pages).sum();
+            assert_eq!(managed, mem_total_pages(ram), "hole of {hole} pages");
+        }
+        // A machine below the hole has no Normal zone whatever the hole.
+        let small = build_zones(gib, gib);
+        assert_eq!(small[ZONE_NORMAL].present_pages, 0);
     }
 
     /// The kernel's table in `init_per_zone_wmark_min`: 1 GiB → 4096k, 4 GiB → 8192k,
@@ -472,7 +501,7 @@ mod tests {
     #[test]
     fn min_free_kbytes_follows_the_kernel_formula_for_1_4_and_16_gib() {
         for (gib, table) in [(1u64, 4096u64), (4, 8192), (16, 16384)] {
-            let z = build_zones((gib << 30) / PAGE_SIZE);
+            let z = build_zones((gib << 30) / PAGE_SIZE, 0);
             let managed: u64 = z.iter().map(|z| z.managed_pages).sum();
             let expected = int_sqrt(managed * 4 * 16).clamp(128, 65536);
             let got = calculate_min_free_kbytes(&z);

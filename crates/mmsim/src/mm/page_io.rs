@@ -6,13 +6,20 @@
 //! write wakes `congestion_wait` sleepers, as a request freed below a queue's congestion-off
 //! threshold does in `blk-core.c`.
 
-use super::page::{Lru, Pfn, PG_LOCKED, PG_RECLAIM, PG_SWAPBACKED, PG_UPTODATE, PG_WRITEBACK};
+use super::fs_ops::{
+    set_page_dirty_no_writeback, AddressSpaceOps, PageioData, PlannedWrite, WritePage,
+    WritebackControl,
+};
+use super::page::{
+    Lru, Pfn, PG_BH_LOCKED, PG_LOCKED, PG_RECLAIM, PG_SWAPBACKED, PG_UPTODATE, PG_WRITEBACK,
+};
 use super::page_alloc::{alloc_pages, AllocError};
+use super::page_writeback::DirtyTask;
+use super::swapfile::SwapConfig;
 use super::vmstat::{VmEvent, ZoneStat};
 use super::{swap, swapfile, Gfp, Kernel, World};
 use crate::calibration::PAGE_SIZE;
 use crate::engine::{self, Nanos, WaitQueueId, SEC};
-use crate::scenario::SwapDevice;
 use std::collections::VecDeque;
 
 /// Largest merged request, in pages (512 KiB, a typical `max_sectors_kb`).
@@ -30,7 +37,7 @@ pub struct SwapBio {
 #[derive(Debug)]
 pub struct SwapDev {
     /// Service-time parameters.
-    pub params: SwapDevice,
+    pub params: SwapConfig,
     /// Queued requests, FIFO.
     pub queue: VecDeque<SwapBio>,
     /// The device task sleeps here when the queue is empty.
@@ -43,7 +50,7 @@ pub struct SwapDev {
 
 impl SwapDev {
     /// A device with `params`.
-    pub fn new(params: SwapDevice, wq: WaitQueueId) -> SwapDev {
+    pub fn new(params: SwapConfig, wq: WaitQueueId) -> SwapDev {
         SwapDev {
             params,
             queue: VecDeque::new(),
@@ -95,21 +102,67 @@ fn count_bio(k: &mut Kernel, write: bool) {
     }
 }
 
-/// `swap_writepage`: start writing a locked, dirty-for-IO swap-cache page.
-pub fn swap_writepage(k: &mut Kernel, pfn: Pfn) {
+/// The swap cache's operations (`swap_aops`, `mm/swap_state.c`): `swap_writepage` and
+/// `__set_page_dirty_no_writeback`.
+#[derive(Debug)]
+pub struct SwapAops;
+
+/// The one [`SwapAops`] table.
+pub static SWAP_AOPS: SwapAops = SwapAops;
+
+impl AddressSpaceOps for SwapAops {
+    fn name(&self) -> &'static str {
+        "swap"
+    }
+
+    fn set_page_dirty(&self, k: &mut Kernel, pfn: Pfn, _task: &mut DirtyTask) -> bool {
+        set_page_dirty_no_writeback(k, pfn)
+    }
+
+    fn writepage(
+        &self,
+        k: &mut Kernel,
+        pfn: Pfn,
+        _wbc: &WritebackControl,
+        _data: &mut PageioData,
+    ) -> WritePage {
+        swap_writepage(k, pfn)
+    }
+
+    fn writepage_plan(&self, k: &Kernel, pfn: Pfn, _wbc: &WritebackControl) -> PlannedWrite {
+        match k.swap_bdi {
+            Some(bdi) => {
+                let slot = k.pages.private[pfn as usize];
+                let bio = swap_bio(true, k.swap_sector_base, slot, pfn);
+                PlannedWrite::Block {
+                    bdi,
+                    sector: Some(bio.sector),
+                }
+            }
+            // The simple device's queue has no limit.
+            None => PlannedWrite::NoIo,
+        }
+    }
+}
+
+/// `swap_writepage`: start writing a locked, dirty-for-IO swap-cache page. On a swap
+/// partition the caller submits the bio (reclaim has made sure the queue takes it); the
+/// simple device queues it here.
+pub fn swap_writepage(k: &mut Kernel, pfn: Pfn) -> WritePage {
     k.pages.set(pfn, PG_WRITEBACK);
     let zi = k.page_zone(pfn);
     k.zones[zi].mod_stat(ZoneStat::nr_writeback, 1);
     let slot = k.pages.private[pfn as usize];
     match k.swap_bdi {
         Some(bdi) => {
-            // The caller (pageout) checked that the queue takes the bio.
             k.count(VmEvent::pswpout, 1);
             let bio = swap_bio(true, k.swap_sector_base, slot, pfn);
-            let queued = super::backing_dev::try_submit_bio(k, bdi, bio);
-            debug_assert!(queued, "pageout checks the swap queue has room");
+            WritePage::Submit { bdi, bio }
         }
-        None => submit_bio(k, true, slot),
+        None => {
+            submit_bio(k, true, slot);
+            WritePage::Started
+        }
     }
 }
 
@@ -129,16 +182,21 @@ fn swap_bio(write: bool, base: u64, slot: u32, pfn: Pfn) -> crate::block::Bio {
     }
 }
 
-/// Whether `swap_writepage` of swap-cache page `pfn` would queue its bio without sleeping
-/// for a request: it merges with the write of the slot before or after (reclaim adds
-/// neighbouring slots back to back), or a request is free.
-pub fn swap_write_would_queue(k: &mut Kernel, pfn: Pfn) -> bool {
-    let Some(bdi) = k.swap_bdi else {
-        return true;
-    };
-    let slot = k.pages.private[pfn as usize];
-    let bio = swap_bio(true, k.swap_sector_base, slot, pfn);
-    super::backing_dev::would_queue_write(k, bdi, Some(&bio))
+/// A write bio completed for page writeback (`end_buffer_async_write`, `end_swap_bio_write`):
+/// unlock the page's buffers, if it has any (swap pages have none), and end its writeback.
+pub fn end_buffer_async_write(k: &mut Kernel, pfn: Pfn) {
+    k.pages.clear(pfn, PG_BH_LOCKED);
+    end_page_writeback(k, pfn);
+}
+
+/// A buffer's own write completed (`end_buffer_write_sync`, for a bio tagged
+/// `backing_dev::BH_SYNC_WRITE`): unlock the buffer and wake its waiters. The page's other
+/// flags are not touched.
+pub fn end_buffer_write_sync(k: &mut Kernel, pfn: Pfn) {
+    debug_assert!(k.pages.test(pfn, PG_BH_LOCKED));
+    k.pages.clear(pfn, PG_BH_LOCKED);
+    let q = k.wq.page(pfn);
+    k.sched.wake_all(q);
 }
 
 /// `end_page_writeback`: rotate a PG_reclaim page to the LRU tail, clear PG_writeback, wake
@@ -290,7 +348,7 @@ mod tests {
     fn contiguous_requests_skip_the_seek() {
         let wq = WaitQueueId(0);
         let mut dev = SwapDev::new(
-            SwapDevice {
+            SwapConfig {
                 size: 1 << 30,
                 read_latency: 5 * MSEC,
                 write_latency: 2 * MSEC,

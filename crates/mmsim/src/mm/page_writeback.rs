@@ -2,9 +2,11 @@
 //! `lib/flex_proportions.c` for the per-bdi shares). Specification: `kernel-writeback.md`
 //! §2 and §5.
 //!
-//! Everything here is a pure function of numbers or a plain struct: no `Kernel`, no tasks,
-//! no sleeping. The write path and the flusher call in with counters they read from the
-//! model and act on what comes back (sleep, kick the flusher, call again).
+//! Everything in this file is a pure function of numbers or a plain struct: no `Kernel`, no
+//! tasks, no sleeping. The write path and the flusher call in with counters they read from
+//! the model and act on what comes back (sleep, kick the flusher, call again). The parts
+//! that act on the machine are beside it: `account.rs` (dirty and writeback page
+//! accounting), `balance.rs` (`balance_dirty_pages`) and `write_cache_pages.rs`.
 //!
 //! # Units
 //!
@@ -149,9 +151,14 @@
 //! * The proportion aging timer (deferrable in the kernel) fires exactly on time, lazily,
 //!   whenever the tracker is next touched.
 
+use super::fs_ops::{WritePage, WritebackControl};
+use super::inode::I_DIRTY_PAGES;
+use super::page::{Pfn, PG_BH_LOCKED, PG_DIRTY, PG_WRITEBACK};
+use super::{Kernel, World};
 use crate::calibration::PAGE_SIZE;
 use crate::engine::{Nanos, JIFFY, SEC};
 use std::fmt;
+use std::ops::Range;
 
 /// Timer ticks per second (`HZ`), from the model's jiffy of 4 ms.
 pub const HZ: u64 = SEC / JIFFY;
@@ -1366,250 +1373,13 @@ pub fn over_bground_thresh(
     nr_reclaimable > bg_thresh || bdi_reclaimable > bdi_bg_thresh
 }
 
-// ---------------------------------------------------------------------------------------
-// The same functions acting on the machine's state: page and inode accounting, and the
-// `balance_dirty_pages` loop a writer runs.
+mod account;
+mod balance;
+mod write_cache_pages;
 
-/// The bdi a file page belongs to.
-#[inline]
-pub fn page_bdi(k: &super::Kernel, pfn: super::page::Pfn) -> usize {
-    k.inodes[k.pages.mapping[pfn as usize] as usize].bdi
-}
-
-/// `global_dirtyable_memory` from the machine's counters.
-pub fn global_dirtyable(k: &super::Kernel) -> u64 {
-    use super::vmstat::ZoneStat as S;
-    let g = |s| k.global_stat(s);
-    // Called for every page a writer dirties: no allocation.
-    let reserve = k.zones.each_ref().map(ZoneReserve::of);
-    let d = Dirtyable {
-        free_pages: g(S::nr_free_pages),
-        file_lru: g(S::nr_active_file) + g(S::nr_inactive_file),
-        anon_lru: g(S::nr_active_anon) + g(S::nr_inactive_anon),
-        nr_swap_pages: k.swap.nr_free(),
-        dirty_balance_reserve: dirty_balance_reserve(&reserve),
-        highmem_dirtyable: 0,
-    };
-    global_dirtyable_memory(&d)
-}
-
-/// `global_dirty_limits` from the machine's counters: (background, dirty) thresholds.
-pub fn dirty_limits(k: &super::Kernel) -> (u64, u64) {
-    global_dirty_limits(global_dirtyable(k), &k.vm.dirty, false)
-}
-
-/// `account_page_dirtied`: a clean file page became dirty.
-pub fn account_page_dirtied(k: &mut super::Kernel, pfn: super::page::Pfn, task: &mut DirtyTask) {
-    use super::vmstat::ZoneStat as S;
-    let zi = k.page_zone(pfn);
-    k.zones[zi].mod_stat(S::nr_dirty, 1);
-    k.zones[zi].mod_stat(S::nr_dirtied, 1);
-    let bdi = page_bdi(k, pfn);
-    k.bdis[bdi].reclaimable += 1;
-    k.bdis[bdi].dirtied += 1;
-    task_dirtied(task, &mut k.cpu_dirty);
-}
-
-/// `set_page_dirty` of a file page (`__set_page_dirty_nobuffers`, or
-/// `__set_page_dirty_buffers` when it has buffers): dirty it, account it and mark its inode
-/// dirty. Returns whether it was clean before. This is `write(2)`'s dirtying
-/// (`block_write_end` → `mark_buffer_dirty` → `__set_page_dirty`), which leaves PG_reclaim
-/// alone; [`set_page_dirty`] (faults, unmapping, page_mkclean) also clears it.
-pub fn mark_buffer_dirty(
-    k: &mut super::Kernel,
-    pfn: super::page::Pfn,
-    task: &mut DirtyTask,
-) -> bool {
-    // __set_page_dirty_buffers: dirtying a page with buffers dirties them all.
-    if crate::fs::buffer::page_has_buffers(k, pfn) {
-        k.pages.set(pfn, super::page::PG_BH_DIRTY);
-    }
-    if k.pages.test(pfn, super::page::PG_DIRTY) {
-        return false;
-    }
-    // On NFS the write request is set up first (`nfs_updatepage`): an unstable page
-    // leaves the commit list.
-    if k.bdis[page_bdi(k, pfn)].fs == crate::scenario::Filesystem::Nfs {
-        crate::fs::nfs::nfs_updatepage(k, pfn);
-    }
-    k.pages.set(pfn, super::page::PG_DIRTY);
-    account_page_dirtied(k, pfn, task);
-    let ino = k.pages.mapping[pfn as usize] as usize;
-    crate::fs::fs_writeback::mark_inode_dirty(k, ino);
-    true
-}
-
-/// `set_page_dirty()`: dirty a page from a page table (write faults, unmapping a dirty PTE,
-/// `page_mkclean`). Since 2.6.39 it clears PG_reclaim: a page reclaim marked for immediate
-/// reclaim is in use again. Returns whether it was clean before.
-pub fn set_page_dirty(k: &mut super::Kernel, pfn: super::page::Pfn, task: &mut DirtyTask) -> bool {
-    k.pages.clear(pfn, super::page::PG_RECLAIM);
-    mark_buffer_dirty(k, pfn, task)
-}
-
-/// `clear_page_dirty_for_io`: writeback takes a dirty page. Returns whether it was dirty.
-/// First `page_mkclean` moves the dirty bits of the PTEs mapping it to the page and
-/// write-protects them, so a write through a mapping after writeback starts faults and
-/// dirties the page again.
-pub fn clear_page_dirty_for_io(k: &mut super::Kernel, pfn: super::page::Pfn) -> bool {
-    use super::vmstat::ZoneStat as S;
-    if super::rmap::page_mkclean(k, pfn) {
-        // The dirtying is the writeback thread's; it never throttles on it.
-        set_page_dirty(k, pfn, &mut DirtyTask::default());
-    }
-    // PG_reclaim stays: a page reclaim left to the flusher is rotated to the LRU tail when
-    // this write completes (since 2.6.39 only set_page_dirty() clears it).
-    if !k.pages.test_and_clear(pfn, super::page::PG_DIRTY) {
-        return false;
-    }
-    let zi = k.page_zone(pfn);
-    k.zones[zi].mod_stat(S::nr_dirty, -1);
-    let bdi = page_bdi(k, pfn);
-    k.bdis[bdi].reclaimable -= 1;
-    true
-}
-
-/// `redirty_page_for_writepage`: a filesystem declined to write a page it was given.
-pub fn redirty_page_for_writepage(k: &mut super::Kernel, pfn: super::page::Pfn) {
-    use super::vmstat::ZoneStat as S;
-    k.pages.set(pfn, super::page::PG_DIRTY);
-    let zi = k.page_zone(pfn);
-    k.zones[zi].mod_stat(S::nr_dirty, 1);
-    let bdi = page_bdi(k, pfn);
-    k.bdis[bdi].reclaimable += 1;
-}
-
-/// `test_set_page_writeback` of a file page.
-pub fn test_set_page_writeback(k: &mut super::Kernel, pfn: super::page::Pfn) {
-    use super::vmstat::ZoneStat as S;
-    debug_assert!(!k.pages.test(pfn, super::page::PG_WRITEBACK));
-    k.pages.set(pfn, super::page::PG_WRITEBACK);
-    let zi = k.page_zone(pfn);
-    k.zones[zi].mod_stat(S::nr_writeback, 1);
-    let bdi = page_bdi(k, pfn);
-    k.bdis[bdi].writeback += 1;
-}
-
-/// `test_clear_page_writeback` of a file page: counts the completion for the bdi's share.
-pub fn test_clear_page_writeback(k: &mut super::Kernel, pfn: super::page::Pfn) {
-    use super::vmstat::ZoneStat as S;
-    k.pages.clear(pfn, super::page::PG_WRITEBACK);
-    let zi = k.page_zone(pfn);
-    k.zones[zi].mod_stat(S::nr_writeback, -1);
-    k.zones[zi].mod_stat(S::nr_written, 1);
-    let bdi = page_bdi(k, pfn);
-    k.bdis[bdi].writeback -= 1;
-    k.bdis[bdi].written += 1;
-    let now = k.sched.now();
-    k.bdi_props.writeout_inc(bdi, now);
-}
-
-/// The inputs of one `balance_dirty_pages` pass for `bdi`.
-fn bdp_input(k: &mut super::Kernel, bdi: usize) -> BdpInput {
-    use super::vmstat::ZoneStat as S;
-    let now = k.sched.now();
-    let (bg_thresh, thresh) = dirty_limits(k);
-    let (num, den) = k.bdi_props.fraction(bdi, now);
-    let b = &k.bdis[bdi];
-    BdpInput {
-        now,
-        nr_reclaimable: k.global_stat(S::nr_dirty) + k.global_stat(S::nr_unstable),
-        nr_writeback: k.global_stat(S::nr_writeback),
-        bg_thresh,
-        thresh,
-        bdi_thresh: bdi_dirty_limit(thresh, num, den, 0, 100, 0),
-        bdi_reclaimable: b.reclaimable,
-        bdi_writeback: b.writeback,
-        bdi_dirtied: b.dirtied,
-        bdi_written: b.written,
-        bdi_stat_error: bdi_stat_error(k.sched.cpus() as u64),
-        writeback_in_progress: b.writeback_running,
-    }
-}
-
-/// `balance_dirty_pages_ratelimited`: after dirtying a page of `bdi`, throttle the writer if
-/// it has dirtied its allowance.
-pub async fn balance_dirty_pages_ratelimited(w: &super::World, bdi: usize, task: &mut DirtyTask) {
-    let pages = {
-        let mut k = w.borrow_mut();
-        let (_, thresh) = dirty_limits(&k);
-        let ratelimit = ratelimit_pages(thresh, k.sched.cpus() as u64);
-        let exceeded = k.bdis[bdi].bw.dirty_exceeded;
-        let k = &mut *k;
-        ratelimit_exceeded(task, &mut k.cpu_dirty, exceeded, ratelimit)
-    };
-    if let Some(pages) = pages {
-        balance_dirty_pages(w, bdi, task, pages).await;
-    }
-}
-
-/// `balance_dirty_pages` (IO-less, 3.2+): pause the writer so dirty pages settle near the
-/// setpoint, kicking the flusher as the kernel does (§5.2, §5.9).
-pub async fn balance_dirty_pages(
-    w: &super::World,
-    bdi: usize,
-    task: &mut DirtyTask,
-    pages_dirtied: u64,
-) {
-    let now = w.borrow().sched.now();
-    let mut bdp = BalanceDirtyPages::new(now, pages_dirtied);
-    loop {
-        let decision = {
-            let mut k = w.borrow_mut();
-            let input = bdp_input(&mut k, bdi);
-            let k = &mut *k;
-            let d = bdp.iterate(task, &mut k.bdis[bdi].bw, &mut k.global_dirty_limit, &input);
-            if super::trace::enabled(k) {
-                let traced = match d {
-                    BdpDecision::Sleep { t, pause, .. } => Some((t, pause as i64)),
-                    BdpDecision::NoSleep(t) => Some((t, t.raw_pause)),
-                    BdpDecision::FreeRun { .. } => None,
-                };
-                if let Some((t, pause)) = traced {
-                    let now = input.now;
-                    let limit = k.global_dirty_limit.hard_dirty_limit(input.thresh);
-                    let think = if task.dirty_paused_when == 0 {
-                        0
-                    } else {
-                        now as i64 - task.dirty_paused_when as i64
-                    };
-                    let paused = now.saturating_sub(bdp.start_time);
-                    super::trace::balance_dirty_pages(
-                        k,
-                        bdi,
-                        limit,
-                        &t,
-                        bdp.pages_dirtied,
-                        paused,
-                        pause,
-                        think,
-                    );
-                }
-            }
-            if d.kick_flusher() {
-                crate::fs::fs_writeback::bdi_start_background_writeback(k, bdi);
-            }
-            d
-        };
-        match decision {
-            BdpDecision::Sleep { pause, again, .. } => {
-                let q = w.borrow().wq.timer;
-                let killed = crate::engine::sleep_killable(w, q, pause).await;
-                if !again || killed {
-                    break;
-                }
-            }
-            _ => break,
-        }
-    }
-    let mut k = w.borrow_mut();
-    let k = &mut *k;
-    let running = k.bdis[bdi].writeback_running;
-    let laptop = k.vm.laptop_mode;
-    if bdp.finish(&mut k.bdis[bdi].bw, running, laptop) {
-        crate::fs::fs_writeback::bdi_start_background_writeback(k, bdi);
-    }
-}
+pub use account::*;
+pub use balance::*;
+pub use write_cache_pages::*;
 
 #[cfg(test)]
 mod tests {

@@ -14,9 +14,7 @@
 use super::page::{Pfn, PG_LOCKED, PG_READAHEAD, PG_UPTODATE, PG_WRITEBACK};
 use super::page_alloc::{alloc_pages, AllocError};
 use super::{filemap, Gfp, World};
-use crate::block::{Bio, Dir};
-use crate::fs::nfs;
-use crate::mm::backing_dev::{submit_bio, PAGE_SECTORS};
+use crate::mm::backing_dev::submit_bio;
 
 /// `VM_MAX_READAHEAD`: 128 KiB, in pages.
 pub const MAX_READAHEAD_PAGES: u64 = 32;
@@ -54,9 +52,11 @@ pub fn get_next_ra_size(cur: u64, max: u64) -> u64 {
 }
 
 /// Read the missing pages of `[start, start + nr)` of `ino`: allocate them, put them in the
-/// page cache locked, mark the one at `mark` PG_readahead, and submit the reads
-/// (`__do_page_cache_readahead`). Pages past the end of the file are not read. On NFS
-/// (`nfs_readpages`) the pages go into READ RPCs of up to `rsize`, sent at the end.
+/// page cache locked, mark the one at `mark` PG_readahead, and read each through the
+/// filesystem's `readpage`, submitting the bio it asks for (`__do_page_cache_readahead`).
+/// Pages past the end of the file are not read. A filesystem with its own `->readpages`
+/// (NFS: READ RPCs of up to `rsize`) keeps its state of the call from `readpages_start` to
+/// `readpages_end`.
 async fn do_page_cache_readahead(
     w: &World,
     ino: usize,
@@ -65,11 +65,11 @@ async fn do_page_cache_readahead(
     mark: u64,
 ) -> Result<(), AllocError> {
     let end = (start + nr).min(w.borrow().inodes[ino].size_pages);
-    let mut nfs_desc = {
+    let (a_ops, mut data) = {
         let mut k = w.borrow_mut();
-        nfs::is_nfs_inode(&k, ino).then(|| {
-            nfs::nfs_pageio_init(&mut k, ino, nfs::WriteHow::Read, nfs::RpcPriority::Normal)
-        })
+        let a_ops = k.inodes[ino].a_ops;
+        let data = a_ops.readpages_start(&mut k, ino);
+        (a_ops, data)
     };
     for index in start..end {
         if filemap::find_get_page(&w.borrow(), ino, index).is_some() {
@@ -78,41 +78,27 @@ async fn do_page_cache_readahead(
         let pfn = match alloc_pages(w, Gfp::HIGHUSER_MOVABLE, 0).await {
             Ok(pfn) => pfn,
             Err(e) => {
-                if let Some(d) = nfs_desc {
-                    nfs::nfs_pageio_complete(&mut w.borrow_mut(), d);
-                }
+                a_ops.readpages_end(&mut w.borrow_mut(), data);
                 return Err(e);
             }
         };
-        let (bdi, sector) = {
+        let read = {
             let mut k = w.borrow_mut();
             if filemap::find_get_page(&k, ino, index).is_some() {
                 super::page_alloc::free_page(&mut k, pfn);
                 continue;
             }
-            let sector = k.inodes[ino]
-                .sector_of(index)
-                .unwrap_or(index * PAGE_SECTORS as u64);
             k.pages.flags[pfn as usize] = PG_LOCKED | if index == mark { PG_READAHEAD } else { 0 };
             filemap::add_to_page_cache_lru(&mut k, pfn, ino, index);
-            if let Some(d) = nfs_desc.as_mut() {
-                nfs::nfs_pageio_add(&mut k, d, index, pfn);
-                continue;
-            }
-            (k.inodes[ino].bdi, sector)
+            a_ops
+                .readpage(&mut k, pfn, &mut data)
+                .map(|bio| (k.inodes[ino].bdi, bio))
         };
-        let bio = Bio {
-            dir: Dir::Read,
-            sync: true,
-            sector,
-            nr_sectors: PAGE_SECTORS,
-            tag: pfn as u64,
-        };
-        submit_bio(w, bdi, bio).await;
+        if let Some((bdi, bio)) = read {
+            submit_bio(w, bdi, bio).await;
+        }
     }
-    if let Some(d) = nfs_desc {
-        nfs::nfs_pageio_complete(&mut w.borrow_mut(), d);
-    }
+    a_ops.readpages_end(&mut w.borrow_mut(), data);
     Ok(())
 }
 

@@ -6,8 +6,27 @@
 
 use super::page::{Pfn, PG_DIRTY, PG_SWAPCACHE, PG_WRITEBACK};
 use super::Kernel;
+use crate::engine::Nanos;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+
+/// What `swapon` is given (the scenario's `[swap]`): the size of the swap area, where it
+/// is, and the simple device model used when it is on no `[[device]]` (issue 2; the block
+/// layer replaces it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwapConfig {
+    /// Bytes of swap space; a whole number of pages.
+    pub size: u64,
+    /// Time to read one page-cluster of pages that are not contiguous with the previous IO.
+    pub read_latency: Nanos,
+    /// Time a single page write is in flight.
+    pub write_latency: Nanos,
+    /// Sequential transfer rate in bytes per second.
+    pub bandwidth: u64,
+    /// A raw `[[device]]` holding the swap area: swap IO then goes through its request queue
+    /// and disk model, and the three fields above are unused.
+    pub device: Option<String>,
+}
 
 /// The slot has a page in the swap cache.
 pub const SWAP_HAS_CACHE: u8 = 0x40;

@@ -156,25 +156,25 @@ fn classify(name: &str, bdis: &[super::backing_dev::Bdi]) -> Class {
 /// tracepoints print and the flusher thread is named after: the block device's
 /// `MAJOR:MINOR`. `sdX` disks are SCSI disks (major 8, 16 minors each, then majors
 /// 65..71), `mdN` md arrays (major 9); other block devices are numbered as SCSI disks in
-/// the order they are configured. An NFS mount's bdi is its anonymous superblock device,
-/// `0:N`, from `0:38` up (what a distribution's earlier pseudo-filesystems leave free).
+/// the order they are configured. A network filesystem's bdi (NFS) is its anonymous
+/// superblock device, `0:N`, from `0:38` up (what a distribution's earlier
+/// pseudo-filesystems leave free).
 pub fn bdi_dev_name(bdis: &[super::backing_dev::Bdi], i: usize) -> String {
     let b = &bdis[i];
-    let nfs_index = b
-        .nfs
-        .is_some()
-        .then(|| bdis[..i].iter().filter(|b| b.nfs.is_some()).count());
+    let anon_index = b
+        .queueless
+        .then(|| bdis[..i].iter().filter(|b| b.queueless).count());
     let disk_index = bdis[..i]
         .iter()
-        .filter(|b| b.nfs.is_none() && !b.name.starts_with("md"))
+        .filter(|b| !b.queueless && !b.name.starts_with("md"))
         .count();
-    dev_name(&b.name, nfs_index, disk_index)
+    dev_name(&b.name, anon_index, disk_index)
 }
 
-/// [`bdi_dev_name`] of a device called `name`: the `nfs_index`-th NFS mount, else the
-/// `disk_index`-th block device not called `mdN`.
-fn dev_name(name: &str, nfs_index: Option<usize>, disk_index: usize) -> String {
-    if let Some(n) = nfs_index {
+/// [`bdi_dev_name`] of a device called `name`: the `anon_index`-th mount with an anonymous
+/// device, else the `disk_index`-th block device not called `mdN`.
+fn dev_name(name: &str, anon_index: Option<usize>, disk_index: usize) -> String {
+    if let Some(n) = anon_index {
         return format!("0:{}", 38 + n);
     }
     if let Some(n) = name.strip_prefix("md").and_then(|n| n.parse::<u32>().ok()) {
@@ -524,10 +524,11 @@ pub fn writeback_single_inode(k: &mut Kernel, ino: usize, to_write: u64, wrote: 
     let inode = &k.inodes[ino];
     let name = bdi_dev_name(&k.bdis, inode.bdi);
     // __print_flags of no flags prints nothing.
-    let state = match inode.state & (crate::fs::inode::I_DIRTY_PAGES | crate::fs::inode::I_SYNC) {
+    use super::inode::{I_DIRTY_PAGES, I_SYNC};
+    let state = match inode.state & (I_DIRTY_PAGES | I_SYNC) {
         0 => "",
-        crate::fs::inode::I_DIRTY_PAGES => "I_DIRTY_PAGES",
-        crate::fs::inode::I_SYNC => "I_SYNC",
+        I_DIRTY_PAGES => "I_DIRTY_PAGES",
+        I_SYNC => "I_SYNC",
         _ => "I_DIRTY_PAGES|I_SYNC",
     };
     let (dirtied_when, index) = (
@@ -652,8 +653,7 @@ pub fn mm_page_free_batched(k: &mut Kernel, pfn: u32, cold: bool) {
 mod tests {
     use super::*;
     use crate::engine::{run_cpu, CpuMode};
-    use crate::scenario::{BlockDevice, Filesystem};
-    use crate::sim::{add_block_device, boot_for_test, run_task};
+    use crate::sim::{add_test_disk, boot_for_test, run_task};
     use std::sync::{Arc, Mutex};
 
     /// A writer whose bytes the test reads afterwards.
@@ -727,10 +727,8 @@ mod tests {
     /// A booted test machine with an ext3 disk `sda` and an ext4 disk `sdb`, tracing.
     fn traced_world() -> (crate::mm::World, Captured) {
         let w = boot_for_test(128, 0, "3.9");
-        let mut sda = BlockDevice::ext4_hdd("sda");
-        sda.filesystem = Filesystem::Ext3;
-        add_block_device(&w, &sda).unwrap();
-        add_block_device(&w, &BlockDevice::ext4_hdd("sdb")).unwrap();
+        add_test_disk(&w, "sda", "ext3");
+        add_test_disk(&w, "sdb", "ext4");
         let cap = Captured::default();
         w.borrow_mut().trace = Some(Tracer::new(Box::new(cap.clone())));
         (w, cap)
@@ -798,8 +796,7 @@ mod tests {
             mm_page_free(&mut k, 4660, 0);
             mm_shrink_slab_start(&mut k, Gfp::KERNEL, 5, 32, 1000, 1200, 76, 81);
             mm_shrink_slab_end(&mut k, 1100, 5, 81);
-            k.inodes.push(crate::fs::inode::Inode::new("f", 0));
-            let ino = k.inodes.len() - 1;
+            let ino = crate::mm::inode::new_inode(&mut k, "f", 0);
             writeback_single_inode(&mut k, ino, 1024, 0);
         });
         let lines = cap.lines();

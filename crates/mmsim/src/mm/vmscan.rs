@@ -6,14 +6,16 @@
 //! The call chain reads as in the kernel: `kswapd` → `balance_pgdat` → `kswapd_shrink_zone`
 //! → `shrink_zone` → `shrink_lruvec` → `shrink_list` → `shrink_{active,inactive}_list` →
 //! `shrink_page_list`; and `try_to_free_pages` → `do_try_to_free_pages` → `shrink_zones` →
-//! `shrink_zone`. Functions that may sleep are `async`.
+//! `shrink_zone`. Functions that may sleep are `async`. kswapd and `balance_pgdat` are in
+//! `vmscan/kswapd.rs`, the shrink functions here.
 
+use super::fs_ops::{page_aops, PlannedWrite, Release, WritePage, WritebackControl};
 use super::mmzone::{zone_flags::*, MAX_NR_ZONES, ZONE_NORMAL};
 use super::page::*;
 use super::page_alloc::{zone_watermark_ok, zonelist};
 use super::vmstat::{VmEvent, ZoneStat};
 use super::{
-    backing_dev, invariants, memory, page_io, rmap, slab, swap, swapfile, trace, Gfp, Kernel, World,
+    backing_dev, invariants, memory, rmap, slab, swap, swapfile, trace, Gfp, Kernel, World,
 };
 use crate::calibration::*;
 use crate::engine::{self, CpuMode, Nanos, HZ_10};
@@ -489,27 +491,15 @@ pub fn page_check_references(k: &mut Kernel, pfn: Pfn) -> PageReferences {
     PageReferences::Reclaim
 }
 
-/// `page_check_dirty_writeback` (LD patch 2, with the fs hooks of patches 7 and 8):
-/// anonymous pages never count; file pages by their flags, unless the page has private
-/// data and its filesystem's `is_dirty_writeback` hook says otherwise.
+/// `page_check_dirty_writeback` (LD patch 2): anonymous pages never count; file pages by
+/// their flags, as their filesystem's `is_dirty_writeback` hook (LD patches 7 and 8) sees
+/// them.
 pub fn page_check_dirty_writeback(k: &Kernel, pfn: Pfn) -> (bool, bool) {
     if !k.pages.is_file_cache(pfn) {
         return (false, false);
     }
-    let flags = (k.pages.test(pfn, PG_DIRTY), k.pages.test(pfn, PG_WRITEBACK));
-    // LD patch 8 (`nfs_is_dirty_writeback`): `nfs_check_dirty_writeback`. mmsim applies it
-    // with its own switch, whether or not patch 7's buffer-head hook is on.
-    if k.sw.on(Switch::NfsDirtyWritebackHook) && crate::fs::nfs::is_nfs_page(k, pfn) {
-        return crate::fs::nfs::nfs_check_dirty_writeback(k, pfn, flags.0, flags.1);
-    }
-    if !k.pages.test(pfn, PG_PRIVATE) {
-        return flags;
-    }
-    // LD patch 7: block devices and ext3 look at their buffers.
-    if k.sw.on(Switch::BufferDirtyWritebackHook) && crate::fs::buffer::page_has_buffers(k, pfn) {
-        return crate::fs::buffer::buffer_check_dirty_writeback(k, pfn);
-    }
-    flags
+    let (dirty, writeback) = (k.pages.test(pfn, PG_DIRTY), k.pages.test(pfn, PG_WRITEBACK));
+    page_aops(k, pfn).is_dirty_writeback(k, pfn, dirty, writeback)
 }
 
 /// `pageout` result.
@@ -521,36 +511,44 @@ pub enum Pageout {
     Clean,
 }
 
-/// `pageout` of a page reclaim has unmapped (`kernel-reclaim.md` §4.4): swap-cache pages
-/// go to the swap device; file pages to their filesystem's `writepage` for reclaim. The swap
-/// BDI is never congested; a file page's BDI is, when its queue is.
+/// `pageout` of a page reclaim has unmapped (`kernel-reclaim.md` §4.4): its mapping's
+/// `writepage` (the swap cache's, or the filesystem's) writes it. The swap BDI is never
+/// congested; a file page's BDI is, when its queue is. A write that needs a request has
+/// one: reclaim slept for it before (`write_waits_for_request`).
 fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Pageout {
     if k.pages.mapped(pfn) {
         return Pageout::Keep;
     }
     let swap = k.pages.test(pfn, PG_SWAPCACHE);
-    if !swap {
+    if swap {
+        if !k.pages.test(pfn, PG_DIRTY) {
+            return Pageout::Clean;
+        }
+    } else {
         // may_write_to_queue: kswapd (PF_SWAPWRITE) may write to a congested queue.
         let bdi = super::page_writeback::page_bdi(k, pfn);
         if !kswapd && backing_dev::bdi_write_congested(k, bdi) {
             return Pageout::Keep;
         }
-        if !super::page_writeback::clear_page_dirty_for_io(k, pfn) {
-            return Pageout::Clean;
-        }
-        k.pages.set(pfn, PG_RECLAIM);
-        fs_writepage_for_reclaim(k, pfn, bdi, kswapd);
-    } else {
-        if !k.pages.test(pfn, PG_DIRTY) {
-            return Pageout::Clean;
-        }
-        if !page_io::swap_write_would_queue(k, pfn) {
-            // Not reached: shrink_one_page waited for a request on the swap device's queue.
-            return Pageout::Keep;
-        }
+    }
+    let a_ops = page_aops(k, pfn);
+    let wbc = WritebackControl::for_reclaim(kswapd);
+    if !write_would_queue(k, pfn, a_ops.writepage_plan(k, pfn, &wbc)) {
+        // Not reached: shrink_one_page waited for a request first. Kept so that a write
+        // never goes without a request.
+        debug_assert!(false, "reclaim waited for a request before writing");
+        return Pageout::Keep;
+    }
+    if swap {
+        // clear_page_dirty_for_io of a mapping that does not account dirty pages.
         k.pages.clear(pfn, PG_DIRTY);
-        k.pages.set(pfn, PG_RECLAIM);
-        page_io::swap_writepage(k, pfn);
+    } else if !super::page_writeback::clear_page_dirty_for_io(k, pfn) {
+        return Pageout::Clean;
+    }
+    k.pages.set(pfn, PG_RECLAIM);
+    if let WritePage::Submit { bdi, bio } = a_ops.writepage(k, pfn, &wbc, &mut None) {
+        let queued = backing_dev::try_submit_bio(k, bdi, bio);
+        debug_assert!(queued, "a queue with room accepts a bio");
     }
     trace::mm_vmscan_writepage(k, pfn, !swap);
     if !k.pages.test(pfn, PG_WRITEBACK) {
@@ -562,113 +560,44 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Pageout {
     Pageout::Success
 }
 
-/// What the filesystem's writepage does with a page reclaim hands it: write it, or (ext4
-/// refusing to allocate blocks from reclaim) redirty it.
-fn reclaim_write(k: &Kernel, pfn: Pfn, bdi: usize, kswapd: bool) -> backing_dev::ReclaimWrite {
-    let ino = k.pages.mapping[pfn as usize] as usize;
-    let index = k.pages.index[pfn as usize] as u64;
-    let fs = k.bdis[bdi].fs;
-    let mapped = !fs.delayed_allocation() || k.inodes[ino].sector_of(index).is_some();
-    fs.writepage_for_reclaim(kswapd, mapped)
-}
-
-/// Whether a block write of the page submits IO: always, except for a buffer page with no
-/// dirty buffer.
-fn block_write_needs_io(k: &Kernel, pfn: Pfn, bdi: usize) -> bool {
-    !k.bdis[bdi].fs.uses_buffer_heads() || crate::fs::buffer::block_write_needs_io(k, pfn)
-}
-
-/// Whether the filesystem's writepage would submit block IO for this page.
-fn fs_writepage_submits_io(k: &Kernel, pfn: Pfn, bdi: usize, kswapd: bool) -> bool {
-    reclaim_write(k, pfn, bdi, kswapd) != backing_dev::ReclaimWrite::Redirty
-        && k.bdis[bdi].nfs.is_none()
-        && block_write_needs_io(k, pfn, bdi)
-}
-
-/// The device whose request pool a file page's `pageout` would find empty, if it would:
-/// writepage then sleeps in `get_request` until a request is freed (`kernel-cfq.md` §2.2).
-/// None when pageout would not write (mapped, clean, or, for direct reclaim, a congested
-/// queue it skips) or the filesystem submits no IO for the page.
-fn file_write_waits_for_request(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Option<usize> {
-    if k.pages.test(pfn, PG_SWAPCACHE)
-        || k.pages.test(pfn, PG_SWAPBACKED)
-        || k.pages.mapped(pfn)
-        || !k.pages.test(pfn, PG_DIRTY)
-    {
-        return None;
-    }
-    let bdi = super::page_writeback::page_bdi(k, pfn);
-    if !kswapd && backing_dev::bdi_write_congested(k, bdi) {
-        return None;
-    }
-    (fs_writepage_submits_io(k, pfn, bdi, kswapd) && !file_write_would_queue(k, pfn, bdi))
-        .then_some(bdi)
-}
-
-/// Whether reclaim's one-page write of file page `pfn` would queue without sleeping: it
-/// merges with a queued write (when the page has its block already), or a request is free.
-fn file_write_would_queue(k: &mut Kernel, pfn: Pfn, bdi: usize) -> bool {
-    let ino = k.pages.mapping[pfn as usize] as usize;
-    let index = k.pages.index[pfn as usize] as u64;
-    let sector = if k.bdis[bdi].fs.allocates_blocks() {
-        k.inodes[ino].sector_of(index)
-    } else {
-        Some(index * backing_dev::PAGE_SECTORS as u64)
-    };
-    let bio = sector.map(|sector| file_write_bio(sector, pfn));
-    backing_dev::would_queue_write(k, bdi, bio.as_ref())
-}
-
-/// Reclaim's one-page async write of file page `pfn` at `sector`.
-fn file_write_bio(sector: u64, pfn: Pfn) -> crate::block::Bio {
-    crate::block::Bio {
-        dir: crate::block::Dir::Write,
-        sync: false,
-        sector,
-        nr_sectors: backing_dev::PAGE_SECTORS,
-        tag: pfn as u64,
-    }
-}
-
-/// A filesystem's `->writepage` called from reclaim for a page whose dirty bit reclaim has
-/// just cleared. ext4 (3.9) will not allocate blocks from reclaim: a page still under
-/// delayed allocation is redirtied (`redirty_page_for_writepage`) and no IO starts; a page
-/// with blocks is written. On ext3 and block devices `block_write_full_page` writes only
-/// dirty buffers: clean ones mean no IO, a locked one a redirty. A write that needs a
-/// request has one: reclaim slept for it before (`file_write_waits_for_request`).
-fn fs_writepage_for_reclaim(k: &mut Kernel, pfn: Pfn, bdi: usize, kswapd: bool) {
-    use crate::fs::buffer::{self, BlockWrite};
-    if reclaim_write(k, pfn, bdi, kswapd) == backing_dev::ReclaimWrite::Redirty {
-        super::page_writeback::redirty_page_for_writepage(k, pfn);
-        return;
-    }
-    if k.bdis[bdi].nfs.is_some() {
-        // A FILE_SYNC WRITE RPC; it never waits for a request.
-        crate::fs::nfs::nfs_writepage(k, pfn);
-        return;
-    }
-    let (ino, index) = (
-        k.pages.mapping[pfn as usize] as usize,
-        k.pages.index[pfn as usize] as u64,
-    );
-    let needs_io = block_write_needs_io(k, pfn, bdi);
-    if needs_io && !file_write_would_queue(k, pfn, bdi) {
-        // Not reached (reclaim waited for a request before writing): kept so that a write
-        // never goes without a request.
-        debug_assert!(false, "reclaim waited for a request before writing");
-        super::page_writeback::redirty_page_for_writepage(k, pfn);
-        return;
-    }
-    let sector = crate::fs::fs_writeback::map_block(k, ino, index);
-    if k.bdis[bdi].fs.uses_buffer_heads() {
-        if buffer::block_write_full_page(k, pfn) != BlockWrite::Io {
-            return;
+/// Whether a `writepage` that would submit `plan` could queue its bio without sleeping in
+/// `get_request`: it submits none, its bio (when its sector is known) merges with a queued
+/// write, or a request is free (`kernel-cfq.md` §2.2).
+fn write_would_queue(k: &mut Kernel, pfn: Pfn, plan: PlannedWrite) -> bool {
+    match plan {
+        PlannedWrite::NoIo => true,
+        PlannedWrite::Block { bdi, sector } => {
+            let bio = sector.map(|sector| crate::block::Bio {
+                dir: crate::block::Dir::Write,
+                sync: false,
+                sector,
+                nr_sectors: backing_dev::PAGE_SECTORS,
+                tag: pfn as u64,
+            });
+            backing_dev::would_queue_write(k, bdi, bio.as_ref())
         }
-    } else {
-        super::page_writeback::test_set_page_writeback(k, pfn);
     }
-    let queued = backing_dev::try_submit_bio(k, bdi, file_write_bio(sector, pfn));
-    debug_assert!(queued, "a queue with room accepts a bio");
+}
+
+/// The device whose request pool a dirty page's `pageout` would find empty, if it would:
+/// `writepage` then sleeps in `get_request` until a request is freed. None when pageout
+/// would not write (a file page mapped, or, for direct reclaim, on a congested queue it
+/// skips) or the page's `writepage` submits no block IO.
+fn write_waits_for_request(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Option<usize> {
+    if !k.pages.test(pfn, PG_SWAPCACHE) {
+        if k.pages.test(pfn, PG_SWAPBACKED) || k.pages.mapped(pfn) || !k.pages.test(pfn, PG_DIRTY) {
+            return None;
+        }
+        let bdi = super::page_writeback::page_bdi(k, pfn);
+        if !kswapd && backing_dev::bdi_write_congested(k, bdi) {
+            return None;
+        }
+    }
+    let wbc = WritebackControl::for_reclaim(kswapd);
+    match page_aops(k, pfn).writepage_plan(k, pfn, &wbc) {
+        plan @ PlannedWrite::Block { bdi, .. } if !write_would_queue(k, pfn, plan) => Some(bdi),
+        _ => None,
+    }
 }
 
 /// What happens to one page of the list.
@@ -680,11 +609,12 @@ enum Verdict {
     Cull,
     /// KS patch 7 without LD patch 3: kswapd sleeps inside the loop.
     SleepInLoop,
-    /// `pageout` of a swap page found the swap device's request pool empty: sleep for a
-    /// request (`get_request`), then take the page again.
+    /// `pageout` would find the request pool of this device empty: sleep for a request
+    /// (`get_request`), then take the page again.
     WaitForRequest(usize),
-    /// `nfs_release_page` for direct reclaim: wait for a COMMIT of this inode, then retry.
-    WaitForCommit(usize),
+    /// `releasepage` must sleep (NFS: a COMMIT for direct reclaim) for a page of this inode:
+    /// sleep, then look at the page again.
+    WaitForRelease(usize),
 }
 
 /// An anonymous page whose owner has exited while reclaim or IO held it.
@@ -826,14 +756,8 @@ fn shrink_one_page(
         if references == PageReferences::ReclaimClean || !may_enter_fs || !sc.may_writepage {
             return Verdict::Keep;
         }
-        // swap_writepage sleeps in get_request when the swap device's pool is empty.
-        if k.pages.test(pfn, PG_SWAPCACHE) && !page_io::swap_write_would_queue(k, pfn) {
-            if let Some(bdi) = k.swap_bdi {
-                return Verdict::WaitForRequest(bdi);
-            }
-        }
-        // So does a filesystem's writepage that submits IO.
-        if let Some(bdi) = file_write_waits_for_request(k, pfn, sc.kswapd) {
+        // writepage sleeps in get_request when its device's pool is empty.
+        if let Some(bdi) = write_waits_for_request(k, pfn, sc.kswapd) {
             return Verdict::WaitForRequest(bdi);
         }
         match pageout(k, pfn, sc.kswapd) {
@@ -853,18 +777,16 @@ fn shrink_one_page(
         }
     }
 
-    // try_to_release_page: dirty or locked buffers keep the page.
-    if crate::fs::buffer::page_has_buffers(k, pfn)
-        && !crate::fs::buffer::try_to_release_page(k, pfn)
-    {
-        return Verdict::Activate;
-    }
-    // try_to_release_page: an NFS page awaiting COMMIT is not freeable (`nfs_release_page`).
-    if file && k.pages.test(pfn, PG_PRIVATE) && crate::fs::nfs::is_nfs_page(k, pfn) {
-        return match crate::fs::nfs::nfs_release_page(k, pfn, sc.gfp, sc.kswapd) {
-            crate::fs::nfs::ReleasePage::Busy => Verdict::Activate,
-            crate::fs::nfs::ReleasePage::WaitForCommit(ino) => Verdict::WaitForCommit(ino),
-        };
+    // try_to_release_page: private data (dirty or locked buffers, an unstable page) may
+    // keep the page.
+    if file && k.pages.test(pfn, PG_PRIVATE) {
+        match page_aops(k, pfn).releasepage(k, pfn, sc.gfp, sc.kswapd) {
+            Release::Released => {}
+            Release::Busy => return Verdict::Activate,
+            Release::Wait => {
+                return Verdict::WaitForRelease(k.pages.mapping[pfn as usize] as usize)
+            }
+        }
     }
 
     // __remove_mapping: a clean, unmapped page leaves the swap cache and is freed.
@@ -879,10 +801,10 @@ fn shrink_one_page(
     Verdict::Free
 }
 
-/// The rest of `shrink_page_list` for an NFS page after `nfs_release_page` waited for its
-/// COMMIT: released if the COMMIT made it stable, then `__remove_mapping` if nothing else
-/// holds it.
-fn release_after_commit(k: &mut Kernel, pfn: Pfn) -> Verdict {
+/// The rest of `shrink_page_list` for a page after its `releasepage` slept (NFS: for a
+/// COMMIT): released if its private data went meanwhile, then `__remove_mapping` if nothing
+/// else holds it.
+fn release_after_wait(k: &mut Kernel, pfn: Pfn) -> Verdict {
     if k.pages.test(pfn, PG_TRUNCATED) {
         // Truncated while we waited: the last reference is ours.
         k.pages.clear(pfn, PG_DIRTY | PG_TRUNCATED);
@@ -919,11 +841,12 @@ pub async fn shrink_page_list(
             shrink_one_page(&mut k, zi, sc, st, pfn, after_wait)
         };
         after_wait = false;
-        if let Verdict::WaitForCommit(ino) = verdict {
-            // nfs_release_page(FLUSH_SYNC) holds the page locked while the COMMIT runs.
+        if let Verdict::WaitForRelease(ino) = verdict {
+            // releasepage holds the page locked while it sleeps.
             charge(w, sc).await;
-            crate::fs::nfs::nfs_commit_inode(w, ino).await;
-            verdict = release_after_commit(&mut w.borrow_mut(), pfn);
+            let a_ops = w.borrow().inodes[ino].a_ops;
+            a_ops.releasepage_wait(w, ino).await;
+            verdict = release_after_wait(&mut w.borrow_mut(), pfn);
         }
         match verdict {
             Verdict::WaitForRequest(bdi) => {
@@ -952,11 +875,8 @@ pub async fn shrink_page_list(
             }
             Verdict::Free => {
                 let mut k = w.borrow_mut();
-                k.pages
-                    .clear(pfn, PG_ISOLATED | PG_RECLAIM | PG_REFERENCED | PG_ACTIVE);
-                let flags = k.pages.flags[pfn as usize];
                 debug_assert!(
-                    flags
+                    k.pages.flags[pfn as usize]
                         & (PG_DIRTY
                             | PG_WRITEBACK
                             | PG_LOCKED
@@ -965,8 +885,7 @@ pub async fn shrink_page_list(
                             | PG_BH_LOCKED)
                         == 0
                 );
-                k.pages.flags[pfn as usize] = flags & PG_UPTODATE;
-                super::page_alloc::free_page_batched(&mut k, pfn, true);
+                free_isolated_page(&mut k, pfn);
                 nr_reclaimed += 1;
             }
             Verdict::Activate => {
@@ -979,7 +898,7 @@ pub async fn shrink_page_list(
                 list.pfns[kept] = pfn;
                 kept += 1;
             }
-            Verdict::Keep | Verdict::Cull | Verdict::WaitForCommit(_) => {
+            Verdict::Keep | Verdict::Cull | Verdict::WaitForRelease(_) => {
                 list.pfns[kept] = pfn;
                 kept += 1;
             }
@@ -1000,6 +919,13 @@ pub async fn shrink_page_list(
     nr_reclaimed
 }
 
+/// The last reference to a page reclaim isolated goes: its flags (isolation, LRU and
+/// reclaim state) are dropped and it joins the batch `free_hot_cold_page_list` frees cold.
+fn free_isolated_page(k: &mut Kernel, pfn: Pfn) {
+    k.pages.flags[pfn as usize] &= PG_UPTODATE;
+    super::page_alloc::free_page_batched(k, pfn, true);
+}
+
 /// `putback_inactive_pages`: survivors go back to the head of the list their flags name.
 fn putback_inactive_pages(k: &mut Kernel, zi: usize, list: &PageList) {
     for &pfn in list.as_slice() {
@@ -1009,8 +935,7 @@ fn putback_inactive_pages(k: &mut Kernel, zi: usize, list: &PageList) {
             && k.pages.flags[pfn as usize] & (PG_WRITEBACK | PG_LOCKED | PG_BH_LOCKED) == 0
         {
             // Its owner exited while we held it: the last reference goes now.
-            k.pages.flags[pfn as usize] &= PG_UPTODATE;
-            super::page_alloc::free_page_batched(k, pfn, true);
+            free_isolated_page(k, pfn);
             continue;
         }
         let lru = k.pages.page_lru(pfn);
@@ -1423,7 +1348,7 @@ async fn do_try_to_free_pages(w: &World, sc: &mut ScanControl) -> u64 {
         if total_scanned > sc.nr_to_reclaim + sc.nr_to_reclaim / 2 {
             let mut k = w.borrow_mut();
             let nr = if k.vm.laptop_mode { 0 } else { total_scanned };
-            crate::fs::fs_writeback::wakeup_flusher_threads(&mut k, nr);
+            backing_dev::wakeup_flusher_threads(&mut k, nr);
             sc.may_writepage = true;
         }
         let nap = !w.borrow().sw.on(Switch::DirectWaitIffCongestedInShrinkList);
@@ -1449,383 +1374,56 @@ async fn do_try_to_free_pages(w: &World, sc: &mut ScanControl) -> u64 {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// kswapd
+/// Helpers for the unit tests of reclaim, here and in the filesystems' tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+    use crate::mm::mmzone::ZONE_DMA32;
+    use crate::mm::page_alloc::{alloc_flags, get_page_from_freelist};
 
-/// `age_active_anon`: keep the inactive anon list from running dry.
-fn age_active_anon(k: &mut Kernel, zi: usize, sc: &mut ScanControl) {
-    if k.swap.total() == 0 {
-        return;
+    /// The zone the tests build their lists in: the first zone of every zonelist of a
+    /// 128 MiB machine.
+    pub const Z: usize = ZONE_DMA32;
+
+    /// A free order-0 page of zone `Z`, taken from the buddy allocator.
+    pub fn take_page(k: &mut Kernel) -> Pfn {
+        let pfn = get_page_from_freelist(k, Gfp::KERNEL, 0, alloc_flags::NO_WATERMARKS)
+            .expect("a free page");
+        assert_eq!(k.page_zone(pfn), Z, "test pages come from DMA32");
+        pfn
     }
-    if inactive_anon_is_low(k, zi) {
-        shrink_active_list(k, SWAP_CLUSTER_MAX, zi, Lru::ActiveAnon, sc);
+
+    /// A scan control of `priority`, for kswapd or direct reclaim.
+    pub fn sc_at(priority: i32, kswapd: bool) -> ScanControl {
+        let mut sc = ScanControl::new(Gfp::KERNEL, 0, kswapd, false);
+        sc.priority = priority;
+        sc
+    }
+
+    /// Take `pages` off their LRU lists into a list for `shrink_page_list`.
+    pub fn isolate_all(k: &mut Kernel, pages: &[Pfn]) -> PageList {
+        let mut list = PageList::default();
+        for &pfn in pages {
+            swap::del_page_from_lru_list(k, pfn);
+            k.pages.set(pfn, PG_ISOLATED);
+            list.push(pfn);
+        }
+        list
+    }
+
+    /// `putback_inactive_pages`.
+    pub fn putback(k: &mut Kernel, zi: usize, list: &PageList) {
+        putback_inactive_pages(k, zi, list);
+    }
+
+    /// The pages left on a list.
+    pub fn listed(list: &PageList) -> usize {
+        list.len
     }
 }
 
-/// Pass 1 of `balance_pgdat`: from the highest zone down, the first unbalanced zone.
-fn find_end_zone(k: &mut Kernel, order: u32, sc: &mut ScanControl) -> Option<usize> {
-    for i in (0..MAX_NR_ZONES).rev() {
-        let z = &k.zones[i];
-        if !z.populated() || (z.all_unreclaimable && sc.priority != DEF_PRIORITY) {
-            continue;
-        }
-        age_active_anon(k, i, sc);
-        if !zone_balanced(k, i, order, 0, 0) {
-            return Some(i);
-        }
-        k.zones[i].clear_flag(ZONE_CONGESTED);
-        if k.sw.on(Switch::KswapdShrinkZone) {
-            k.zones[i].clear_flag(ZONE_TAIL_LRU_DIRTY);
-        }
-    }
-    None
-}
-
-/// Shrink slab after a zone and account what it freed; marks the zone unreclaimable when
-/// neither the LRU nor slab made progress.
-fn kswapd_shrink_slab(k: &mut Kernel, zi: usize, sc: &mut ScanControl, lru_pages: u64) {
-    let mut reclaimed_slab = 0;
-    let freed = slab::shrink_slab(k, sc.gfp, sc.nr_scanned, lru_pages, &mut reclaimed_slab);
-    sc.cpu += freed * SLAB_OBJECT_SCAN_NS;
-    sc.nr_reclaimed += reclaimed_slab;
-    if freed == 0 && !zone_reclaimable(k, zi) {
-        k.zones[zi].all_unreclaimable = true;
-    }
-}
-
-/// `balance_pgdat` of 3.9 (`kernel-reclaim.md` §2.7): priorities 12 → 0, back to 12 after
-/// every 32 pages, until the node is balanced. Returns the order it balanced for and sets
-/// `classzone` to the end zone.
-async fn balance_pgdat_v39(w: &World, mut order: u32, classzone: &mut usize) -> u32 {
-    let laptop = w.borrow().vm.laptop_mode;
-    let mut sc = ScanControl::new(Gfp::KERNEL, order, true, laptop);
-    let mut end_zone = 0;
-    loop {
-        // loop_again:
-        sc.priority = DEF_PRIORITY;
-        sc.nr_reclaimed = 0;
-        sc.may_writepage = !laptop;
-        sc.order = order;
-        w.borrow_mut().count(VmEvent::pageoutrun, 1);
-        let mut balanced = false;
-        let floor = if w.borrow().sw.on(Switch::KswapdNoMaxPriority) {
-            1
-        } else {
-            0
-        };
-        loop {
-            sc.cpu += BALANCE_PASS_NS;
-            let lru_pages;
-            {
-                let mut k = w.borrow_mut();
-                match find_end_zone(&mut k, order, &mut sc) {
-                    Some(e) => end_zone = e,
-                    None => {
-                        balanced = true;
-                        break;
-                    }
-                }
-                lru_pages = (0..=end_zone)
-                    .map(|i| zone_reclaimable_pages(&k, i))
-                    .sum::<u64>();
-            }
-            let mut i = 0;
-            while i <= end_zone {
-                let (skip, shrink, gap_nr) = {
-                    let k = w.borrow();
-                    let z = &k.zones[i];
-                    let skip =
-                        !z.populated() || (z.all_unreclaimable && sc.priority != DEF_PRIORITY);
-                    let shrink =
-                        !skip && !zone_balanced(&k, i, order, balance_gap(&k, i), end_zone);
-                    (skip, shrink, SWAP_CLUSTER_MAX.max(z.high_wmark()))
-                };
-                if skip {
-                    i += 1;
-                    continue;
-                }
-                sc.nr_scanned = 0;
-                if shrink {
-                    if w.borrow().sw.on(Switch::KswapdLimitReclaimPerPriority) {
-                        sc.nr_to_reclaim = gap_nr;
-                    }
-                    shrink_zone(w, i, &mut sc).await;
-                    let mut k = w.borrow_mut();
-                    kswapd_shrink_slab(&mut k, i, &mut sc, lru_pages);
-                    if k.sw.on(Switch::KswapdShrinkZone) {
-                        k.zones[i].clear_flag(ZONE_WRITEBACK);
-                    }
-                }
-                let unreclaimable = {
-                    let mut k = w.borrow_mut();
-                    if !k.sw.on(Switch::KswapdWritepageOncePerPass)
-                        && sc.priority < DEF_PRIORITY - 2
-                    {
-                        sc.may_writepage = true;
-                    }
-                    let unreclaimable = k.zones[i].all_unreclaimable;
-                    if !unreclaimable && zone_balanced(&k, i, order, 0, end_zone) {
-                        k.zones[i].clear_flag(ZONE_CONGESTED);
-                    }
-                    unreclaimable
-                };
-                if unreclaimable {
-                    if end_zone > 0 && end_zone == i {
-                        end_zone -= 1;
-                    }
-                    i += 1;
-                    continue;
-                }
-                maybe_charge(w, &mut sc).await;
-                i += 1;
-            }
-            {
-                let mut k = w.borrow_mut();
-                if k.fatal.is_some() {
-                    return order;
-                }
-                wake_pfmemalloc_waiters(&mut k);
-                if k.sw.on(Switch::KswapdWritepageOncePerPass) && sc.priority < DEF_PRIORITY - 2 {
-                    sc.may_writepage = true;
-                }
-                if pgdat_balanced(&k, order, *classzone) {
-                    balanced = true;
-                    break;
-                }
-            }
-            if sc.nr_reclaimed >= SWAP_CLUSTER_MAX {
-                break;
-            }
-            if sc.priority <= floor {
-                break;
-            }
-            sc.priority -= 1;
-        }
-        charge(w, &mut sc).await;
-        if balanced {
-            break;
-        }
-        if sc.nr_reclaimed < SWAP_CLUSTER_MAX {
-            order = 0;
-        }
-    }
-    *classzone = end_zone;
-    order
-}
-
-fn wake_pfmemalloc_waiters(k: &mut Kernel) {
-    let q = k.wq.pfmemalloc_wait;
-    if k.sched.queue_has_waiters(q) && pfmemalloc_watermark_ok(k) {
-        k.sched.wake_all(q);
-    }
-}
-
-/// `kswapd_shrink_zone` (KS patch 9, `kernel-reclaim.md` §2.8). Returns true if the zone
-/// was balanced already or reclaim scanned its whole target (no need to raise priority).
-async fn kswapd_shrink_zone(
-    w: &World,
-    zi: usize,
-    classzone: usize,
-    sc: &mut ScanControl,
-    lru_pages: u64,
-    nr_attempted: &mut u64,
-) -> bool {
-    {
-        let k = w.borrow();
-        sc.nr_to_reclaim = if k.sw.on(Switch::KswapdLimitReclaimPerPriority) {
-            SWAP_CLUSTER_MAX.max(k.zones[zi].high_wmark())
-        } else {
-            u64::MAX
-        };
-        if zone_balanced(&k, zi, sc.order, balance_gap(&k, zi), classzone) {
-            return true;
-        }
-    }
-    shrink_zone(w, zi, sc).await;
-    let mut k = w.borrow_mut();
-    kswapd_shrink_slab(&mut k, zi, sc, lru_pages);
-    *nr_attempted = nr_attempted.saturating_add(sc.nr_to_reclaim);
-    if k.sw.on(Switch::KswapdShrinkZone) {
-        k.zones[zi].clear_flag(ZONE_WRITEBACK);
-    }
-    if zone_reclaimable(&k, zi) && zone_balanced(&k, zi, sc.order, 0, classzone) {
-        k.zones[zi].clear_flag(ZONE_CONGESTED);
-        k.zones[zi].clear_flag(ZONE_TAIL_LRU_DIRTY);
-    }
-    sc.nr_scanned >= sc.nr_to_reclaim
-}
-
-/// `balance_pgdat` with the flattened priority loop (KS patch 3; 3.11, `kernel-reclaim.md`
-/// §2.8): one pass per priority, which drops only when a pass could not scan its target or
-/// reclaimed nothing.
-async fn balance_pgdat_flat(w: &World, mut order: u32, classzone: &mut usize) -> u32 {
-    let laptop = w.borrow().vm.laptop_mode;
-    let mut sc = ScanControl::new(Gfp::KERNEL, order, true, laptop);
-    let mut end_zone = 0;
-    w.borrow_mut().count(VmEvent::pageoutrun, 1);
-    loop {
-        sc.cpu += BALANCE_PASS_NS;
-        sc.nr_reclaimed = 0;
-        let mut nr_attempted = 0;
-        let mut raise_priority = true;
-        let lru_pages;
-        let (floor, once_per_pass) = {
-            let mut k = w.borrow_mut();
-            match find_end_zone(&mut k, order, &mut sc) {
-                Some(e) => end_zone = e,
-                None => break,
-            }
-            lru_pages = (0..=end_zone)
-                .map(|i| zone_reclaimable_pages(&k, i))
-                .sum::<u64>();
-            (
-                if k.sw.on(Switch::KswapdNoMaxPriority) {
-                    1
-                } else {
-                    0
-                },
-                k.sw.on(Switch::KswapdWritepageOncePerPass),
-            )
-        };
-        if once_per_pass && sc.priority < DEF_PRIORITY - 2 {
-            sc.may_writepage = true;
-        }
-        for i in 0..=end_zone {
-            {
-                let k = w.borrow();
-                let z = &k.zones[i];
-                if !z.populated() || (z.all_unreclaimable && sc.priority != DEF_PRIORITY) {
-                    continue;
-                }
-            }
-            sc.nr_scanned = 0;
-            if kswapd_shrink_zone(w, i, end_zone, &mut sc, lru_pages, &mut nr_attempted).await {
-                raise_priority = false;
-            }
-            if !once_per_pass && sc.priority < DEF_PRIORITY - 2 {
-                sc.may_writepage = true;
-            }
-            maybe_charge(w, &mut sc).await;
-        }
-        let mut k = w.borrow_mut();
-        if k.fatal.is_some() {
-            return order;
-        }
-        wake_pfmemalloc_waiters(&mut k);
-        if order > 0 && sc.nr_reclaimed >= 2 << order {
-            order = 0;
-            sc.order = 0;
-        }
-        if raise_priority || sc.nr_reclaimed == 0 {
-            sc.priority -= 1;
-        }
-        let done = sc.priority < floor || pgdat_balanced(&k, order, *classzone);
-        drop(k);
-        if done {
-            break;
-        }
-    }
-    charge(w, &mut sc).await;
-    *classzone = end_zone;
-    order
-}
-
-async fn balance_pgdat(w: &World, order: u32, classzone: &mut usize) -> u32 {
-    let flat = w.borrow().sw.on(Switch::KswapdFlattenPriorityLoop);
-    if flat {
-        balance_pgdat_flat(w, order, classzone).await
-    } else {
-        balance_pgdat_v39(w, order, classzone).await
-    }
-}
-
-/// `prepare_kswapd_sleep`.
-fn prepare_kswapd_sleep(k: &mut Kernel, order: u32, remaining: bool, classzone: usize) -> bool {
-    if remaining {
-        return false;
-    }
-    let q = k.wq.pfmemalloc_wait;
-    if k.sched.queue_has_waiters(q) {
-        k.sched.wake_all(q);
-        return false;
-    }
-    pgdat_balanced(k, order, classzone)
-}
-
-/// `kswapd_try_to_sleep` (`kernel-reclaim.md` §2.6): nap HZ/10 first; sleep for good only if
-/// still balanced and not woken during the nap.
-async fn kswapd_try_to_sleep(w: &World, order: u32, classzone: usize) {
-    let q = w.borrow().wq.kswapd_wait;
-    let mut remaining = false;
-    if prepare_kswapd_sleep(&mut w.borrow_mut(), order, false, classzone) {
-        w.borrow_mut().pgdat.kswapd_sleeping = true;
-        let r = engine::wait_event(w, q, Some(HZ_10), false).await;
-        w.borrow_mut().pgdat.kswapd_sleeping = false;
-        remaining = r == engine::WakeReason::Woken;
-    }
-    let sleep = prepare_kswapd_sleep(&mut w.borrow_mut(), order, remaining, classzone);
-    if sleep {
-        trace::mm_vmscan_kswapd_sleep(&mut w.borrow_mut());
-        w.borrow_mut().pgdat.kswapd_sleeping = true;
-        engine::wait_event(w, q, None, false).await;
-        w.borrow_mut().pgdat.kswapd_sleeping = false;
-    } else if remaining {
-        w.borrow_mut()
-            .count(VmEvent::kswapd_low_wmark_hit_quickly, 1);
-    } else {
-        w.borrow_mut()
-            .count(VmEvent::kswapd_high_wmark_hit_quickly, 1);
-    }
-}
-
-fn highest_zone(k: &Kernel) -> usize {
-    (0..MAX_NR_ZONES)
-        .rev()
-        .find(|&i| k.zones[i].populated())
-        .unwrap_or(0)
-}
-
-/// The kswapd thread (`kswapd`, `kernel-reclaim.md` §2.6).
-pub async fn kswapd(w: World) {
-    let top = highest_zone(&w.borrow());
-    w.borrow_mut().pgdat.classzone_idx = top;
-    let mut order = 0;
-    let mut classzone = top;
-    let mut new_order = 0;
-    let mut new_classzone = top;
-    let mut balanced_order = 0;
-    let mut balanced_classzone = top;
-    loop {
-        {
-            let mut k = w.borrow_mut();
-            if balanced_classzone >= new_classzone && balanced_order == new_order {
-                new_order = k.pgdat.kswapd_max_order;
-                new_classzone = k.pgdat.classzone_idx;
-                k.pgdat.kswapd_max_order = 0;
-                k.pgdat.classzone_idx = top;
-            }
-        }
-        if order < new_order || classzone > new_classzone {
-            order = new_order;
-            classzone = new_classzone;
-        } else {
-            kswapd_try_to_sleep(&w, balanced_order, balanced_classzone).await;
-            let mut k = w.borrow_mut();
-            order = k.pgdat.kswapd_max_order;
-            classzone = k.pgdat.classzone_idx;
-            new_order = order;
-            new_classzone = classzone;
-            k.pgdat.kswapd_max_order = 0;
-            k.pgdat.classzone_idx = top;
-        }
-        if w.borrow().fatal.is_some() {
-            return;
-        }
-        trace::mm_vmscan_kswapd_wake(&mut w.borrow_mut(), order);
-        balanced_classzone = classzone;
-        balanced_order = balance_pgdat(&w, order, &mut balanced_classzone).await;
-    }
-}
+mod kswapd;
+pub use kswapd::kswapd;
 
 #[cfg(test)]
 mod tests;

@@ -10,6 +10,9 @@ pub mod mmtests;
 pub mod terminal;
 pub mod timeseries;
 
+/// The OOM killer's record of a kill, as the model keeps it.
+pub use crate::mm::oom_kill::OomKill;
+
 /// What one run produced.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunResult {
@@ -109,15 +112,4 @@ pub struct ThreadTimes {
     pub user_seconds: f64,
     /// Seconds in the kernel (faults, reclaim).
     pub system_seconds: f64,
-}
-
-/// One invocation of the OOM killer.
-#[derive(Clone, Debug, PartialEq)]
-pub struct OomKill {
-    /// Simulated seconds since the start.
-    pub at_seconds: f64,
-    /// The workload whose task was killed.
-    pub victim: String,
-    /// Its resident pages when killed.
-    pub rss_pages: u64,
 }

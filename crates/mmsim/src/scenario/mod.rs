@@ -20,6 +20,9 @@ pub use parse::{load, load_str};
 pub use units::{parse_duration, parse_size};
 
 use crate::block::{self, DeviceError};
+use crate::fs::Filesystem;
+use crate::mm::swapfile::SwapConfig;
+use crate::mm::VmSysctls;
 use std::fmt;
 
 /// Simulated nanoseconds.
@@ -51,8 +54,12 @@ pub struct Machine {
     pub ram: u64,
     /// Number of CPUs; bounds how many simulated threads run at once.
     pub cpus: u32,
+    /// RAM the board hides under the MMIO hole below 4 GiB (`pci_hole`, bytes): DMA32
+    /// ends at 4 GiB minus this and the rest of `ram` is Normal, as when the firmware
+    /// remaps it above 4 GiB. 0 (the default) lets DMA32 run to 4 GiB.
+    pub pci_hole: u64,
     /// The swap device, if any.
-    pub swap: Option<SwapDevice>,
+    pub swap: Option<SwapConfig>,
     /// Block devices with a filesystem (`[[device]]`), in file order.
     pub devices: Vec<BlockDevice>,
     /// The CPU's per-page costs of reclaim: the calibration module's estimates, changed
@@ -216,30 +223,6 @@ pub enum DeviceKind {
     Nfs,
 }
 
-/// Filesystems: what block placement and reclaim's `writepage` depend on (the behaviour is
-/// in `mm::backing_dev`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Filesystem {
-    /// ext4 with delayed allocation: blocks are allocated at writeback; reclaim's
-    /// `writepage` redirties pages whose blocks are not allocated yet.
-    Ext4,
-    /// ext3 (data=ordered): blocks are allocated at `write()`; pages carry buffer heads, and
-    /// the journal writes a transaction's dirty data buffers every commit interval (5 s)
-    /// without PG_writeback (`fs::jbd`). `writepage` writes only dirty buffers.
-    Ext3,
-    /// xfs (delayed allocation): `xfs_vm_writepage` refuses direct reclaim and writes for
-    /// kswapd, allocating blocks if needed.
-    Xfs,
-    /// btrfs: `btrfs_writepage` refuses every reclaimer (`PF_MEMALLOC`).
-    Btrfs,
-    /// No filesystem (a raw block device or a swap partition).
-    Raw,
-    /// An NFS mount (`type = "nfs"` only): no block allocation; pages go to the server in
-    /// WRITE RPCs and stay "unstable" until a COMMIT; reclaim's `writepage` writes
-    /// FILE_SYNC.
-    Nfs,
-}
-
 /// Elevators, by their sysfs names (`queue/scheduler`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scheduler {
@@ -261,56 +244,6 @@ impl Scheduler {
         match kind {
             DeviceKind::Hdd | DeviceKind::Raid0 { .. } => Scheduler::Cfq,
             _ => Scheduler::Deadline,
-        }
-    }
-}
-
-/// `[swap]`: a swap device with a simple service-time model (issue 2; the block layer replaces it).
-#[derive(Clone, Debug, PartialEq)]
-pub struct SwapDevice {
-    /// Bytes of swap space; a whole number of pages.
-    pub size: u64,
-    /// Time to read one page-cluster of pages that are not contiguous with the previous IO.
-    pub read_latency: Nanos,
-    /// Time a single page write is in flight.
-    pub write_latency: Nanos,
-    /// Sequential transfer rate in bytes per second.
-    pub bandwidth: u64,
-    /// A raw `[[device]]` holding the swap area: swap IO then goes through its request queue
-    /// and disk model, and the three fields above are unused.
-    pub device: Option<String>,
-}
-
-/// `[vm]`: the sysctls of `/proc/sys/vm` that the model reads.
-#[derive(Clone, Debug, PartialEq)]
-pub struct VmSysctls {
-    /// `min_free_kbytes`; `None` means the kernel's boot-time formula.
-    pub min_free_kbytes: Option<u64>,
-    /// `swappiness`, 0..=100.
-    pub swappiness: u32,
-    /// `lowmem_reserve_ratio` for DMA, DMA32, Normal.
-    pub lowmem_reserve_ratio: [u32; 3],
-    /// `page-cluster`: swap readahead is `1 << page_cluster` pages.
-    pub page_cluster: u32,
-    /// `vfs_cache_pressure`, percent.
-    pub vfs_cache_pressure: u32,
-    /// `laptop_mode`: non-zero disables `may_writepage` at the start of reclaim.
-    pub laptop_mode: bool,
-    /// `dirty_ratio`, `dirty_background_ratio`, `dirty_bytes`, `dirty_background_bytes`,
-    /// `dirty_expire_centisecs`, `dirty_writeback_centisecs`.
-    pub dirty: crate::mm::page_writeback::DirtySysctls,
-}
-
-impl Default for VmSysctls {
-    fn default() -> Self {
-        VmSysctls {
-            min_free_kbytes: None,
-            swappiness: 60,
-            lowmem_reserve_ratio: [256, 256, 32],
-            page_cluster: 3,
-            vfs_cache_pressure: 100,
-            laptop_mode: false,
-            dirty: Default::default(),
         }
     }
 }

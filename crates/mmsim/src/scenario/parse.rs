@@ -123,7 +123,8 @@ mod values;
 mod vm;
 mod workloads;
 
-use super::{KernelSelection, Machine, RunParams, Scenario, ScenarioError, SlabParams, VmSysctls};
+use super::{KernelSelection, Machine, RunParams, Scenario, ScenarioError, SlabParams};
+use crate::mm::VmSysctls;
 #[cfg(test)]
 use check::nearest;
 use check::{opt, sub_table, Cx, Res, Table};
@@ -194,7 +195,7 @@ fn resolve(cx: &Cx<'_>, entries: &[tree::Entry], name: &str) -> Res<Scenario> {
             "missing required table [machine]: expected at least `[machine]` with `ram = \"4G\"`",
         )
     })?;
-    let (ram, cpus) = machine::machine(cx, &machine_t)?;
+    let (ram, cpus, pci_hole) = machine::machine(cx, &machine_t)?;
 
     let devices = match opt(&root, "device") {
         Some(item) => devices::devices(cx, &item)?,
@@ -244,6 +245,7 @@ fn resolve(cx: &Cx<'_>, entries: &[tree::Entry], name: &str) -> Res<Scenario> {
             swap,
             devices,
             reclaim_costs: Default::default(),
+            pci_hole,
         },
         vm,
         run,

@@ -2,9 +2,11 @@
 
 use super::super::{
     KernelSelection, Machine, MemEaterThen, MemcachetestParams, RunParams, Scenario, ScenarioError,
-    SlabParams, SwapDevice, VmSysctls, Workload, WorkloadKind,
+    SlabParams, Workload, WorkloadKind,
 };
 use super::{load_str, nearest};
+use crate::mm::swapfile::SwapConfig;
+use crate::mm::VmSysctls;
 
 const K: u64 = 1024;
 const M: u64 = 1024 * K;
@@ -61,6 +63,7 @@ fn minimal_file_gets_every_default() {
             devices: Vec::new(),
             swap: None,
             reclaim_costs: Default::default(),
+            pci_hole: 0,
         }
     );
     assert_eq!(s.vm, VmSysctls::default());
@@ -93,7 +96,7 @@ fn swap_defaults_latency_and_bandwidth() {
     let s = ok("[machine]\nram = \"1G\"\n[swap]\nsize = \"2G\"\n");
     assert_eq!(
         s.machine.swap,
-        Some(SwapDevice {
+        Some(SwapConfig {
             size: 2 * G,
             read_latency: 5 * MS,
             write_latency: 5 * MS,
@@ -371,10 +374,11 @@ fn full_example_round_trips_every_value() {
         name: "full".into(),
         machine: Machine {
             reclaim_costs: Default::default(),
+            pci_hole: 0,
             ram: 4 * G,
             cpus: 8,
             devices: Vec::new(),
-            swap: Some(SwapDevice {
+            swap: Some(SwapConfig {
                 size: 8 * G,
                 read_latency: 7 * MS,
                 write_latency: 250_000,
@@ -699,6 +703,17 @@ fn string_where_integer_expected_names_both() {
 fn zero_cpus_is_rejected() {
     let e = err("[machine]\nram = \"4G\"\ncpus = 0\n");
     assert_err(&e, "machine.cpus", 3, "out of range");
+}
+
+#[test]
+fn pci_hole_is_a_size_that_leaves_dma_below_it() {
+    let s = ok("[machine]\nram = \"8G\"\npci_hole = \"1G\"\n");
+    assert_eq!(s.machine.pci_hole, 1 << 30);
+    assert_eq!(ok("[machine]\nram = \"8G\"\n").machine.pci_hole, 0);
+    let e = err("[machine]\nram = \"8G\"\npci_hole = \"4G\"\n");
+    assert_err(&e, "machine.pci_hole", 3, "at most 4080M");
+    let e = err("[machine]\nram = \"8G\"\npci_hole = \"4095M\"\n");
+    assert_err(&e, "machine.pci_hole", 3, "at most 4080M");
 }
 
 #[test]
@@ -1304,7 +1319,8 @@ fn device(ty: &str, extra: &str) -> String {
 
 #[test]
 fn an_nfs_mount_implies_filesystem_nfs_and_takes_its_network_keys() {
-    use super::super::{DeviceKind, Filesystem};
+    use super::super::DeviceKind;
+    use crate::fs::Filesystem;
     let s = ok(&device(
         "nfs",
         "bandwidth = \"10M\"\nlatency = \"1ms\"\nserver_bandwidth = \"50M\"\nwsize = \"256K\"\n",
@@ -1316,6 +1332,32 @@ fn an_nfs_mount_implies_filesystem_nfs_and_takes_its_network_keys() {
     assert_eq!(d.params.wsize, Some(256 * 1024));
     let model = d.model().expect("a valid mount");
     assert_eq!(model.max_sectors(), 512, "wsize in sectors");
+}
+
+/// Every filesystem of the format loads by its name; a misspelt one is an error listing them
+/// all, with the nearest as a suggestion.
+#[test]
+fn each_filesystem_loads_by_name_and_a_misspelt_one_lists_them() {
+    use crate::fs::Filesystem;
+    for (name, fs) in [
+        ("ext4", Filesystem::Ext4),
+        ("ext3", Filesystem::Ext3),
+        ("ext2", Filesystem::Ext2),
+        ("xfs", Filesystem::Xfs),
+        ("btrfs", Filesystem::Btrfs),
+        ("raw", Filesystem::Raw),
+    ] {
+        let s = ok(&device("hdd", &format!("filesystem = \"{name}\"\n")));
+        assert_eq!(s.machine.devices[0].filesystem, fs, "{name}");
+    }
+    let e = err(&device("hdd", "filesystem = \"ext5\"\n"));
+    assert_err(
+        &e,
+        "device[0].filesystem",
+        6,
+        "expected one of \"ext4\", \"ext3\", \"ext2\", \"xfs\", \"btrfs\", \"raw\", \"nfs\", found \"ext5\"",
+    );
+    assert_eq!(e.suggestion.as_deref(), Some("ext4"));
 }
 
 /// Each (type, keys, error key, line, message part) is rejected as described.

@@ -4,7 +4,6 @@
 
 use super::{exit, killed, CpuDebt};
 use crate::calibration::{COPY_PAGE_NS, PAGE_SIZE};
-use crate::fs::inode::Inode;
 use crate::mm::readahead::{read_page, RaState};
 use crate::mm::World;
 
@@ -17,11 +16,10 @@ pub fn create_file(w: &World, name: &str, bdi: usize, size: u64) -> usize {
     let pages = size / PAGE_SIZE;
     let sector = k.bdis[bdi].next_free_sector;
     k.bdis[bdi].next_free_sector += pages * crate::mm::backing_dev::PAGE_SECTORS as u64;
-    let mut inode = Inode::new(name, bdi);
-    inode.size_pages = pages;
-    inode.add_extent(0, sector, pages);
-    k.inodes.push(inode);
-    k.inodes.len() - 1
+    let ino = crate::mm::inode::new_inode(&mut k, name, bdi);
+    k.inodes[ino].size_pages = pages;
+    k.inodes[ino].add_extent(0, sector, pages);
+    ino
 }
 
 /// The cat task.
@@ -52,6 +50,6 @@ pub async fn run(w: World, idx: usize, mm: usize, ino: usize) {
     debt.flush(&w).await;
     let mut k = w.borrow_mut();
     let now = k.sched.now();
-    k.workloads[idx].io_done_at = Some(now);
+    super::stats(&mut k, idx).io_done_at = Some(now);
     super::finished(&mut k, idx);
 }

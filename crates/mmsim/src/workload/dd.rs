@@ -7,7 +7,6 @@
 use super::{enter, exit, killed, CpuDebt, Phase};
 use crate::calibration::PAGE_SIZE;
 use crate::fs::fs_writeback::vfs_fsync_range;
-use crate::fs::inode::Inode;
 use crate::mm::page_writeback::{balance_dirty_pages_ratelimited, DirtyTask};
 use crate::mm::{filemap, World};
 use crate::scenario::{DdConv, DdParams};
@@ -43,7 +42,7 @@ pub async fn run(w: World, idx: usize, mm: usize, bdi: usize, dd: DdParams) {
         DdConv::None => {}
     }
     let now = w.borrow().sched.now();
-    w.borrow_mut().workloads[idx].io_done_at = Some(now);
+    super::stats(&mut w.borrow_mut(), idx).io_done_at = Some(now);
     if let Some(bytes) = dd.truncate_to {
         filemap::truncate_setsize(&w, ino, bytes / PAGE_SIZE).await;
     }
@@ -64,11 +63,7 @@ pub async fn open_trunc(w: &World, bdi: usize, name: &str) -> usize {
             filemap::truncate_inode_pages(w, ino).await;
             ino
         }
-        None => {
-            let mut k = w.borrow_mut();
-            k.inodes.push(Inode::new(name, bdi));
-            k.inodes.len() - 1
-        }
+        None => crate::mm::inode::new_inode(&mut w.borrow_mut(), name, bdi),
     }
 }
 
@@ -92,4 +87,50 @@ pub async fn wait_for_used_memory(w: &World, bytes: u64) {
         sleep(w, 2 * SEC).await;
     }
     sleep(w, 5 * SEC).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::SEC;
+    use crate::mm::page_alloc::{alloc_flags, get_page_from_freelist};
+    use crate::mm::vmstat::ZoneStat;
+    use crate::mm::Gfp;
+    use crate::sim::{boot_for_test, run_task};
+
+    #[test]
+    fn used_memory_counts_the_page_cache_as_2013_free_did() {
+        let w = boot_for_test(64, 0, "3.9");
+        // 4 MiB of page cache and nothing else allocated: "used" is MemTotal - MemFree.
+        let used = {
+            let mut k = w.borrow_mut();
+            for _ in 0..1024 {
+                let pfn =
+                    get_page_from_freelist(&mut k, Gfp::KERNEL, 0, alloc_flags::NO_WATERMARKS)
+                        .unwrap();
+                let zi = k.page_zone(pfn);
+                k.zones[zi].mod_stat(ZoneStat::nr_file_pages, 1);
+            }
+            let total: u64 = k.zones.iter().map(|z| z.managed_pages).sum();
+            (total - k.global_stat(ZoneStat::nr_free_pages)) * PAGE_SIZE
+        };
+        let w2 = w.clone();
+        run_task(&w, 40 * SEC, async move {
+            let start = w2.borrow().sched.now();
+            wait_for_used_memory(&w2, used).await;
+            // Reached at the first poll, then the 5 s sleep.
+            assert_eq!(w2.borrow().sched.now() - start, 5 * SEC);
+            // A page more is used from 3 s on: seen at the poll of 4 s, every 2 s from the
+            // start, then the 5 s.
+            let w3 = w2.clone();
+            w2.borrow_mut().sched.spawn("user", async move {
+                crate::engine::sleep(&w3, 3 * SEC).await;
+                let mut k = w3.borrow_mut();
+                get_page_from_freelist(&mut k, Gfp::KERNEL, 0, alloc_flags::NO_WATERMARKS).unwrap();
+            });
+            let start = w2.borrow().sched.now();
+            wait_for_used_memory(&w2, used + PAGE_SIZE).await;
+            assert_eq!(w2.borrow().sched.now() - start, 9 * SEC);
+        });
+    }
 }

@@ -38,7 +38,7 @@ pub async fn run(
         }
     }
     let now = w.borrow().sched.now();
-    w.borrow_mut().workloads[idx].touched_at = Some(now);
+    super::stats(&mut w.borrow_mut(), idx).touched_at = Some(now);
     match then {
         MemEaterThen::Hold => {
             enter(&mut w.borrow_mut(), idx, Phase::Holding, 0);
@@ -54,7 +54,7 @@ pub async fn run(
                 }
             }
             debt.flush(&w).await;
-            w.borrow_mut().workloads[idx].passes += 1;
+            super::stats(&mut w.borrow_mut(), idx).passes += 1;
             // Untouched until the next pass.
             enter(&mut w.borrow_mut(), idx, Phase::Holding, 0);
             let now = w.borrow().sched.now();

@@ -103,7 +103,7 @@ pub fn spawn(w: &World, idx: usize, name: &str, cfg: Config, start: Nanos) -> Ta
             if populate && populate_share(&w2, idx, &s, i, threads).await.is_err() {
                 return;
             }
-            let deadline = duration.map(|d| w2.borrow().workloads[idx].started_at + d);
+            let deadline = duration.map(|d| super::stats_of(&w2.borrow(), idx).started_at + d);
             client(w2, idx, idx, s, set_percent, deadline).await;
         });
         first.get_or_insert(t);
@@ -152,7 +152,7 @@ async fn populate_share(
         debt.user(MEMCACHETEST_OP_NS);
         let must_wait = {
             let mut k = w.borrow_mut();
-            k.workloads[idx].progress += 1;
+            super::stats(&mut k, idx).progress += 1;
             debt.maybe_flush_now(&mut k)
         };
         if must_wait {
@@ -169,7 +169,7 @@ async fn populate_share(
         let mut k = w.borrow_mut();
         let now = k.sched.now();
         // The measured phase (and memcachetest's -T) starts now.
-        k.workloads[idx].started_at = now;
+        super::stats(&mut k, idx).started_at = now;
         enter(&mut k, idx, Phase::Running, 0);
         let q = k.wq.child_exit;
         k.sched.wake_all(q);
@@ -286,7 +286,7 @@ pub async fn client(
         debt.user(MEMCACHETEST_OP_NS);
         let must_wait = {
             let mut k = w.borrow_mut();
-            k.workloads[idx].ops += 1;
+            super::stats(&mut k, idx).ops += 1;
             debt.maybe_flush_now(&mut k)
         };
         if must_wait {

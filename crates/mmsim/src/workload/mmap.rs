@@ -46,11 +46,11 @@ pub async fn run(w: World, idx: usize, mm: usize, ino: usize, p: MmapParams) {
             // 3.x msync(MS_SYNC) of a shared file mapping is vfs_fsync of the whole file.
             vfs_fsync_range(&w, ino, 0..u64::MAX, false).await;
         }
-        w.borrow_mut().workloads[idx].passes += 1;
+        super::stats(&mut w.borrow_mut(), idx).passes += 1;
     }
     let mut k = w.borrow_mut();
     let now = k.sched.now();
-    k.workloads[idx].io_done_at = Some(now);
+    super::stats(&mut k, idx).io_done_at = Some(now);
     memory::munmap(&mut k, mm, start);
     super::finished(&mut k, idx);
 }

@@ -87,6 +87,53 @@ pub struct WorkloadStats {
     pub parallelio: Vec<parallelio::Iteration>,
 }
 
+/// User space's own bookkeeping: every task's counters and the run's end condition. It
+/// lives in the machine's opaque user slot (`Kernel::user`), which the kernel never reads.
+#[derive(Debug, Default)]
+pub struct Userspace {
+    /// Each task's counters, by task slot ([`new_task`]).
+    pub stats: Vec<WorkloadStats>,
+    /// `[run] end = "workloads"`: how many scenario workloads (the first task slots) must
+    /// finish to end the run.
+    pub end_when_done: Option<usize>,
+    /// Scenario workloads that have finished.
+    pub done: usize,
+}
+
+impl Userspace {
+    /// No task yet; the run ends when `end_when_done` scenario workloads have finished.
+    pub fn new(end_when_done: Option<usize>) -> Userspace {
+        Userspace {
+            end_when_done,
+            ..Default::default()
+        }
+    }
+}
+
+/// The workloads' bookkeeping, from the machine's user slot.
+#[inline]
+pub fn userspace(k: &mut Kernel) -> &mut Userspace {
+    k.user
+        .downcast_mut()
+        .expect("the machine boots with the workloads' bookkeeping")
+}
+
+/// The counters of task slot `idx`.
+#[inline]
+pub fn stats(k: &mut Kernel, idx: usize) -> &mut WorkloadStats {
+    &mut userspace(k).stats[idx]
+}
+
+/// The counters of task slot `idx`, read-only.
+#[inline]
+pub fn stats_of(k: &Kernel, idx: usize) -> &WorkloadStats {
+    let u: &Userspace = k
+        .user
+        .downcast_ref()
+        .expect("the machine boots with the workloads' bookkeeping");
+    &u.stats[idx]
+}
+
 /// CPU time a workload has used and not yet been charged for.
 #[derive(Debug, Default)]
 pub struct CpuDebt {
@@ -157,32 +204,14 @@ impl CpuDebt {
     }
 }
 
-/// Workload accesses to memory, each counted once by [`access`] on its first look at the
-/// page table: the retry after a fault is part of the same access. Kept for the benchmark;
-/// nothing in the simulation reads them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct AccessCounts {
-    /// Accesses that found their page present (page-table hits): no kernel code ran.
-    pub hits: u64,
-    /// Accesses that faulted. The kernel's own `pgfault`/`pgmajfault` count the faults its
-    /// handlers took, which can be a few fewer: a fault that finds the page already mapped
-    /// by another thread, one past the end of a file, or one whose swap slot was freed
-    /// meanwhile is not counted there.
-    pub faulted: u64,
-}
+pub use crate::mm::memory::AccessCounts;
 
-impl AccessCounts {
-    /// Every access: hits and faulting accesses.
-    pub fn total(&self) -> u64 {
-        self.hits + self.faulted
-    }
-
-    #[inline]
-    fn count(&mut self, a: Access) {
-        match a {
-            Access::Hit => self.hits += 1,
-            Access::Fault => self.faulted += 1,
-        }
+/// Count one access in the machine's [`AccessCounts`].
+#[inline]
+fn count_access(c: &mut AccessCounts, a: Access) {
+    match a {
+        Access::Hit => c.hits += 1,
+        Access::Fault => c.faulted += 1,
     }
 }
 
@@ -213,7 +242,7 @@ pub async fn access_slow(
     let a = {
         let mut k = w.borrow_mut();
         let a = memory::touch(&mut k, mm, vpn, write);
-        k.accesses.count(a);
+        count_access(&mut k.accesses, a);
         a
     };
     if a == Access::Fault {
@@ -294,7 +323,7 @@ pub async fn delay_start(w: &World, idx: usize, start: Nanos) {
     }
     let mut k = w.borrow_mut();
     let now = k.sched.now();
-    let st = &mut k.workloads[idx];
+    let st = stats(&mut k, idx);
     st.started_at = now;
     // Threads of one workload start together; the first may already have moved on.
     if st.phase == Phase::NotStarted {
@@ -310,14 +339,14 @@ pub fn page_done(w: &World, idx: usize) {
 /// [`page_done`] for a caller holding the kernel.
 #[inline]
 pub fn page_done_k(k: &mut Kernel, idx: usize) {
-    let st = &mut k.workloads[idx];
+    let st = stats(k, idx);
     st.pages_touched += 1;
     st.progress += 1;
 }
 
 /// Enter `phase`, with `total` units of work to do in it.
 pub fn enter(k: &mut Kernel, idx: usize, phase: Phase, total: u64) {
-    let st = &mut k.workloads[idx];
+    let st = stats(k, idx);
     st.phase = phase;
     st.progress = 0;
     st.progress_total = total;
@@ -355,21 +384,26 @@ pub fn killed_k(k: &Kernel) -> bool {
 pub fn exit(w: &World, mm: usize, stats: usize) {
     let mut k = w.borrow_mut();
     crate::mm::memory::exit_mmap(&mut k, mm);
-    k.workloads[stats].killed = true;
+    self::stats(&mut k, stats).killed = true;
     finished(&mut k, stats);
-    k.workloads[stats].phase = Phase::Killed;
+    self::stats(&mut k, stats).phase = Phase::Killed;
 }
 
 /// The workload has finished: note when, and wake whoever waits for it.
 pub fn finished(k: &mut Kernel, stats: usize) {
     let now = k.sched.now();
-    if k.workloads[stats].finished_at.is_some() {
+    let u = userspace(k);
+    let st = &mut u.stats[stats];
+    if st.finished_at.is_some() {
         return;
     }
-    k.workloads[stats].finished_at = Some(now);
-    k.workloads[stats].phase = Phase::Finished;
-    if k.end_when_done.is_some_and(|n| stats < n) {
-        k.workloads_done += 1;
+    st.finished_at = Some(now);
+    st.phase = Phase::Finished;
+    if u.end_when_done.is_some_and(|n| stats < n) {
+        u.done += 1;
+        if u.end_when_done == Some(u.done) {
+            k.halt = true;
+        }
     }
     let q = k.wq.child_exit;
     k.sched.wake_all(q);
@@ -377,12 +411,14 @@ pub fn finished(k: &mut Kernel, stats: usize) {
 
 /// A new task slot: its counters and its address space (`fork`); returns its index.
 pub fn new_task(k: &mut Kernel, name: &str) -> usize {
-    k.workloads.push(WorkloadStats::default());
+    let u = userspace(k);
+    u.stats.push(WorkloadStats::default());
+    let idx = u.stats.len() - 1;
     k.mms.push(crate::mm::memory::Mm {
         name: name.to_string(),
         ..Default::default()
     });
-    k.workloads.len() - 1
+    idx
 }
 
 /// Wait until workload `stats` has finished (`waitpid`).
@@ -390,7 +426,7 @@ pub async fn wait_for(w: &World, stats: usize) {
     loop {
         let q = {
             let k = w.borrow();
-            if k.workloads[stats].finished_at.is_some() {
+            if stats_of(&k, stats).finished_at.is_some() {
                 return;
             }
             k.wq.child_exit

@@ -110,7 +110,7 @@ pub async fn run(w: World, idx: usize, bdi: usize, p: ParallelioParams) {
                 w.borrow_mut().mms[d].task = Some(t);
                 wait_for(&w, d).await;
                 let k = w.borrow();
-                let st = &k.workloads[d];
+                let st = super::stats_of(&k, d);
                 io_seconds = st
                     .io_done_at
                     .map(|t| super::secs(t.saturating_sub(st.started_at)));
@@ -120,22 +120,24 @@ pub async fn run(w: World, idx: usize, bdi: usize, p: ParallelioParams) {
             rm_largefile(&w, bdi).await;
             let ops_per_sec = {
                 let k = w.borrow();
-                let st = &k.workloads[mc];
+                let st = super::stats_of(&k, mc);
                 let ran = st.finished_at.unwrap_or(st.started_at) - st.started_at;
                 st.ops as f64 / super::secs(ran.max(1))
             };
             let d = |i: usize| after[i] - before[i];
-            w.borrow_mut().workloads[idx].parallelio.push(Iteration {
-                size,
-                iteration,
-                ops_per_sec,
-                io_seconds,
-                pswpin: d(0),
-                pswpout: d(1),
-                pgfault: d(2),
-                pgmajfault: d(3),
-            });
-            w.borrow_mut().workloads[idx].progress += 1;
+            super::stats(&mut w.borrow_mut(), idx)
+                .parallelio
+                .push(Iteration {
+                    size,
+                    iteration,
+                    ops_per_sec,
+                    io_seconds,
+                    pswpin: d(0),
+                    pswpout: d(1),
+                    pgfault: d(2),
+                    pgmajfault: d(3),
+                });
+            super::stats(&mut w.borrow_mut(), idx).progress += 1;
         }
     }
     finished(&mut w.borrow_mut(), idx);

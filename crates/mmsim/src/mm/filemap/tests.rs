@@ -6,7 +6,7 @@
 
 use super::*;
 use crate::engine::{Executor, Nanos, SEC};
-use crate::fs::inode::I_DIRTY_PAGES;
+use crate::mm::inode::I_DIRTY_PAGES;
 use crate::mm::memory::{self, Access, Mm, PTE_DIRTY, PTE_PFN_MASK, PTE_PRESENT, PTE_YOUNG};
 use crate::mm::page::{PG_BUDDY, PG_DIRTY, PG_READAHEAD};
 use crate::mm::page_writeback::clear_page_dirty_for_io;
@@ -17,7 +17,7 @@ use std::rc::Rc;
 /// A 128 MiB machine with an ext4 disk `sda` (device 0) and no swap.
 fn machine() -> World {
     let w = crate::sim::boot_for_test(128, 0, "3.9");
-    crate::sim::add_block_device(&w, &crate::scenario::BlockDevice::ext4_hdd("sda")).unwrap();
+    crate::sim::add_test_disk(&w, "sda", "ext4");
     w
 }
 
@@ -239,8 +239,7 @@ fn truncate_to_n_pages_keeps_the_pages_below_n_and_frees_the_rest_with_exact_cou
     let mut ex = Executor::new(w.clone());
     let ino = {
         let mut k = w.borrow_mut();
-        k.inodes.push(crate::fs::inode::Inode::new("t", 0));
-        k.inodes.len() - 1
+        crate::mm::inode::new_inode(&mut k, "t", 0)
     };
     let w2 = w.clone();
     run_task(&mut ex, &w, SEC, async move {

@@ -2,11 +2,14 @@
 //! §3.8, §4.1, §4.2, §4.4, §4.5, §4.10) and the seed 000 diffs. Expected values are computed
 //! here from the specification's formulas, never copied from the code under test.
 
+use super::testing::*;
 use super::*;
 use crate::engine::{Executor, SEC};
+use crate::mm::fs_ops::{AddressSpaceOps, EMPTY_AOPS};
+use crate::mm::inode::Inode;
 use crate::mm::memory::{Mm, PTE_DIRTY, PTE_PRESENT, PTE_YOUNG, VM_EXEC, VM_LOCKED};
 use crate::mm::mmzone::{WMARK_HIGH, WMARK_LOW, WMARK_MIN, ZONE_DMA, ZONE_DMA32};
-use crate::mm::page_alloc::{alloc_flags, get_page_from_freelist};
+use crate::mm::page_writeback;
 use crate::mm::rmap;
 use crate::mm::swapfile::SWAP_HAS_CACHE;
 use crate::presets;
@@ -16,8 +19,6 @@ use std::rc::Rc;
 
 /// RAM of the test machine: DMA (~4000 pages) and DMA32 (~14000 managed pages), no Normal.
 const RAM_MIB: u64 = 128;
-/// The zone the tests build their lists in: the first zone of every zonelist here.
-const Z: usize = ZONE_DMA32;
 
 fn world(swap_mib: u64, preset: &str) -> World {
     boot_for_test(RAM_MIB, swap_mib, preset)
@@ -29,18 +30,12 @@ fn switches(preset: &str) -> crate::presets::Switches {
         .switches
 }
 
-/// A free order-0 page of zone `Z`, taken from the buddy allocator.
-fn take_page(k: &mut Kernel) -> Pfn {
-    let pfn =
-        get_page_from_freelist(k, Gfp::KERNEL, 0, alloc_flags::NO_WATERMARKS).expect("a free page");
-    assert_eq!(k.page_zone(pfn), Z, "test pages come from DMA32");
-    pfn
-}
-
-/// `n` page-cache stand-ins (not swap-backed, unmapped) on `lru`.
+/// `n` page-cache stand-ins (not swap-backed, unmapped) on `lru`: pages of a file on device
+/// 0 if the machine has one, else of a file on no filesystem.
 fn file_pages(k: &mut Kernel, lru: Lru, n: u64) -> Vec<Pfn> {
     let ino = k.inodes.len();
-    k.inodes.push(crate::fs::inode::Inode::new("test-file", 0));
+    let a_ops: &'static dyn AddressSpaceOps = k.bdis.first().map_or(&EMPTY_AOPS, |b| b.a_ops);
+    k.inodes.push(Inode::new("test-file", 0, a_ops));
     (0..n)
         .map(|i| {
             let pfn = take_page(k);
@@ -90,12 +85,6 @@ fn anon_pages(
 fn pte_of(k: &Kernel, pfn: Pfn) -> u32 {
     let mm = k.pages.mapping[pfn as usize] as usize;
     k.mms[mm].pte(k.pages.index[pfn as usize])
-}
-
-fn sc_at(priority: i32, kswapd: bool) -> ScanControl {
-    let mut sc = ScanControl::new(Gfp::KERNEL, 0, kswapd, false);
-    sc.priority = priority;
-    sc
 }
 
 /// §3.4's FRACT arithmetic, written out from the specification.
@@ -534,7 +523,7 @@ fn shrink_page_list_keeps_a_mapped_file_page_once_then_unmaps_and_frees_it() {
 fn direct_reclaim_unmaps_a_dirty_mapped_file_page_and_leaves_it_to_the_flushers() {
     let w = world(0, "3.9");
     // The file's device, for its dirty accounting.
-    crate::sim::add_block_device(&w, &crate::scenario::BlockDevice::ext4_hdd("sda")).unwrap();
+    crate::sim::add_test_disk(&w, "sda", "ext4");
     let (p, mm, vpn) = mapped_file_page(&mut w.borrow_mut(), Lru::InactiveFile, false, 0);
     // Stored to through a writable PTE: dirty in the PTE only, until the unmap.
     *w.borrow_mut().mms[mm].pte_mut(vpn) |= PTE_DIRTY;
@@ -1518,16 +1507,6 @@ fn wakeup_kswapd_lowers_the_pending_classzone_only_with_a_higher_order() {
 // ---------------------------------------------------------------------------------------
 // Page-cache pages in reclaim (§3.8 use-once, §4.1 __remove_mapping)
 
-fn isolate_all(k: &mut Kernel, pages: &[Pfn]) -> PageList {
-    let mut list = PageList::default();
-    for &pfn in pages {
-        swap::del_page_from_lru_list(k, pfn);
-        k.pages.set(pfn, PG_ISOLATED);
-        list.push(pfn);
-    }
-    list
-}
-
 #[test]
 fn shrink_page_list_frees_clean_file_pages_out_of_the_page_cache() {
     let w = world(0, "3.9");
@@ -1604,140 +1583,171 @@ fn reclaim_waits_for_writeback_only_far_above_the_dirty_limit() {
     assert!(too_much_writeback(&k), "above 1.1 x the limit");
     k.zones[Z].mod_stat(ZoneStat::nr_writeback, -((limit + limit / 10 + 1) as i64));
 }
-
-// ---------------------------------------------------------------------------------------
-// Buffer heads in reclaim (LD patch 7, §4.2; `fs/buffer.c`)
-
-/// `page_check_dirty_writeback` with the buffer-head hook: for a page with buffers, dirty =
-/// a buffer is dirty and writeback = PG_writeback or a buffer locked, but only with the
-/// switch on; otherwise, and for pages without buffers, the page flags; anonymous pages
-/// never count.
-#[test]
-fn page_check_dirty_writeback_consults_buffers_only_with_the_hook() {
-    use crate::fs::buffer::testing::{machine, new_file, written_page};
-    use crate::scenario::Filesystem;
-    let w = machine("lessdisrupt-v7r10", Filesystem::Ext3);
-    let mut k = w.borrow_mut();
-    let ino = new_file(&mut k);
-    let pfn = written_page(&mut k, ino, 0);
-    let saved = k.pages.flags[pfn as usize];
-    let bits = [PG_DIRTY, PG_WRITEBACK, PG_BH_DIRTY, PG_BH_LOCKED];
-    for hook in [false, true] {
-        k.sw.set(Switch::BufferDirtyWritebackHook, hook);
-        for combo in 0..16u32 {
-            let state: u32 = (0..4)
-                .filter(|i| combo & (1 << i) != 0)
-                .map(|i| bits[i])
-                .sum();
-            for buffers in [false, true] {
-                let base =
-                    saved & !(PG_DIRTY | PG_WRITEBACK | PG_BH_DIRTY | PG_BH_LOCKED | PG_PRIVATE);
-                k.pages.flags[pfn as usize] = base | state | if buffers { PG_PRIVATE } else { 0 };
-                let has = |f| state & f != 0;
-                let expected = if hook && buffers {
-                    (has(PG_BH_DIRTY), has(PG_WRITEBACK) || has(PG_BH_LOCKED))
-                } else {
-                    (has(PG_DIRTY), has(PG_WRITEBACK))
-                };
-                assert_eq!(
-                    page_check_dirty_writeback(&k, pfn),
-                    expected,
-                    "hook {hook}, buffers {buffers}, state {state:#x}"
-                );
-            }
-        }
-    }
-    k.pages.flags[pfn as usize] = saved;
-    // An anonymous page never counts, whatever its flags.
-    let anon = take_page(&mut k);
-    k.pages.flags[anon as usize] = PG_SWAPBACKED | PG_DIRTY | PG_WRITEBACK;
-    assert_eq!(page_check_dirty_writeback(&k, anon), (false, false));
-    k.pages.flags[anon as usize] = 0;
-    crate::mm::page_alloc::free_page(&mut k, anon);
+/// A test machine whose swap is the last 256 MiB of an ext4 disk `sda` (one request queue
+/// for both, as in seed 000's layout).
+fn world_with_swap_on_sda(preset: &str) -> World {
+    let mut s = crate::sim::scenario_for_test(RAM_MIB, 256);
+    let mut sda = crate::scenario::BlockDevice::ext4_hdd("sda");
+    sda.size = 1 << 30;
+    s.machine.devices = vec![sda];
+    s.machine.swap.as_mut().unwrap().device = Some("sda".into());
+    let kernel = presets::resolve(preset, &[]).unwrap();
+    crate::sim::boot(&s, &kernel, 1).unwrap()
 }
 
-/// kswapd writing from an LRU tail flagged ZONE_TAIL_LRU_DIRTY, on ext3: a PG_dirty page
-/// whose buffers the journal has written is "written" without IO and freed at once; one
-/// whose buffers are under the journal's IO is redirtied and kept; a clean page with locked
-/// buffers cannot release them and is activated. Only the stall accounting depends on the
-/// hook: with it, the first page is clean and the other two under writeback; without it,
-/// the first two are unqueued dirty and the third clean.
-#[test]
-fn kswapd_frees_ext3_pages_with_clean_buffers_without_io() {
-    use crate::fs::buffer::testing::{machine, new_file, written_page};
-    use crate::scenario::Filesystem;
-    for hook in [true, false] {
-        let sw = [("buffer_is_dirty_writeback".to_string(), hook)];
-        let preset = presets::resolve("lessdisrupt-v7r10", &sw).unwrap();
-        let w = machine("lessdisrupt-v7r10", Filesystem::Ext3);
-        w.borrow_mut().sw = preset.switches;
-        let (pages, mut list) = {
-            let mut k = w.borrow_mut();
-            let ino = new_file(&mut k);
-            let pages: Vec<Pfn> = (0..3).map(|i| written_page(&mut k, ino, i)).collect();
-            let [written, in_io, clean_locked] = [pages[0], pages[1], pages[2]];
-            for &p in &pages {
-                k.pages.clear(p, PG_REFERENCED | PG_BH_DIRTY);
-            }
-            k.pages.set(in_io, PG_BH_LOCKED);
-            assert!(crate::mm::page_writeback::clear_page_dirty_for_io(
-                &mut k,
-                clean_locked
-            ));
-            k.pages.set(clean_locked, PG_BH_LOCKED);
-            assert!(k.pages.test(written, PG_DIRTY) && k.page_zone(written) == Z);
-            k.zones[Z].set_flag(ZONE_TAIL_LRU_DIRTY);
-            let list = isolate_all(&mut k, &pages);
-            k.zones[Z].mod_stat(ZoneStat::nr_isolated_file, 3);
-            (pages, list)
-        };
-        let w2 = w.clone();
-        run_task(&w, SEC, async move {
-            let mut sc = sc_at(DEF_PRIORITY, true);
-            let mut st = PageListStats::default();
-            let freed = shrink_page_list(&w2, Z, &mut sc, &mut list, &mut st).await;
-            assert_eq!(freed, 1, "hook {hook}");
-            let expected = if hook {
-                // Clean buffers: not dirty. Locked buffers: under writeback (both).
-                PageListStats {
-                    nr_dirty: 2,
-                    ..Default::default()
-                }
-            } else {
-                PageListStats {
-                    nr_dirty: 2,
-                    nr_unqueued_dirty: 2,
-                    ..Default::default()
-                }
-            };
-            assert_eq!(st, expected, "hook {hook}");
-            let mut k = w2.borrow_mut();
-            putback_inactive_pages(&mut k, Z, &list);
-            k.zones[Z].mod_stat(ZoneStat::nr_isolated_file, -(list.len as i64));
-        });
-        let k = w.borrow();
-        let [written, in_io, clean_locked] = [pages[0], pages[1], pages[2]];
-        assert!(k.pages.test(written, PG_BUDDY) || k.pages.flags[written as usize] == 0);
-        assert!(k.pages.test(in_io, PG_DIRTY | PG_BH_LOCKED) && !k.pages.test(in_io, PG_WRITEBACK));
-        assert_eq!(k.pages.lru(in_io), Lru::InactiveFile);
-        assert_eq!(k.pages.lru(clean_locked), Lru::ActiveFile);
-        assert!(k.pages.test(clean_locked, PG_PRIVATE | PG_BH_LOCKED));
-        assert_eq!(
-            k.global_stat(ZoneStat::nr_vmscan_write),
-            2,
-            "both dirty pages"
-        );
-        assert_eq!(
-            k.global_stat(ZoneStat::nr_written),
-            2,
-            "two empty writebacks"
-        );
-        let q = &k.bdis[0].queue;
-        assert_eq!(
-            (q.in_flight() + q.queued(), q.stats().sectors_written),
-            (0, 0),
-            "no IO"
-        );
-        invariants::check(&k).expect("invariants after reclaim");
+/// Fills `bdi`'s async request pool with one-page writes that merge with nothing (sectors
+/// far apart at the start of the disk), past the allocation that fills it and the batch
+/// that allocation allows; returns how many were queued. The writes carry no page, so the
+/// tests using this end before the disk completes any ([`POOL_TEST_END`]).
+fn fill_async_pool(k: &mut Kernel, bdi: usize) -> u32 {
+    let mut n = 0;
+    while backing_dev::try_submit_bio(
+        k,
+        bdi,
+        crate::block::Bio {
+            dir: crate::block::Dir::Write,
+            sync: false,
+            sector: u64::from(n) * 1024,
+            nr_sectors: backing_dev::PAGE_SECTORS,
+            tag: 0,
+        },
+    ) {
+        n += 1;
     }
+    n
+}
+
+/// How long the request-pool tests run: their checks happen at time 0, and the run ends
+/// before the disk completes a request.
+const POOL_TEST_END: Nanos = 1;
+
+/// The current task's batching state, reset (its allowance used up long ago).
+fn stop_batching(k: &mut Kernel) {
+    let ioc = k.sched.current().0 as usize;
+    k.io_batch[ioc] = Default::default();
+}
+
+#[test]
+fn a_swap_write_queues_past_a_full_pool_only_by_merging_or_as_a_batcher() {
+    let w = world_with_swap_on_sda("3.9");
+    let w2 = w.clone();
+    run_task(&w, POOL_TEST_END, async move {
+        let mut k = w2.borrow_mut();
+        let bdi = k.swap_bdi.expect("swap on sda");
+        let (_, _, pfns) = anon_pages(&mut k, Lru::InactiveAnon, 3, false, 0);
+        for &p in &pfns {
+            assert!(swapfile::add_to_swap(&mut k, p));
+            assert_eq!(rmap::try_to_unmap(&mut k, p), rmap::Unmap::Success);
+            k.pages.set(p, PG_DIRTY);
+        }
+        let slots: Vec<u32> = pfns.iter().map(|&p| k.pages.private[p as usize]).collect();
+        assert_eq!(
+            [slots[1], slots[2]],
+            [slots[0] + 1, slots[0] + 2],
+            "slots in a row"
+        );
+        let nr = k.bdis[bdi].queue.config().nr_requests;
+        assert!(
+            fill_async_pool(&mut k, bdi) > nr,
+            "the task that filled it batched on"
+        );
+        stop_batching(&mut k);
+        // A full pool and nothing queued beside slot 1: its write would sleep.
+        assert!(write_waits_for_request(&mut k, pfns[1], true).is_some());
+        // Woken from that sleep, the task is a batcher and may allocate.
+        backing_dev::woken_for_request(&mut k);
+        assert!(write_waits_for_request(&mut k, pfns[1], true).is_none());
+        assert_eq!(pageout(&mut k, pfns[1], true), Pageout::Success);
+        assert!(k.pages.test(pfns[1], PG_WRITEBACK));
+        // Its allowance gone, the task still queues the writes of the neighbouring slots:
+        // they merge into slot 1's request.
+        stop_batching(&mut k);
+        let queued = k.bdis[bdi].queue.count(crate::block::Class::Async);
+        for p in [pfns[2], pfns[0]] {
+            assert!(write_waits_for_request(&mut k, p, true).is_none());
+            assert_eq!(pageout(&mut k, p, true), Pageout::Success);
+        }
+        assert_eq!(
+            k.bdis[bdi].queue.count(crate::block::Class::Async),
+            queued,
+            "no new request"
+        );
+    });
+}
+
+#[test]
+fn shrink_one_page_sleeps_for_a_request_before_a_swap_write_that_would_not_queue() {
+    let w = world_with_swap_on_sda("3.9");
+    let w2 = w.clone();
+    run_task(&w, POOL_TEST_END, async move {
+        let mut k = w2.borrow_mut();
+        let bdi = k.swap_bdi.unwrap();
+        let (_, _, pfns) = anon_pages(&mut k, Lru::InactiveAnon, 1, false, 0);
+        fill_async_pool(&mut k, bdi);
+        stop_batching(&mut k);
+        let list = isolate_all(&mut k, &pfns);
+        let mut sc = sc_at(DEF_PRIORITY, true);
+        let mut st = PageListStats::default();
+        let v = shrink_one_page(&mut k, Z, &mut sc, &mut st, list.pfns[0], false);
+        assert_eq!(v, Verdict::WaitForRequest(bdi));
+        assert!(!k.pages.test(pfns[0], PG_WRITEBACK), "nothing written yet");
+        // Woken, it writes the page.
+        backing_dev::woken_for_request(&mut k);
+        let v = shrink_one_page(&mut k, Z, &mut sc, &mut st, list.pfns[0], false);
+        assert_eq!(v, Verdict::Keep);
+        assert!(k.pages.test(pfns[0], PG_WRITEBACK));
+    });
+}
+
+#[test]
+fn a_file_page_written_by_kswapd_waits_for_a_request_unless_its_write_would_queue() {
+    let w = world_with_swap_on_sda("3.9");
+    let w2 = w.clone();
+    run_task(&w, POOL_TEST_END, async move {
+        let mut k = w2.borrow_mut();
+        let bdi = 0;
+        let pfns = file_pages(&mut k, Lru::InactiveFile, 3);
+        let ino = k.pages.mapping[pfns[0] as usize] as usize;
+        k.inodes[ino].bdi = bdi;
+        // Pages 0 and 1 have blocks far from the pool's writes; page 2 is still delalloc.
+        let base = 1 << 20;
+        k.inodes[ino].add_extent(0, base, 2);
+        for p in [pfns[0], pfns[2]] {
+            page_writeback::set_page_dirty(&mut k, p, &mut page_writeback::DirtyTask::default());
+        }
+        fill_async_pool(&mut k, bdi);
+        stop_batching(&mut k);
+        // A clean page is not written.
+        assert_eq!(write_waits_for_request(&mut k, pfns[1], true), None);
+        page_writeback::set_page_dirty(&mut k, pfns[1], &mut page_writeback::DirtyTask::default());
+        assert_eq!(write_waits_for_request(&mut k, pfns[0], true), Some(bdi));
+        // Direct reclaim skips a congested queue instead (may_write_to_queue).
+        assert_eq!(write_waits_for_request(&mut k, pfns[0], false), None);
+        // ext4 does not write a delalloc page from reclaim: nothing to wait for.
+        assert_eq!(write_waits_for_request(&mut k, pfns[2], true), None);
+        // Once page 0's write is queued (as a batcher), page 1's merges with it.
+        backing_dev::woken_for_request(&mut k);
+        assert_eq!(write_waits_for_request(&mut k, pfns[0], true), None);
+        assert!(clear_page_dirty_for_io_and_write(&mut k, pfns[0], bdi));
+        stop_batching(&mut k);
+        assert!(write_waits_for_request(&mut k, pfns[1], true).is_none());
+        assert_eq!(write_waits_for_request(&mut k, pfns[1], true), None);
+        // Anonymous and mapped pages never take this path.
+        let (_, _, anon) = anon_pages(&mut k, Lru::InactiveAnon, 1, false, 0);
+        k.pages.set(anon[0], PG_DIRTY);
+        assert_eq!(write_waits_for_request(&mut k, anon[0], true), None);
+        let (mapped, _, _) = mapped_file_page(&mut k, Lru::InactiveFile, false, 0);
+        let mino = k.pages.mapping[mapped as usize] as usize;
+        k.inodes[mino].add_extent(0, base + 4096, 1);
+        page_writeback::set_page_dirty(&mut k, mapped, &mut page_writeback::DirtyTask::default());
+        assert_eq!(write_waits_for_request(&mut k, mapped, true), None);
+    });
+}
+
+/// Reclaim's write of a dirty file page as kswapd's pageout does it; true if it went to
+/// the queue.
+fn clear_page_dirty_for_io_and_write(k: &mut Kernel, pfn: Pfn, bdi: usize) -> bool {
+    let queued = k.bdis[bdi].queue.queued();
+    assert_eq!(pageout(k, pfn, true), Pageout::Success);
+    k.bdis[bdi].queue.queued() > queued || k.pages.test(pfn, PG_WRITEBACK)
 }

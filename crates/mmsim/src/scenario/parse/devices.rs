@@ -4,7 +4,8 @@
 use super::check::{array_of_tables, opt, Cx, Item, Res, Table};
 use super::values::{choice, size, string, time, u32_in, SizeKind};
 use super::{MIB, PAGE};
-use crate::scenario::{BlockDevice, DeviceKind, DeviceParams, Filesystem, Scheduler};
+use crate::fs::Filesystem;
+use crate::scenario::{BlockDevice, DeviceKind, DeviceParams, Scheduler};
 
 const DEVICE_KEYS: &[&str] = &[
     "name",
@@ -23,7 +24,6 @@ const DEVICE_KEYS: &[&str] = &[
     "wsize",
 ];
 const DEVICE_TYPES: &[&str] = &["hdd", "ssd", "usb", "raid0", "nfs"];
-const FILESYSTEMS: &[&str] = &["ext4", "ext3", "xfs", "btrfs", "raw", "nfs"];
 /// The device-model keys, and the types each applies to.
 const DEVICE_PARAM_KEYS: &[(&str, &[&str])] = &[
     ("bandwidth", &["hdd", "ssd", "usb", "raid0", "nfs"]),
@@ -109,14 +109,9 @@ fn device(cx: &Cx<'_>, t: &Table<'_>, before: &[BlockDevice]) -> Res<BlockDevice
     let nfs = kind == DeviceKind::Nfs;
     let filesystem = match opt(t, "filesystem") {
         Some(f) => {
-            let fs = match choice(cx, &f, FILESYSTEMS)? {
-                "ext4" => Filesystem::Ext4,
-                "ext3" => Filesystem::Ext3,
-                "xfs" => Filesystem::Xfs,
-                "btrfs" => Filesystem::Btrfs,
-                "nfs" => Filesystem::Nfs,
-                _ => Filesystem::Raw,
-            };
+            let names = Filesystem::ALL.map(Filesystem::name);
+            let fs = Filesystem::from_name(choice(cx, &f, &names)?)
+                .expect("choice gives one of the names");
             if nfs && fs != Filesystem::Nfs {
                 return Err(f.fail(
                     cx,

@@ -1,4 +1,4 @@
-//! `[machine]`: RAM and CPUs.
+//! `[machine]`: RAM, CPUs and the MMIO hole below 4 GiB.
 
 use super::check::{opt, Cx, Res, Table};
 use super::values::{size, u32_in, SizeKind};
@@ -7,9 +7,11 @@ use super::{MIB, PAGE};
 const MIN_RAM: u64 = 64 * MIB;
 const MAX_RAM: u64 = 4 << 40;
 const MAX_CPUS: i64 = 4096;
-const MACHINE_KEYS: &[&str] = &["ram", "cpus"];
+const MACHINE_KEYS: &[&str] = &["ram", "cpus", "pci_hole"];
+/// The hole leaves at least DMA's 16 MiB below it.
+const MAX_PCI_HOLE: u64 = (4 << 30) - 16 * MIB;
 
-pub(super) fn machine(cx: &Cx<'_>, t: &Table<'_>) -> Res<(u64, u32)> {
+pub(super) fn machine(cx: &Cx<'_>, t: &Table<'_>) -> Res<(u64, u32, u64)> {
     t.check_keys(cx, MACHINE_KEYS, "[machine]")?;
     let item = t.required(cx, "ram", "the machine's RAM as a size such as \"4G\"")?;
     let ram = size(cx, &item, SizeKind::Size, None)?;
@@ -40,5 +42,21 @@ pub(super) fn machine(cx: &Cx<'_>, t: &Table<'_>) -> Res<(u64, u32)> {
         )?,
         None => 4,
     };
-    Ok((ram, cpus))
+    let pci_hole = match opt(t, "pci_hole") {
+        Some(item) => {
+            let hole = size(cx, &item, SizeKind::Size, None)?;
+            if hole > MAX_PCI_HOLE || hole % PAGE != 0 {
+                return Err(item.fail(
+                    cx,
+                    format!(
+                        "the MMIO hole below 4 GiB must be whole pages and leave DMA's 16M \
+                         below it (at most 4080M), found {hole} bytes"
+                    ),
+                ));
+            }
+            hole
+        }
+        None => 0,
+    };
+    Ok((ram, cpus, pci_hole))
 }

@@ -4,7 +4,9 @@
 use super::check::{nearest, opt, with_suggestion, Cx, Res, Table};
 use super::values::{size, string, time, SizeKind};
 use super::{MIB, PAGE};
-use crate::scenario::{BlockDevice, Filesystem, SwapDevice};
+use crate::fs::Filesystem;
+use crate::mm::swapfile::SwapConfig;
+use crate::scenario::BlockDevice;
 
 const MAX_SWAP: u64 = 64 << 40;
 const SWAP_KEYS: &[&str] = &[
@@ -15,7 +17,7 @@ const SWAP_KEYS: &[&str] = &[
     "device",
 ];
 
-pub(super) fn swap(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<SwapDevice> {
+pub(super) fn swap(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<SwapConfig> {
     t.check_keys(cx, SWAP_KEYS, "[swap]")?;
     let item = t.required(
         cx,
@@ -89,7 +91,7 @@ pub(super) fn swap(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<S
         }
         None => None,
     };
-    Ok(SwapDevice {
+    Ok(SwapConfig {
         size: size_b,
         read_latency,
         write_latency,

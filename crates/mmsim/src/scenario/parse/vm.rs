@@ -4,7 +4,7 @@ use super::check::{opt, Cx, Item, Res, Table};
 use super::tree::Val;
 use super::values::{size, u32_in, u64_min, SizeKind};
 use crate::mm::page_writeback::SysctlError;
-use crate::scenario::VmSysctls;
+use crate::mm::VmSysctls;
 
 const VM_KEYS: &[&str] = &[
     "min_free_kbytes",

@@ -4,8 +4,9 @@
 use super::super::check::{nearest, opt, with_suggestion, Cx, Item, Res, Table};
 use super::super::values::{boolean, choice, size, string, u32_in, SizeKind};
 use super::super::MIB;
+use crate::fs::Filesystem;
 use crate::scenario::{
-    AccessPattern, BlockDevice, DdConv, DdParams, Filesystem, MmapAccess, MmapParams, WorkloadKind,
+    AccessPattern, BlockDevice, DdConv, DdParams, MmapAccess, MmapParams, WorkloadKind,
 };
 
 pub(super) const DD_KEYS: &[&str] = &[

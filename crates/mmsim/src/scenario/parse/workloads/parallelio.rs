@@ -6,9 +6,8 @@ use super::super::tree::Val;
 use super::super::values::{boolean, positive_time, size, string, u32_in, SizeKind};
 use super::super::PAGE;
 use super::{memcachetest, MemSource};
-use crate::scenario::{
-    BlockDevice, Filesystem, MemcachetestParams, ParallelioParams, WorkloadKind,
-};
+use crate::fs::Filesystem;
+use crate::scenario::{BlockDevice, MemcachetestParams, ParallelioParams, WorkloadKind};
 
 pub(super) const KEYS: &[&str] = &[
     "device",
@@ -46,11 +45,7 @@ pub(super) fn parallelio<'a>(
             format!("device \"{dev_name}\" has no filesystem to hold a file"),
         ));
     }
-    let mem_total: u64 = crate::mm::page_alloc::build_zones(ram / PAGE)
-        .iter()
-        .map(|z| z.managed_pages)
-        .sum::<u64>()
-        * PAGE;
+    let mem_total = crate::mm::page_alloc::mem_total_pages(ram / PAGE) * PAGE;
     // memcachetest's keys, with its defaults; the pool defaults to MEMCACHED_MEMPOOL,
     // 4/5 of MemTotal.
     let (mc, src, pool) = memcachetest::memcachetest(cx, t, ram)?;

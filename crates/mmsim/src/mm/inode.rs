@@ -1,7 +1,10 @@
-//! Inodes (`struct inode` + `struct address_space`): the page-cache index of a file and the
-//! state writeback needs. An inode's id is its `page->mapping` value for file pages.
+//! Inodes (`struct inode` + `struct address_space`, `include/linux/fs.h`): the page-cache
+//! index of a file, the state writeback needs, and the operations of its filesystem
+//! (`mapping->a_ops`). An inode's id is its `page->mapping` value for file pages.
 
-use crate::mm::page::Pfn;
+use super::fs_ops::AddressSpaceOps;
+use super::page::Pfn;
+use super::Kernel;
 
 /// `I_DIRTY_PAGES`: the inode has dirty pages.
 pub const I_DIRTY_PAGES: u32 = 1 << 0;
@@ -12,19 +15,6 @@ pub const I_SYNC: u32 = 1 << 1;
 pub const I_DIRTY_DATASYNC: u32 = 1 << 2;
 /// `I_DIRTY`: any of the dirty bits (`I_DIRTY_SYNC` is not modelled).
 pub const I_DIRTY: u32 = I_DIRTY_PAGES | I_DIRTY_DATASYNC;
-
-/// An NFS inode's write state (`struct nfs_inode`); stays zero on local filesystems.
-#[derive(Clone, Debug, Default)]
-pub struct NfsInode {
-    /// `npages`: pages with a write request: dirty, in a WRITE RPC, or awaiting COMMIT.
-    pub npages: u64,
-    /// `commit_info.ncommit`: unstable pages on the commit list, not yet in a COMMIT.
-    pub ncommit: u64,
-    /// `NFS_INO_COMMIT`: a COMMIT is in flight (one at a time per inode).
-    pub commit_in_flight: bool,
-    /// The unstable pages that COMMIT covers, sorted by frame number.
-    pub committing: Vec<Pfn>,
-}
 
 /// One shared mapping of a file (an entry of `mapping->i_mmap`): the mm, the first virtual
 /// page of the mapping, and the file pages it covers. The rmap of a file page walks these and
@@ -52,7 +42,7 @@ impl IMmap {
 }
 
 /// One file.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Inode {
     /// File name, for traces and errors.
     pub name: String,
@@ -78,17 +68,26 @@ pub struct Inode {
     extents_unordered: bool,
     /// The shared mappings of the file (`i_mmap`).
     pub i_mmap: Vec<IMmap>,
-    /// NFS write state (NFS mounts only).
-    pub nfs: NfsInode,
+    /// Its filesystem's operations (`mapping->a_ops`).
+    pub a_ops: &'static dyn AddressSpaceOps,
 }
 
 impl Inode {
-    /// A new empty file on device `bdi`.
-    pub fn new(name: &str, bdi: usize) -> Inode {
+    /// A new empty file on device `bdi` whose filesystem has `a_ops`.
+    pub fn new(name: &str, bdi: usize, a_ops: &'static dyn AddressSpaceOps) -> Inode {
         Inode {
             name: name.to_string(),
             bdi,
-            ..Default::default()
+            pages: Vec::new(),
+            nrpages: 0,
+            size_pages: 0,
+            state: 0,
+            dirtied_when: 0,
+            writeback_index: 0,
+            extents: Vec::new(),
+            extents_unordered: false,
+            i_mmap: Vec::new(),
+            a_ops,
         }
     }
 
@@ -185,6 +184,14 @@ impl Inode {
     }
 }
 
+/// `new_inode` on device `bdi`: a new empty file with the operations of the device's
+/// filesystem. Returns its id.
+pub fn new_inode(k: &mut Kernel, name: &str, bdi: usize) -> usize {
+    let a_ops = k.bdis[bdi].a_ops;
+    k.inodes.push(Inode::new(name, bdi, a_ops));
+    k.inodes.len() - 1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,7 +208,7 @@ mod tests {
         };
         let mut next = crate::test_numbers(99);
         for ordered in [true, false] {
-            let mut ino = Inode::new("f", 0);
+            let mut ino = Inode::new("f", 0, &crate::mm::fs_ops::EMPTY_AOPS);
             let mut ext = Vec::new();
             let mut end = 0;
             for _ in 0..200 {
@@ -223,7 +230,7 @@ mod tests {
 
     #[test]
     fn the_index_grows_with_the_file_and_counts_its_pages() {
-        let mut i = Inode::new("f", 0);
+        let mut i = Inode::new("f", 0, &super::super::fs_ops::EMPTY_AOPS);
         assert_eq!(i.find_page(5), None);
         i.insert_page(1000, 7);
         i.insert_page(3, 9);

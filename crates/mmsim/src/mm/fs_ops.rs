@@ -1,0 +1,302 @@
+//! The boundary between the memory manager and the filesystems: the kernel's `struct
+//! address_space_operations` (`include/linux/fs.h`, 3.x).
+//!
+//! `mm` defines the operations and calls them; it names no filesystem. `fs` implements them,
+//! one table per filesystem (`fs::Filesystem::aops`), chosen when a device is mounted and
+//! kept by its backing device and each of its inodes (`mapping->a_ops`). The swap cache has
+//! its own table, `swap_aops` (`mm::page_io`), and a file on no filesystem (a unit test's
+//! stand-in) has [`EMPTY_AOPS`]. Each call is one dispatch through a `&'static dyn` table.
+//!
+//! Besides the kernel's address-space operations the table carries the few other
+//! per-filesystem entry points of writeback (`->fsync` of `file_operations`, `->write_inode`
+//! of `super_operations`: a mount has one filesystem, so one table serves) and two of
+//! mmsim's own: [`AddressSpaceOps::writepage_plan`], which tells reclaim what block write a
+//! `writepage` would submit so that it can sleep for a request first, and the checks of a
+//! filesystem's private page state that the page-state invariants run.
+//!
+//! A method with a default body is one the kernel may leave NULL; the default does what the
+//! kernel does then.
+
+use super::filemap::filemap_write_and_wait_range;
+use super::mmzone::MAX_NR_ZONES;
+use super::page::{Pfn, PG_DIRTY, PG_SWAPCACHE};
+use super::page_writeback::DirtyTask;
+use super::{page_io, Gfp, Kernel, World};
+use crate::block::Bio;
+use crate::engine::WaitQueueId;
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::ops::Range;
+use std::pin::Pin;
+
+/// An operation that may sleep: a task's future, boxed so that the table can be a trait
+/// object.
+pub type FsFuture<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
+
+/// A filesystem's state across the pages of one `write_cache_pages` or readahead call (the
+/// `data` the kernel passes to `write_cache_pages`' callback, NFS's
+/// `nfs_pageio_descriptor`): opaque to mm, `None` for a filesystem that needs none.
+pub type PageioData = Option<Box<dyn Any>>;
+
+/// `struct writeback_control`: who writes a page, and how.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WritebackControl {
+    /// `WB_SYNC_ALL` (fsync, sync(2)): data integrity, the writer waits; otherwise
+    /// `WB_SYNC_NONE` (the flusher, reclaim).
+    pub sync_all: bool,
+    /// `for_reclaim`: reclaim's `pageout`.
+    pub for_reclaim: bool,
+    /// With `for_reclaim`: the reclaimer is kswapd (`current_is_kswapd()`), not a task in
+    /// direct reclaim (`PF_MEMALLOC` without `PF_KSWAPD`).
+    pub kswapd: bool,
+}
+
+impl WritebackControl {
+    /// Reclaim's `pageout`, by kswapd or by direct reclaim.
+    pub fn for_reclaim(kswapd: bool) -> WritebackControl {
+        WritebackControl {
+            sync_all: false,
+            for_reclaim: true,
+            kswapd,
+        }
+    }
+}
+
+/// What a `writepage` did with the page it was given (the caller had cleared its dirty bit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WritePage {
+    /// The page is under writeback; the caller submits `bio` to device `bdi`.
+    Submit { bdi: usize, bio: Bio },
+    /// The page is under writeback and the filesystem sends it itself (a network
+    /// filesystem's RPC, the simple swap device's queue).
+    Started,
+    /// Nothing needed writing (clean buffers): writeback started and ended at once, and the
+    /// page counts as written.
+    Clean,
+    /// The filesystem declined and redirtied the page (`redirty_page_for_writepage`:
+    /// `wbc->pages_skipped`).
+    Redirtied,
+}
+
+/// What block write a `writepage` would submit for a page now (mmsim: reclaim sleeps for a
+/// free request before it calls `pageout`, as `writepage` would in `get_request`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlannedWrite {
+    /// None: it would redirty the page, find nothing to write, or send it by other means.
+    NoIo,
+    /// A one-page async write to device `bdi`, at `sector` when the page's block is known.
+    Block { bdi: usize, sector: Option<u64> },
+}
+
+/// What `releasepage` (`try_to_release_page`) left of a page's private data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Release {
+    /// Released: the page can be freed.
+    Released,
+    /// Still held (dirty or locked buffers, an unstable page): reclaim activates the page.
+    Busy,
+    /// The filesystem must sleep to release it (`releasepage` of a direct reclaimer): reclaim
+    /// calls [`AddressSpaceOps::releasepage_wait`] for the page's inode, then looks again.
+    Wait,
+}
+
+/// The operations of a filesystem (or of the swap cache) on its pages.
+pub trait AddressSpaceOps: fmt::Debug {
+    /// The filesystem's name in messages (`Ext4`, `Nfs`, ...).
+    fn name(&self) -> &'static str;
+
+    /// `->set_page_dirty`: dirty page `pfn`, account it and mark its inode dirty. Returns
+    /// whether it was clean. PG_reclaim is the caller's (`page_writeback::set_page_dirty`).
+    fn set_page_dirty(&self, k: &mut Kernel, pfn: Pfn, task: &mut DirtyTask) -> bool;
+
+    /// `->write_begin` + `->write_end` of a whole-page `write()` to page `index` of `ino`,
+    /// which is in the page cache: prepare the page and dirty it. The write path dirties
+    /// through `write_end` (`mark_buffer_dirty`), never through `->set_page_dirty`, but the
+    /// effect on the page is the same when the filesystem adds nothing.
+    fn write_end(&self, k: &mut Kernel, ino: usize, index: u64, pfn: Pfn, task: &mut DirtyTask) {
+        let _ = (ino, index);
+        self.set_page_dirty(k, pfn, task);
+    }
+
+    /// `->writepage` of a locked page whose dirty bit the caller has just cleared
+    /// (`clear_page_dirty_for_io`) and which is not under writeback. `data` is the
+    /// filesystem's state of the `write_cache_pages` call ([`writepages_start`]), or `None`
+    /// for a page on its own (reclaim's `pageout`).
+    ///
+    /// [`writepages_start`]: AddressSpaceOps::writepages_start
+    fn writepage(
+        &self,
+        k: &mut Kernel,
+        pfn: Pfn,
+        wbc: &WritebackControl,
+        data: &mut PageioData,
+    ) -> WritePage;
+
+    /// mmsim: what block write `writepage(pfn, wbc)` would submit now, without doing it.
+    /// The default is a `writepage` that never submits block IO.
+    fn writepage_plan(&self, k: &Kernel, pfn: Pfn, wbc: &WritebackControl) -> PlannedWrite {
+        let _ = (k, pfn, wbc);
+        PlannedWrite::NoIo
+    }
+
+    /// The start of a `->writepages` walk (`write_cache_pages`) of file `ino`: the
+    /// filesystem's state across its pages, handed to each `writepage`.
+    fn writepages_start(&self, k: &mut Kernel, ino: usize, wbc: &WritebackControl) -> PageioData {
+        let _ = (k, ino, wbc);
+        None
+    }
+
+    /// The end of a `->writepages` walk: send what the walk gathered.
+    fn writepages_end(&self, k: &mut Kernel, data: PageioData) {
+        let _ = (k, data);
+    }
+
+    /// The start of a readahead (`->readpages`) of file `ino`: the filesystem's state
+    /// across its pages, handed to each `readpage`.
+    fn readpages_start(&self, k: &mut Kernel, ino: usize) -> PageioData {
+        let _ = (k, ino);
+        None
+    }
+
+    /// `->readpage` of a locked page just added to the page cache: the read bio for the
+    /// caller to submit to the file's device, or `None` if the filesystem reads it itself.
+    /// The default is a mapping with no backing store (`simple_readpage`): the page reads
+    /// as zeroes at once.
+    fn readpage(&self, k: &mut Kernel, pfn: Pfn, data: &mut PageioData) -> Option<Bio> {
+        let _ = data;
+        page_io::end_page_read(k, pfn);
+        None
+    }
+
+    /// The end of a readahead: send what it gathered.
+    fn readpages_end(&self, k: &mut Kernel, data: PageioData) {
+        let _ = (k, data);
+    }
+
+    /// `->is_dirty_writeback` (LD patch 2's hook, filled in by patches 7 and 8): whether
+    /// reclaim should count a file page as dirty and as under writeback, given its flags.
+    /// Without the hook the flags stand.
+    fn is_dirty_writeback(
+        &self,
+        k: &Kernel,
+        pfn: Pfn,
+        dirty: bool,
+        writeback: bool,
+    ) -> (bool, bool) {
+        let _ = (k, pfn);
+        (dirty, writeback)
+    }
+
+    /// `->releasepage` (`try_to_release_page` of reclaim) of a page with private data.
+    /// Without one the page has none to release.
+    fn releasepage(&self, k: &mut Kernel, pfn: Pfn, gfp: Gfp, kswapd: bool) -> Release {
+        let _ = (k, pfn, gfp, kswapd);
+        Release::Released
+    }
+
+    /// The sleep of a `releasepage` that answered [`Release::Wait`], for a page of `ino`.
+    fn releasepage_wait<'a>(&'a self, w: &'a World, ino: usize) -> FsFuture<'a> {
+        let _ = (w, ino);
+        Box::pin(async {})
+    }
+
+    /// Truncation: a queue to sleep on before page `pfn` can be invalidated, beyond its page
+    /// lock, writeback and buffer locks (a network filesystem's request in flight).
+    fn invalidatepage_wait(&self, k: &Kernel, pfn: Pfn) -> Option<WaitQueueId> {
+        let _ = (k, pfn);
+        None
+    }
+
+    /// `->invalidatepage` on truncation: drop the page's private data. Its dirty bit is
+    /// still set; the caller cancels it afterwards (`cancel_dirty_page`).
+    fn invalidatepage(&self, k: &mut Kernel, pfn: Pfn) {
+        let _ = (k, pfn);
+    }
+
+    /// `->fsync` (`file_operations`; `fsync(2)`, `fdatasync(2)`, `msync(MS_SYNC)`): write
+    /// the file's dirty pages in `range` and wait for them (`filemap_write_and_wait_range`).
+    fn fsync<'a>(&'a self, w: &'a World, ino: usize, range: Range<u64>) -> FsFuture<'a> {
+        Box::pin(filemap_write_and_wait_range(w, ino, range))
+    }
+
+    /// `->write_inode` (`super_operations`) of the flusher (`WB_SYNC_NONE`) for an inode that
+    /// was `I_DIRTY_DATASYNC`. Returns the pages that counts as written, at most
+    /// `nr_to_write`.
+    fn write_inode(&self, k: &mut Kernel, ino: usize, nr_to_write: u64) -> u64 {
+        let _ = (k, ino, nr_to_write);
+        0
+    }
+
+    /// Invariants: whether page `pfn`, a page-cache page of this filesystem with PG_private,
+    /// carries private data this filesystem attaches; the rule it breaks if not.
+    fn check_private(&self, k: &Kernel, pfn: Pfn) -> Result<(), String> {
+        let _ = (k, pfn);
+        Err(format!("has private data on {}", self.name()))
+    }
+
+    /// Invariants: the filesystem's own state of file `ino` against its pages. Adds the
+    /// file's unstable pages (`NR_UNSTABLE_NFS`) to `unstable`, per zone.
+    fn check_mapping(
+        &self,
+        k: &Kernel,
+        ino: usize,
+        unstable: &mut [u64; MAX_NR_ZONES],
+    ) -> Result<(), String> {
+        let _ = (k, ino, unstable);
+        Ok(())
+    }
+
+    /// Invariants: the mount's own counters against its backing device `bdi`.
+    fn check_mount(&self, k: &Kernel, bdi: usize) -> Result<(), String> {
+        let _ = (k, bdi);
+        Ok(())
+    }
+}
+
+/// `page_mapping(page)->a_ops` of a page-cache or swap-cache page.
+#[inline]
+pub fn page_aops(k: &Kernel, pfn: Pfn) -> &'static dyn AddressSpaceOps {
+    if k.pages.test(pfn, PG_SWAPCACHE) {
+        return &page_io::SWAP_AOPS;
+    }
+    k.inodes[k.pages.mapping[pfn as usize] as usize].a_ops
+}
+
+/// `__set_page_dirty_no_writeback`: set PG_dirty with no accounting (a mapping that is not
+/// written back by the flusher). Returns whether the page was clean.
+pub fn set_page_dirty_no_writeback(k: &mut Kernel, pfn: Pfn) -> bool {
+    let was_dirty = k.pages.test(pfn, PG_DIRTY);
+    k.pages.set(pfn, PG_DIRTY);
+    !was_dirty
+}
+
+/// The operations of a file on no filesystem (the kernel's `empty_aops`, with ramfs'
+/// `__set_page_dirty_no_writeback`): unit tests' stand-in files. Its pages are dirtied
+/// without accounting, read as zeroes, and never written (`writepage` keeps them dirty).
+#[derive(Debug)]
+pub struct EmptyAops;
+
+/// The one [`EmptyAops`] table.
+pub static EMPTY_AOPS: EmptyAops = EmptyAops;
+
+impl AddressSpaceOps for EmptyAops {
+    fn name(&self) -> &'static str {
+        "none"
+    }
+
+    fn set_page_dirty(&self, k: &mut Kernel, pfn: Pfn, _task: &mut DirtyTask) -> bool {
+        set_page_dirty_no_writeback(k, pfn)
+    }
+
+    fn writepage(
+        &self,
+        k: &mut Kernel,
+        pfn: Pfn,
+        _wbc: &WritebackControl,
+        _data: &mut PageioData,
+    ) -> WritePage {
+        k.pages.set(pfn, PG_DIRTY);
+        WritePage::Redirtied
+    }
+}
