@@ -227,7 +227,10 @@ impl Lookahead {
         }
         let slot = s.slot_of[self.keys[1]];
         if slot != u32::MAX {
-            crate::mm::memory::prefetch_pte(k, mm, s.pages(slot).start);
+            // An item's PTEs may straddle two cache lines.
+            let pages = s.pages(slot);
+            crate::mm::memory::prefetch_pte(k, mm, pages.start);
+            crate::mm::memory::prefetch_pte(k, mm, pages.end - 1);
         }
     }
 }
