@@ -1,6 +1,8 @@
 //! `memcachetest` against a local memcached (MMTests' parallelio foreground load,
 //! `mmtests.md` §6.1): the server keeps items of `value_size` bytes in anonymous memory,
-//! `pool / (value_size + 4 KiB)` of them, each stored where it was first set. The client
+//! `pool / (value_size + 4 KiB)` of them, each stored where it was first set, in
+//! memcached 1.4's slab allocator (see [`SlabClass`]): the pool sets the item count, the
+//! slab class sets the footprint. The client
 //! first populates the data set (memcachetest's default; `-S` skips it): its threads set
 //! every key once, in key order, each thread a contiguous share. Then the measured phase:
 //! `set_percent`% sets and the rest gets on uniformly random keys, for `duration`. A get of a
@@ -16,8 +18,56 @@ use crate::mm::{Kernel, World};
 use std::cell::RefCell;
 use std::rc::Rc;
 
-/// Bytes of item header and key stored before the value.
-const ITEM_HEADER: u64 = 64;
+/// memcached 1.4.15's slab allocator with its defaults (`-n 48 -f 1.25 -I 1m`, no `-L`):
+/// items live in chunks of fixed size classes, carved from 1 MiB slab pages that are
+/// malloc'd one at a time as the class fills. An item takes the smallest class it fits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlabClass {
+    /// Chunk size of the class, bytes.
+    pub chunk: u64,
+    /// Chunks per slab page.
+    pub per_slab: u64,
+}
+
+impl SlabClass {
+    /// `sizeof(item)` on 64-bit (three links, times, sizes, flags) plus the CAS field.
+    const ITEM_HEADER: u64 = 48 + 8;
+    /// `settings.item_size_max`: a slab page.
+    const SLAB_PAGE: u64 = 1 << 20;
+
+    /// The class of an item holding a `value_size`-byte value under a key of up to
+    /// `key_len` characters, as `slabs_init` sizes the classes (`chunk_size` 48 after the
+    /// header, each class 1.25 times the last, 8-byte aligned) and `item_make_header`
+    /// sizes the item (header, key and its NUL, the " <flags> <bytes>\r\n" suffix, the
+    /// value and its "\r\n").
+    pub fn for_item(value_size: u64, key_len: u64) -> SlabClass {
+        let suffix = format!(" 0 {value_size}\r\n").len() as u64;
+        let total = Self::ITEM_HEADER + key_len + 1 + suffix + value_size + 2;
+        let mut size = 48 + 48_u64;
+        loop {
+            size = size.next_multiple_of(8);
+            if size >= total || (size as f64) > Self::SLAB_PAGE as f64 / 1.25 {
+                break;
+            }
+            size = (size as f64 * 1.25) as u64;
+        }
+        // Past the largest class, an item takes a whole slab page.
+        let chunk = if size >= total { size } else { Self::SLAB_PAGE };
+        SlabClass {
+            chunk,
+            per_slab: (Self::SLAB_PAGE / chunk).max(1),
+        }
+    }
+
+    /// Pages of address space one slab page takes: glibc serves a 1 MiB malloc with its
+    /// own mmap, the request plus the chunk header rounded up to pages.
+    pub fn mapped_pages() -> u64 {
+        (Self::SLAB_PAGE + MALLOC_CHUNK_HEADER).div_ceil(PAGE_SIZE)
+    }
+}
+
+/// Bytes glibc puts before the memory of an mmap'd chunk (`prev_size`, `size`).
+const MALLOC_CHUNK_HEADER: u64 = 16;
 
 /// Shared server state: where each item lives.
 #[derive(Debug)]
@@ -25,8 +75,9 @@ pub struct Server {
     /// Position of each item in the pool, or `u32::MAX` if never set.
     slot_of: Vec<u32>,
     next_slot: u32,
-    chunk: u64,
-    value_size: u64,
+    class: SlabClass,
+    /// Bytes of one item in its chunk.
+    item_bytes: u64,
     start_vpn: u32,
     /// Client threads still running; the last one out shuts the server down.
     clients: u32,
@@ -37,15 +88,21 @@ pub struct Server {
 impl Server {
     /// Map the pool in `mm`.
     pub fn new(w: &World, mm: usize, pool: u64, value_size: u64) -> Server {
+        // MMTests' item count (memcachetest-bench's MEMCACHETEST_ITEMS).
         let items = (pool / (value_size + PAGE_SIZE)).max(1);
-        let chunk = pool / items;
-        let pages = (items * chunk).div_ceil(PAGE_SIZE) as u32 + 1;
+        // Keys are the item numbers in decimal.
+        let key_len = (items - 1).to_string().len() as u64;
+        let class = SlabClass::for_item(value_size, key_len);
+        let slabs = items.div_ceil(class.per_slab);
+        // The slab pages' mmaps sit next to each other and merge into one mapping.
+        let pages = (slabs * SlabClass::mapped_pages()) as u32;
         let start_vpn = w.borrow_mut().mms[mm].mmap_anon(pages, 0);
+        let suffix = format!(" 0 {value_size}\r\n").len() as u64;
         Server {
             slot_of: vec![u32::MAX; items as usize],
             next_slot: 0,
-            chunk,
-            value_size,
+            class,
+            item_bytes: SlabClass::ITEM_HEADER + key_len + 1 + suffix + value_size + 2,
             start_vpn,
             clients: 0,
             populating: 0,
@@ -59,9 +116,12 @@ impl Server {
 
     /// Pages holding the item in `slot`.
     fn pages(&self, slot: u32) -> std::ops::Range<u32> {
-        let off = slot as u64 * self.chunk;
+        let slab = slot as u64 / self.class.per_slab;
+        let off = slab * SlabClass::mapped_pages() * PAGE_SIZE
+            + MALLOC_CHUNK_HEADER
+            + (slot as u64 % self.class.per_slab) * self.class.chunk;
         let first = (off / PAGE_SIZE) as u32;
-        let last = ((off + ITEM_HEADER + self.value_size - 1) / PAGE_SIZE) as u32;
+        let last = ((off + self.item_bytes - 1) / PAGE_SIZE) as u32;
         self.start_vpn + first..self.start_vpn + last + 1
     }
 }
@@ -304,5 +364,53 @@ pub async fn client(
         let mut k = w.borrow_mut();
         crate::mm::memory::exit_mmap(&mut k, mm);
         super::finished(&mut k, idx);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SlabClass;
+
+    #[test]
+    fn a_16_kib_item_takes_the_17352_byte_class_60_to_a_slab() {
+        // memcached 1.4's default classes run 96, 120, 152, ... 13880, 17352, 21696; a
+        // 16 KiB value with a 6-digit key makes a 16,459-byte item.
+        assert_eq!(
+            SlabClass::for_item(16384, 6),
+            SlabClass {
+                chunk: 17352,
+                per_slab: 60
+            }
+        );
+        // 893 bytes more and it no longer fits.
+        assert_eq!(SlabClass::for_item(16384 + 894, 6).chunk, 21696);
+        assert_eq!(SlabClass::for_item(16384 + 893, 6).chunk, 17352);
+    }
+
+    #[test]
+    fn small_items_take_the_smallest_classes() {
+        // 56 + 1 + 1 + " 0 1\r\n" (6) + 1 + 2 = 67 bytes: the first class.
+        assert_eq!(SlabClass::for_item(1, 0).chunk, 96);
+        // 56 + 1 + 1 + " 0 53\r\n" (7) + 53 + 2 = 120 bytes exactly fits the second class.
+        assert_eq!(SlabClass::for_item(53, 1).chunk, 120);
+        assert_eq!(SlabClass::for_item(54, 1).chunk, 152);
+    }
+
+    #[test]
+    fn an_item_past_the_largest_class_takes_a_whole_slab_page() {
+        let c = SlabClass::for_item(1 << 20, 6);
+        assert_eq!(
+            c,
+            SlabClass {
+                chunk: 1 << 20,
+                per_slab: 1
+            }
+        );
+    }
+
+    #[test]
+    fn a_slab_page_maps_257_pages() {
+        // 1 MiB plus glibc's 16-byte chunk header, in whole pages.
+        assert_eq!(SlabClass::mapped_pages(), 257);
     }
 }
