@@ -373,11 +373,11 @@ fn an_idle_machine_runs_to_its_duration_and_velocities_divide_by_it() {
 
 #[test]
 fn a_workload_short_of_its_measured_phase_says_so_instead_of_0_or_nan() {
-    // Population of an 800 MiB pool cannot finish in 2 s; the mem_eater cannot finish its
+    // Population of an 800 MiB pool cannot finish in 1 s; the mem_eater cannot finish its
     // first pass either.
     let f = bad_scenario(
         "short.toml",
-        "[machine]\nram = \"1G\"\n[run]\nduration = \"2s\"\n\
+        "[machine]\nram = \"1G\"\n[run]\nduration = \"1s\"\n\
          [[workload]]\ntype = \"memcachetest\"\npool = \"80%\"\n\
          [[workload]]\ntype = \"mem_eater\"\nsize = \"10%\"\nchunk = \"4M\"\npause = \"1s\"\n",
     );
