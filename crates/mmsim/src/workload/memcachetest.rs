@@ -41,8 +41,7 @@ impl SlabClass {
     /// sizes the item (header, key and its NUL, the " <flags> <bytes>\r\n" suffix, the
     /// value and its "\r\n").
     pub fn for_item(value_size: u64, key_len: u64) -> SlabClass {
-        let suffix = format!(" 0 {value_size}\r\n").len() as u64;
-        let total = Self::ITEM_HEADER + key_len + 1 + suffix + value_size + 2;
+        let total = Self::item_bytes(value_size, key_len);
         let mut size = 48 + 48_u64;
         loop {
             size = size.next_multiple_of(8);
@@ -59,10 +58,53 @@ impl SlabClass {
         }
     }
 
+    /// Bytes of an item (`item_make_header`'s `ntotal`, with the CAS field).
+    pub fn item_bytes(value_size: u64, key_len: u64) -> u64 {
+        let suffix = format!(" 0 {value_size}\r\n").len() as u64;
+        Self::ITEM_HEADER + key_len + 1 + suffix + value_size + 2
+    }
+
     /// Pages of address space one slab page takes: glibc serves a 1 MiB malloc with its
     /// own mmap, the request plus the chunk header rounded up to pages.
     pub fn mapped_pages() -> u64 {
         (Self::SLAB_PAGE + MALLOC_CHUNK_HEADER).div_ceil(PAGE_SIZE)
+    }
+}
+
+/// Where memcached's items lie in its mapping: `items` of `value_size`-byte values, slot
+/// after slot in their slab class's chunks, slab page after slab page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ItemLayout {
+    class: SlabClass,
+    item_bytes: u64,
+    slabs: u64,
+}
+
+impl ItemLayout {
+    /// The layout of `items` items (keys are the item numbers in decimal).
+    pub fn new(items: u64, value_size: u64) -> ItemLayout {
+        let key_len = items.saturating_sub(1).to_string().len() as u64;
+        let class = SlabClass::for_item(value_size, key_len);
+        ItemLayout {
+            class,
+            item_bytes: SlabClass::item_bytes(value_size, key_len),
+            slabs: items.max(1).div_ceil(class.per_slab),
+        }
+    }
+
+    /// Pages the mapping needs: the slab pages' mmaps sit next to each other and merge
+    /// into one mapping.
+    pub fn mapped_pages(&self) -> u64 {
+        self.slabs * SlabClass::mapped_pages()
+    }
+
+    /// Pages, from the mapping's start, that the item in `slot` covers.
+    pub fn pages(&self, slot: u64) -> std::ops::Range<u64> {
+        let slab = slot / self.class.per_slab;
+        let off = slab * SlabClass::mapped_pages() * PAGE_SIZE
+            + MALLOC_CHUNK_HEADER
+            + (slot % self.class.per_slab) * self.class.chunk;
+        off / PAGE_SIZE..(off + self.item_bytes - 1) / PAGE_SIZE + 1
     }
 }
 
@@ -75,9 +117,7 @@ pub struct Server {
     /// Position of each item in the pool, or `u32::MAX` if never set.
     slot_of: Vec<u32>,
     next_slot: u32,
-    class: SlabClass,
-    /// Bytes of one item in its chunk.
-    item_bytes: u64,
+    layout: ItemLayout,
     start_vpn: u32,
     /// Client threads still running; the last one out shuts the server down.
     clients: u32,
@@ -90,19 +130,12 @@ impl Server {
     pub fn new(w: &World, mm: usize, pool: u64, value_size: u64) -> Server {
         // MMTests' item count (memcachetest-bench's MEMCACHETEST_ITEMS).
         let items = (pool / (value_size + PAGE_SIZE)).max(1);
-        // Keys are the item numbers in decimal.
-        let key_len = (items - 1).to_string().len() as u64;
-        let class = SlabClass::for_item(value_size, key_len);
-        let slabs = items.div_ceil(class.per_slab);
-        // The slab pages' mmaps sit next to each other and merge into one mapping.
-        let pages = (slabs * SlabClass::mapped_pages()) as u32;
-        let start_vpn = w.borrow_mut().mms[mm].mmap_anon(pages, 0);
-        let suffix = format!(" 0 {value_size}\r\n").len() as u64;
+        let layout = ItemLayout::new(items, value_size);
+        let start_vpn = w.borrow_mut().mms[mm].mmap_anon(layout.mapped_pages() as u32, 0);
         Server {
             slot_of: vec![u32::MAX; items as usize],
             next_slot: 0,
-            class,
-            item_bytes: SlabClass::ITEM_HEADER + key_len + 1 + suffix + value_size + 2,
+            layout,
             start_vpn,
             clients: 0,
             populating: 0,
@@ -116,13 +149,8 @@ impl Server {
 
     /// Pages holding the item in `slot`.
     fn pages(&self, slot: u32) -> std::ops::Range<u32> {
-        let slab = slot as u64 / self.class.per_slab;
-        let off = slab * SlabClass::mapped_pages() * PAGE_SIZE
-            + MALLOC_CHUNK_HEADER
-            + (slot as u64 % self.class.per_slab) * self.class.chunk;
-        let first = (off / PAGE_SIZE) as u32;
-        let last = ((off + self.item_bytes - 1) / PAGE_SIZE) as u32;
-        self.start_vpn + first..self.start_vpn + last + 1
+        let r = self.layout.pages(slot as u64);
+        self.start_vpn + r.start as u32..self.start_vpn + r.end as u32
     }
 }
 
@@ -369,7 +397,7 @@ pub async fn client(
 
 #[cfg(test)]
 mod tests {
-    use super::SlabClass;
+    use super::{ItemLayout, SlabClass};
 
     #[test]
     fn a_16_kib_item_takes_the_17352_byte_class_60_to_a_slab() {
@@ -406,6 +434,37 @@ mod tests {
                 per_slab: 1
             }
         );
+    }
+
+    #[test]
+    fn items_lie_slab_page_after_slab_page_past_mallocs_header() {
+        // 293,171 items (MMTests' count for seed 000's pool): 4,887 slab pages of 60.
+        let l = ItemLayout::new(293_171, 16384);
+        assert_eq!(l.mapped_pages(), 4887 * 257);
+        assert_eq!(SlabClass::item_bytes(16384, 6), 16459);
+        // The first item starts 16 bytes in and ends at byte 16,474: pages 0-4.
+        assert_eq!(l.pages(0), 0..5);
+        // The second starts at 17,368 (page 4) and ends at 33,826 (page 8).
+        assert_eq!(l.pages(1), 4..9);
+        // The last of the first slab: 16 + 59 * 17,352 = 1,023,784 (page 249).
+        assert_eq!(l.pages(59), 249..254);
+        // The next slab page is its own mmap, 257 pages on.
+        assert_eq!(l.pages(60), 257..262);
+        assert_eq!(l.pages(121), 514 + 4..514 + 9);
+        // 16 + 4 * 17,352 = 69,424 is 3,888 into page 16: the item ends at 85,882, in
+        // page 20, five pages.
+        assert_eq!(l.pages(4), 16..21);
+        // One in 60 starts more than 4,021 bytes into a page and covers six:
+        // 16 + 38 * 17,352 = 659,392 is 4,032 into page 160; it ends in page 165.
+        assert_eq!(l.pages(38), 160..166);
+    }
+
+    #[test]
+    fn a_small_pool_takes_whole_slab_pages() {
+        // One item still takes a slab page; 61 items take two.
+        assert_eq!(ItemLayout::new(1, 16384).mapped_pages(), 257);
+        assert_eq!(ItemLayout::new(60, 16384).mapped_pages(), 257);
+        assert_eq!(ItemLayout::new(61, 16384).mapped_pages(), 514);
     }
 
     #[test]
