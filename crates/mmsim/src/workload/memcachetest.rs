@@ -460,6 +460,15 @@ mod tests {
     }
 
     #[test]
+    fn an_item_ending_on_a_page_boundary_covers_no_page_past_it() {
+        // 56 + 1 + 1 + " 0 4011\r\n" (9) + 4011 + 2 = 4,080 bytes from byte 16: the item
+        // ends on the last byte of page 0.
+        let l = ItemLayout::new(2, 4011);
+        assert_eq!(SlabClass::item_bytes(4011, 1), 4080);
+        assert_eq!(l.pages(0), 0..1);
+    }
+
+    #[test]
     fn a_small_pool_takes_whole_slab_pages() {
         // One item still takes a slab page; 61 items take two.
         assert_eq!(ItemLayout::new(1, 16384).mapped_pages(), 257);
