@@ -9,7 +9,8 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use mmsim::engine::{Nanos, SEC};
 use mmsim::presets::{self, KernelConfig, PRESETS, SWITCHES};
-use mmsim::report::{json, terminal, RunResult};
+use mmsim::report::timeseries::TimeSeries;
+use mmsim::report::{html, json, terminal, RunResult};
 use mmsim::scenario::{self, Scenario};
 use mmsim::sim::{self, RunOptions, RunOutputs};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -64,9 +65,14 @@ enum Command {
         /// reclaim counters to FILE (one file per kernel, as with --trace).
         #[arg(long, value_name = "FILE")]
         timeseries: Option<PathBuf>,
-        /// Time between time-series samples (default 1s; at least 1ms).
-        #[arg(long, value_name = "TIME", requires = "timeseries")]
+        /// Time between time-series samples (default 1s; at least 1ms). Needs
+        /// --timeseries or --html.
+        #[arg(long, value_name = "TIME")]
         sample_interval: Option<String>,
+        /// Write an HTML report to the directory DIR: the summary tables and graphs of the
+        /// time series, kernels side by side. It opens from disk (DIR/index.html).
+        #[arg(long, value_name = "DIR")]
+        html: Option<PathBuf>,
         /// Run even if the machine is predicted not to fit in this host's memory.
         #[arg(long)]
         force: bool,
@@ -110,6 +116,10 @@ enum Command {
         /// Write the tables and verdicts as JSON to FILE.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
+        /// Write an HTML report to the directory DIR: the tables and verdicts, and graphs of
+        /// each kernel's run sampled every 10 simulated seconds. It opens from disk.
+        #[arg(long, value_name = "DIR", conflicts_with = "sensitivity")]
+        html: Option<PathBuf>,
     },
     /// List kernel presets and behaviour switches, with what each models.
     Kernels,
@@ -176,8 +186,15 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             trace,
             timeseries,
             sample_interval,
+            html,
             force,
         } => {
+            if sample_interval.is_some() && timeseries.is_none() && html.is_none() {
+                return Err(BadInput(
+                    "--sample-interval needs --timeseries FILE or --html DIR".into(),
+                )
+                .into());
+            }
             let s = load(&scenario)?;
             let configs = resolve_kernels(&s, &kernels, &set)?;
             let seed = seed.unwrap_or(s.run.seed);
@@ -195,6 +212,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 .as_deref()
                 .map(|p| create_output("--json", p))
                 .transpose()?;
+            if let Some(dir) = &html {
+                create_html_dir(dir)?;
+            }
             let mut outputs = Vec::new();
             let traces = per_kernel_paths(trace.as_deref(), &configs);
             let series = per_kernel_paths(timeseries.as_deref(), &configs);
@@ -210,10 +230,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                     }
                     None => None,
                 };
+                let sampled = series_out.is_some() || html.is_some();
                 outputs.push(RunOutputs {
                     trace,
-                    sample_interval: series_out.as_ref().map(|_| interval),
+                    sample_interval: sampled.then_some(interval),
                     series_out,
+                    keep_series: html.is_some(),
                     progress: None,
                 });
             }
@@ -230,7 +252,37 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                     return Err(e);
                 }
             };
-            print!("{}", terminal::summary(&runs));
+            let (runs, series): (Vec<RunResult>, Vec<_>) = runs.into_iter().unzip();
+            let summary = terminal::summary(&runs);
+            print!("{summary}");
+            if let Some(dir) = &html {
+                let series: Vec<_> = series
+                    .into_iter()
+                    .map(|t| t.expect("--html keeps the samples"))
+                    .collect();
+                let runs: Vec<_> = runs
+                    .iter()
+                    .zip(&series)
+                    .map(|(r, series)| html::KernelRun {
+                        kernel: &r.kernel,
+                        series,
+                        devices: &r.devices,
+                    })
+                    .collect();
+                let report = html::Report {
+                    title: format!("mmsim run {}", s.name),
+                    sections: vec![html::Section::Table {
+                        heading: "Summary".into(),
+                        text: summary,
+                    }],
+                    cases: vec![html::Case {
+                        id: "run".into(),
+                        title: format!("{} (seed {seed})", s.name),
+                        runs,
+                    }],
+                };
+                write_html(dir, &report)?;
+            }
             if let (Some(mut f), Some(path)) = (json_out, json_path) {
                 let text = serde_json::to_string_pretty(&json::runs_to_json(&runs))? + "\n";
                 f.write_all(text.as_bytes())
@@ -263,6 +315,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             pci_hole,
             jobs,
             json: json_path,
+            html,
         } => {
             use mmsim::reproduce::parallelio::{Procedure, SwapOn};
             let mut p = if fast {
@@ -285,6 +338,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 sensitivity,
                 jobs.map(|j| j as usize),
                 json_path,
+                html,
             )
         }
         Command::Kernels => {
@@ -457,6 +511,28 @@ fn create_output(option: &str, path: &Path) -> anyhow::Result<std::fs::File> {
     })
 }
 
+/// Create the `--html` directory before the run, and its index: a path that cannot be
+/// written is bad input.
+fn create_html_dir(dir: &Path) -> anyhow::Result<()> {
+    let bad = |e: std::io::Error| {
+        BadInput(format!(
+            "--html {}: cannot write the report there: {e}",
+            dir.display()
+        ))
+    };
+    std::fs::create_dir_all(dir).map_err(bad)?;
+    std::fs::File::create(dir.join("index.html")).map_err(bad)?;
+    Ok(())
+}
+
+/// Write the HTML report's files and say where its index is.
+fn write_html(dir: &Path, report: &html::Report) -> anyhow::Result<()> {
+    html::write(dir, &html::site(report))
+        .with_context(|| format!("writing the HTML report to {}", dir.display()))?;
+    eprintln!("mmsim: HTML report in {}", dir.join("index.html").display());
+    Ok(())
+}
+
 /// Warn before the run when a time-series file is predicted to be large.
 fn warn_series_size(s: &Scenario, interval: Nanos, path: &Path) {
     let rows = s.run.duration / interval + 1;
@@ -539,7 +615,7 @@ fn run_all(
     seed: u64,
     opts: RunOptions,
     mut outputs: Vec<RunOutputs>,
-) -> anyhow::Result<Vec<RunResult>> {
+) -> anyhow::Result<Vec<(RunResult, Option<TimeSeries>)>> {
     let bars = indicatif::MultiProgress::new();
     let total = s.run.duration / SEC;
     let style = indicatif::ProgressStyle::with_template(
@@ -567,7 +643,7 @@ fn run_all(
     let mut runs = Vec::new();
     for (r, k) in results.into_iter().zip(configs) {
         match r {
-            Ok((r, _)) => runs.push(r),
+            Ok(run) => runs.push(run),
             Err(sim::SimError::Config(m)) => {
                 return Err(BadInput(format!("{}: {m}", s.name)).into())
             }
@@ -584,6 +660,7 @@ fn reproduce(
     sensitivity: bool,
     jobs: Option<usize>,
     json_path: Option<PathBuf>,
+    html_dir: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     use mmsim::reproduce::parallelio;
     if experiment != "parallelio" {
@@ -596,25 +673,59 @@ fn reproduce(
         .as_deref()
         .map(|p| create_output("--json", p))
         .transpose()?;
+    if let Some(dir) = &html_dir {
+        create_html_dir(dir)?;
+    }
     let published = parallelio::Tables::published();
     let (text, json) = if sensitivity {
         let variants = parallelio::sensitivity_variants(&p);
         let procedures: Vec<_> = variants.iter().map(|(_, v)| v.clone()).collect();
-        let tables = simulate(&procedures, jobs)?;
+        let tables = simulate(&procedures, jobs, None)?;
         let rows: Vec<_> = variants
             .iter()
             .map(|(name, _)| name.clone())
-            .zip(tables)
+            .zip(tables.into_iter().map(|s| s.tables))
             .collect();
         (
             parallelio::sensitivity_report(&p, &published, &rows),
             parallelio::sensitivity_json(&published, &rows),
         )
     } else {
-        let simulated = simulate(std::slice::from_ref(&p), jobs)?.remove(0);
+        // MMTests' monitors sampled every 10 s (mmtests.md §7).
+        let sample = html_dir.as_ref().map(|_| 10 * SEC);
+        let simulated = simulate(std::slice::from_ref(&p), jobs, sample)?.remove(0);
+        if let Some(dir) = &html_dir {
+            let cases = p
+                .runs()
+                .iter()
+                .enumerate()
+                .map(|(i, run)| {
+                    let (id, title) = run.case(&p);
+                    let runs = simulated
+                        .runs
+                        .iter()
+                        .map(|kruns| {
+                            let (r, series) = &kruns[i];
+                            html::KernelRun {
+                                kernel: &r.kernel,
+                                series: series.as_ref().expect("sampled for --html"),
+                                devices: &r.devices,
+                            }
+                        })
+                        .collect();
+                    html::Case { id, title, runs }
+                })
+                .collect();
+            let report = html::Report {
+                title: "mmsim reproduce parallelio".into(),
+                sections: parallelio::report_sections(&p, &published, &simulated.tables),
+                cases,
+            };
+            write_html(dir, &report)?;
+        }
         (
-            parallelio::report(&p, &published, &simulated),
-            parallelio::to_json(&published, &simulated),
+            parallelio::report(&p, &published, &simulated.tables),
+            parallelio::to_json(&published, &simulated.tables),
         )
     };
     print!("{text}");
@@ -627,13 +738,22 @@ fn reproduce(
     Ok(())
 }
 
+/// What [`simulate`] gives for one procedure.
+struct Simulated {
+    tables: mmsim::reproduce::parallelio::Tables,
+    /// Per kernel, its runs in `Procedure::runs` order, with their time series if sampled.
+    runs: [Vec<(RunResult, Option<TimeSeries>)>; 3],
+}
+
 /// The simulated tables of each procedure. Each (procedure, kernel, run) is an independent
 /// simulation; simulations go to worker threads and come back into fixed slots, so the
-/// result does not depend on `jobs`.
+/// result does not depend on `jobs`. With `sample`, every run's time series is sampled that
+/// often.
 fn simulate(
     procedures: &[mmsim::reproduce::parallelio::Procedure],
     jobs: Option<usize>,
-) -> anyhow::Result<Vec<mmsim::reproduce::parallelio::Tables>> {
+    sample: Option<Nanos>,
+) -> anyhow::Result<Vec<Simulated>> {
     use mmsim::reproduce::{parallelio, SEED000_KERNELS};
     use std::sync::atomic::{AtomicU64, AtomicUsize as Next};
     use std::sync::{Arc, Mutex};
@@ -661,8 +781,8 @@ fn simulate(
         .expect("a valid template"),
     );
     let done: Arc<Vec<AtomicU64>> = Arc::new(jobs_list.iter().map(|_| AtomicU64::new(0)).collect());
-    let slots: Mutex<Vec<Option<Result<mmsim::report::RunResult, sim::SimError>>>> =
-        Mutex::new((0..jobs_list.len()).map(|_| None).collect());
+    type Slot = Option<Result<(RunResult, Option<TimeSeries>), sim::SimError>>;
+    let slots: Mutex<Vec<Slot>> = Mutex::new((0..jobs_list.len()).map(|_| None).collect());
     let next = Next::new(0);
     let show = |done: &[AtomicU64]| done.iter().map(|d| d.load(Ordering::Relaxed)).sum::<u64>();
     std::thread::scope(|scope| {
@@ -678,7 +798,7 @@ fn simulate(
                     bar2.set_position(show(&done2));
                 });
                 let p = &procedures[v];
-                let r = parallelio::run_one(p, SEED000_KERNELS[k], run, Some(progress));
+                let r = parallelio::run_one(p, SEED000_KERNELS[k], run, Some(progress), sample);
                 done[j].store(floor[j], Ordering::Relaxed);
                 bar.set_position(show(&done));
                 slots.lock().expect("no worker panicked")[j] = Some(r);
@@ -686,7 +806,7 @@ fn simulate(
         }
     });
     bar.finish_and_clear();
-    let mut per_kernel: Vec<[Vec<mmsim::report::RunResult>; 3]> =
+    let mut per_kernel: Vec<[Vec<(RunResult, Option<TimeSeries>)>; 3]> =
         procedures.iter().map(|_| Default::default()).collect();
     for ((v, k, _), r) in jobs_list
         .iter()
@@ -696,8 +816,16 @@ fn simulate(
     }
     Ok(procedures
         .iter()
-        .zip(&per_kernel)
-        .map(|(p, runs)| parallelio::tables(p, runs))
+        .zip(per_kernel)
+        .map(|(p, runs)| {
+            let results = runs
+                .each_ref()
+                .map(|kruns| kruns.iter().map(|(r, _)| r.clone()).collect());
+            Simulated {
+                tables: parallelio::tables(p, &results),
+                runs,
+            }
+        })
         .collect())
 }
 

@@ -524,6 +524,9 @@ pub struct RunOutputs {
     /// Write each time-series sample here as a CSV line when it is taken, instead of
     /// keeping the samples for the result (memory stays flat however many there are).
     pub series_out: Option<Box<dyn std::io::Write + Send>>,
+    /// Keep the samples for the result even when they are also written to `series_out`
+    /// (the HTML report draws them).
+    pub keep_series: bool,
     /// Told the simulated time about every 10 simulated seconds (progress bars).
     pub progress: Option<Box<dyn FnMut(Nanos) + Send>>,
 }
@@ -534,6 +537,7 @@ impl fmt::Debug for RunOutputs {
             .field("trace", &self.trace.is_some())
             .field("sample_interval", &self.sample_interval)
             .field("series_out", &self.series_out.is_some())
+            .field("keep_series", &self.keep_series)
             .field("progress", &self.progress.is_some())
             .finish()
     }
@@ -560,8 +564,19 @@ pub fn run_with(
                     .iter()
                     .flat_map(|b| timeseries::device_columns(&b.name))
                     .collect(),
+                zones: w
+                    .borrow()
+                    .zones
+                    .iter()
+                    .map(|z| timeseries::ZoneInfo {
+                        name: z.name().to_string(),
+                        managed_pages: z.managed_pages,
+                        watermarks: [z.min_wmark(), z.low_wmark(), z.high_wmark()],
+                    })
+                    .collect(),
                 rows: Vec::new(),
             },
+            keep: outputs.keep_series || outputs.series_out.is_none(),
             out: outputs.series_out,
             error: None,
         };
@@ -592,18 +607,18 @@ pub fn run_with(
                 if let Some(e) = sink.error.take().or(flushed.err()) {
                     return Err(SimError::TimeSeries(e.to_string()));
                 }
-                None
-            } else {
-                Some(std::mem::take(&mut sink.series))
             }
+            sink.keep.then(|| std::mem::take(&mut sink.series))
         }
     };
     Ok((summarise(&w, scenario, kernel, seed, end), series))
 }
 
-/// Where the sampler puts its rows: kept in `series`, or written to `out` as taken.
+/// Where the sampler puts its rows: kept in `series`, written to `out` as taken, or both.
 struct SeriesSink {
     series: TimeSeries,
+    /// Keep the rows in `series`.
+    keep: bool,
     out: Option<Box<dyn std::io::Write + Send>>,
     /// The first write error; sampling stops writing after it and the run reports it.
     error: Option<std::io::Error>,
@@ -618,7 +633,8 @@ impl SeriesSink {
         );
         if self.out.is_some() {
             self.write(&TimeSeries::line(&row));
-        } else {
+        }
+        if self.keep {
             self.series.rows.push(row);
         }
     }
@@ -844,6 +860,7 @@ pub fn summarise(
             .map(|b| crate::report::DeviceReport {
                 name: b.name.clone(),
                 iostat: b.iostat.samples().iter().map(|(_, s)| *s).collect(),
+                iostat_times: b.iostat.samples().iter().map(|(t, _)| secs(*t)).collect(),
                 diskstats: b.queue.stats_at(end),
             })
             .collect(),

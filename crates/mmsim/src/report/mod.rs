@@ -5,6 +5,8 @@
 //! 2013 compare-kernels layout; `json` writes the `--json` file; `terminal` prints the summary
 //! after `mmsim run`.
 
+pub mod graphs;
+pub mod html;
 pub mod json;
 pub mod mmtests;
 pub mod terminal;
@@ -59,6 +61,8 @@ pub struct DeviceReport {
     pub name: String,
     /// The samples, in time order.
     pub iostat: Vec<crate::block::IostatSample>,
+    /// When each sample was taken, simulated seconds (the end of its interval).
+    pub iostat_times: Vec<f64>,
     /// `/proc/diskstats` at the end of the run.
     pub diskstats: crate::block::DiskStats,
 }

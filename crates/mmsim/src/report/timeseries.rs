@@ -4,6 +4,9 @@
 //! [`COLUMNS`] come two per block device: `write_bw_kbps_<dev>`, the writeback bandwidth
 //! estimate (`bdi->avg_write_bandwidth`, KiB/s), and `written_<dev>`, pages written
 //! (`BDI_WRITTEN`, cumulative).
+//!
+//! A series kept in memory also carries the zones' sizes and watermarks ([`ZoneInfo`]),
+//! which the graphs draw; they are fixed at boot and are not written to the CSV.
 
 /// The columns, in order. `time_s` is simulated seconds.
 pub const COLUMNS: &[&str] = &[
@@ -36,11 +39,24 @@ pub fn device_columns(name: &str) -> [String; 2] {
     [format!("write_bw_kbps_{name}"), format!("written_{name}")]
 }
 
+/// A zone as booted: its name, size and watermarks (they do not change during a run).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ZoneInfo {
+    /// `DMA`, `DMA32` or `Normal`.
+    pub name: String,
+    /// Pages handed to the buddy allocator; 0 for an empty zone.
+    pub managed_pages: u64,
+    /// min, low and high watermarks, pages.
+    pub watermarks: [u64; 3],
+}
+
 /// Samples of one run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TimeSeries {
     /// The per-device columns after [`COLUMNS`] ([`device_columns`] of each device).
     pub device_columns: Vec<String>,
+    /// The zones in `nr_free_pages_*` column order.
+    pub zones: Vec<ZoneInfo>,
     /// One row per sample, values in [`COLUMNS`] then `device_columns` order.
     pub rows: Vec<Vec<f64>>,
 }

@@ -11,6 +11,7 @@ use crate::engine::{Nanos, SEC};
 use crate::fs::Filesystem;
 use crate::mm::swapfile::SwapConfig;
 use crate::presets;
+use crate::report::timeseries::TimeSeries;
 use crate::report::RunResult;
 use crate::scenario::{
     BlockDevice, Machine, ParallelioParams, RunParams, Scenario, Workload, WorkloadKind,
@@ -697,20 +698,44 @@ impl Procedure {
 }
 
 /// One simulation of the experiment under one kernel. `progress` hears the simulated time
-/// now and then.
+/// now and then; with `sample`, the run's time series is sampled that often and returned.
 pub fn run_one(
     p: &Procedure,
     kernel: &str,
     run: Run,
     progress: Option<Box<dyn FnMut(Nanos) + Send>>,
-) -> Result<RunResult, SimError> {
+    sample: Option<Nanos>,
+) -> Result<(RunResult, Option<TimeSeries>), SimError> {
     let k = presets::resolve(kernel, &[]).expect("seed 000's presets exist");
     let s = p.scenario(run);
     let outputs = sim::RunOutputs {
         progress,
+        sample_interval: sample,
         ..Default::default()
     };
-    sim::run_with(&s, &k, p.seed_of(run), RunOptions::default(), outputs).map(|(r, _)| r)
+    sim::run_with(&s, &k, p.seed_of(run), RunOptions::default(), outputs)
+}
+
+impl Run {
+    /// How the HTML report names the run's case: (id, title).
+    pub fn case(self, p: &Procedure) -> (String, String) {
+        match self {
+            Run::Sequential => (
+                "procedure".into(),
+                "The whole procedure, one machine per kernel".into(),
+            ),
+            Run::Warmup => ("warmup".into(), "The warm-up run".into()),
+            Run::Iteration(step, i) => (
+                format!("step{step}-iter{}", i + 1),
+                format!(
+                    "IO step {} ({}), iteration {}",
+                    step,
+                    p.step_labels()[step],
+                    i + 1
+                ),
+            ),
+        }
+    }
 }
 
 /// The tables of the experiment from each kernel's runs (`runs[k]` holds kernel k's runs
@@ -849,11 +874,9 @@ pub fn to_json(published: &Tables, simulated: &Tables) -> serde_json::Value {
     })
 }
 
-/// The report `mmsim reproduce parallelio` prints: the three tables in MMTests'
-/// compare-kernels layout with each kernel's published figure beside its simulated one,
-/// then every claim with its verdict on the simulated tables and the numbers it was judged
-/// on. Row labels carry the simulated machine's IO step sizes.
-pub fn report(p: &Procedure, published: &Tables, simulated: &Tables) -> String {
+/// The three tables of [`report`], published beside simulated, with the paragraph that
+/// introduces them.
+pub fn tables_text(published: &Tables, simulated: &Tables) -> String {
     use crate::report::mmtests::{
         format_iostat_cells, format_monitor_table, format_paired_compare_table, vmstat_cell, Cell,
         Direction,
@@ -885,7 +908,7 @@ pub fn report(p: &Procedure, published: &Tables, simulated: &Tables) -> String {
         .collect();
     let (pio_ratios, rest) = ratios.split_at(rows.len());
     let (vm_ratios, io_ratios) = rest.split_at(published.vmstat.len());
-    let mut out = p.describe();
+    let mut out = String::new();
     out.push_str(
         "Each kernel's published figure stands beside its simulated one, then sim/pub, the \
          simulated figure over the published (`-` where the published is 0, `input` where a \
@@ -937,6 +960,17 @@ pub fn report(p: &Procedure, published: &Tables, simulated: &Tables) -> String {
         .collect();
     out.push('\n');
     out.push_str(&format_iostat_cells(&columns, &io_rows));
+    out
+}
+
+/// The report `mmsim reproduce parallelio` prints: the three tables in MMTests'
+/// compare-kernels layout with each kernel's published figure beside its simulated one,
+/// then every claim with its verdict on the simulated tables and the numbers it was judged
+/// on. Row labels carry the simulated machine's IO step sizes.
+pub fn report(p: &Procedure, published: &Tables, simulated: &Tables) -> String {
+    let mut out = p.describe();
+    out.push_str(&tables_text(published, simulated));
+    let cells = compared(published, simulated);
     out.push_str(&format!("\n{}\n", Fidelity::of(&cells).summary()));
     out.push_str("\nClaims (judged on the simulated tables)\n");
     let verdicts = claims(simulated);
@@ -955,6 +989,33 @@ pub fn report(p: &Procedure, published: &Tables, simulated: &Tables) -> String {
         ));
     }
     out.push_str(&format!("\n{}\n", verdict_summary(&verdicts)));
+    out
+}
+
+/// [`report`] as sections of the HTML report: the procedure, the tables, the fidelity
+/// summary and the claims with their verdicts.
+pub fn report_sections(
+    p: &Procedure,
+    published: &Tables,
+    simulated: &Tables,
+) -> Vec<crate::report::html::Section> {
+    use crate::report::html::Section;
+    let fidelity = Fidelity::of(&compared(published, simulated)).summary();
+    let verdicts = claims(simulated);
+    let mut out: Vec<Section> = p
+        .describe()
+        .lines()
+        .map(|l| Section::Text(l.into()))
+        .collect();
+    out.push(Section::Table {
+        heading: "Tables".into(),
+        text: tables_text(published, simulated),
+    });
+    out.extend(fidelity.lines().map(|l| Section::Text(l.into())));
+    out.push(Section::Claims {
+        summary: verdict_summary(&verdicts),
+        verdicts,
+    });
     out
 }
 
