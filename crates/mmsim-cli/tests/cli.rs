@@ -229,9 +229,30 @@ fn reproduce_parallelio_fast_is_the_same_at_any_thread_count_and_judges_every_cl
         json.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
-    let (code, two, err) = mmsim(&["reproduce", "parallelio", "--fast", "--jobs", "2"]);
+    // Sampling for the HTML report changes nothing the terminal shows.
+    let site = dir.join("site");
+    let (code, two, err) = mmsim(&[
+        "reproduce",
+        "parallelio",
+        "--fast",
+        "--jobs",
+        "2",
+        "--html",
+        site.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(one, two, "output depends on the number of threads");
+    assert_eq!(one, two, "output depends on the number of threads or on --html");
+    let index = std::fs::read_to_string(site.join("index.html")).unwrap();
+    for part in [
+        "<h2 id=\"claims\">Claims</h2>",
+        "<td class=\"holds\">holds</td>",
+        "Ops memcachetest-0M",
+        "graphs/procedure-dirty.3.9.svg",
+        "graphs/procedure-sda-await.lessdisrupt-v7r10.svg",
+    ] {
+        assert!(index.contains(part), "no {part} in the index");
+    }
+    assert!(site.join("procedure-kswapd.html").exists());
     assert!(
         !one.contains("Seed 1 "),
         "the default seed is not announced"
