@@ -173,7 +173,9 @@ fn problems(events: &[Value]) -> Vec<String> {
         let p = &e["params"];
         match e["method"].as_str().unwrap_or("") {
             "Runtime.exceptionThrown" => out.push(format!("exception: {}", p["exceptionDetails"])),
-            "Runtime.consoleAPICalled" if matches!(p["type"].as_str(), Some("error" | "assert")) => {
+            "Runtime.consoleAPICalled"
+                if matches!(p["type"].as_str(), Some("error" | "assert")) =>
+            {
                 out.push(format!("console.{}: {}", p["type"], p["args"]))
             }
             "Log.entryAdded" if p["entry"]["level"] == "error" => out.push(format!(

@@ -241,7 +241,10 @@ fn reproduce_parallelio_fast_is_the_same_at_any_thread_count_and_judges_every_cl
         site.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(one, two, "output depends on the number of threads or on --html");
+    assert_eq!(
+        one, two,
+        "output depends on the number of threads or on --html"
+    );
     let index = std::fs::read_to_string(site.join("index.html")).unwrap();
     for part in [
         "<h2 id=\"claims\">Claims</h2>",
