@@ -972,7 +972,7 @@ mod tests {
     }
 
     #[test]
-    fn streamed_samples_are_written_as_taken_and_not_kept() {
+    fn streamed_samples_are_written_as_taken_and_kept_only_when_asked() {
         let mut s = scenario_for_test(64, 0);
         s.run.duration = 10 * SEC;
         let k = crate::presets::resolve("3.9", &[]).unwrap();
@@ -997,5 +997,19 @@ mod tests {
         assert!(none.is_none(), "streamed samples are not kept in memory");
         let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
         assert_eq!(text, series.to_csv());
+        // Both (--timeseries with --html): written as taken, and kept.
+        let out = Captured::default();
+        let both = RunOutputs {
+            sample_interval: Some(SEC),
+            series_out: Some(Box::new(out.clone())),
+            keep_series: true,
+            ..Default::default()
+        };
+        let (_, kept) = run_with(&s, &k, 1, RunOptions::default(), both).unwrap();
+        assert_eq!(kept.as_ref(), Some(&series));
+        assert_eq!(
+            String::from_utf8(out.0.lock().unwrap().clone()).unwrap(),
+            text
+        );
     }
 }

@@ -152,6 +152,7 @@ fn sampling_a_time_series_does_not_change_the_run() {
         sample_interval: Some(mmsim::engine::SEC),
         progress: Some(Box::new(|_| {})),
         series_out: None,
+        keep_series: false,
     };
     let (sampled, series) = sim::run_with(&s, &k, 5, RunOptions::default(), outputs).unwrap();
     // The sampler's own thread appears in the CPU table; everything else is identical.
