@@ -615,7 +615,7 @@ fn run_all(
     seed: u64,
     opts: RunOptions,
     mut outputs: Vec<RunOutputs>,
-) -> anyhow::Result<Vec<(RunResult, Option<TimeSeries>)>> {
+) -> anyhow::Result<Vec<Sampled>> {
     let bars = indicatif::MultiProgress::new();
     let total = s.run.duration / SEC;
     let style = indicatif::ProgressStyle::with_template(
@@ -738,11 +738,14 @@ fn reproduce(
     Ok(())
 }
 
+/// A run and its time series, if sampled.
+type Sampled = (RunResult, Option<TimeSeries>);
+
 /// What [`simulate`] gives for one procedure.
 struct Simulated {
     tables: mmsim::reproduce::parallelio::Tables,
-    /// Per kernel, its runs in `Procedure::runs` order, with their time series if sampled.
-    runs: [Vec<(RunResult, Option<TimeSeries>)>; 3],
+    /// Per kernel, its runs in `Procedure::runs` order.
+    runs: [Vec<Sampled>; 3],
 }
 
 /// The simulated tables of each procedure. Each (procedure, kernel, run) is an independent
@@ -781,7 +784,7 @@ fn simulate(
         .expect("a valid template"),
     );
     let done: Arc<Vec<AtomicU64>> = Arc::new(jobs_list.iter().map(|_| AtomicU64::new(0)).collect());
-    type Slot = Option<Result<(RunResult, Option<TimeSeries>), sim::SimError>>;
+    type Slot = Option<Result<Sampled, sim::SimError>>;
     let slots: Mutex<Vec<Slot>> = Mutex::new((0..jobs_list.len()).map(|_| None).collect());
     let next = Next::new(0);
     let show = |done: &[AtomicU64]| done.iter().map(|d| d.load(Ordering::Relaxed)).sum::<u64>();
@@ -806,7 +809,7 @@ fn simulate(
         }
     });
     bar.finish_and_clear();
-    let mut per_kernel: Vec<[Vec<(RunResult, Option<TimeSeries>)>; 3]> =
+    let mut per_kernel: Vec<[Vec<Sampled>; 3]> =
         procedures.iter().map(|_| Default::default()).collect();
     for ((v, k, _), r) in jobs_list
         .iter()
