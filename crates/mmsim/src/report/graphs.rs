@@ -192,24 +192,21 @@ pub fn graphs(ts: &TimeSeries, devices: &[DeviceReport]) -> Vec<Graph> {
             lines,
         ));
     }
+    // nr_unstable last, when there is any: the other lines keep their colours.
     let mut dirty = vec![
         data("nr_dirty", c.gauge("nr_dirty")),
         data("nr_writeback", c.gauge("nr_writeback")),
+        line(
+            "background thresh",
+            c.gauge("dirty_background_thresh"),
+            LineKind::Threshold,
+        ),
+        line("dirty thresh", c.gauge("dirty_thresh"), LineKind::Threshold),
     ];
     let unstable = c.gauge("nr_unstable");
     if unstable.iter().any(|&(_, y)| y != 0.0) {
         dirty.push(data("nr_unstable", unstable));
     }
-    dirty.push(line(
-        "background thresh",
-        c.gauge("dirty_background_thresh"),
-        LineKind::Threshold,
-    ));
-    dirty.push(line(
-        "dirty thresh",
-        c.gauge("dirty_thresh"),
-        LineKind::Threshold,
-    ));
     out.push(graph(
         "dirty",
         "Dirty and writeback pages",
@@ -252,19 +249,22 @@ pub fn graphs(ts: &TimeSeries, devices: &[DeviceReport]) -> Vec<Graph> {
             ],
         ));
     }
-    let mut efficiency = Vec::new();
-    for who in ["kswapd", "direct"] {
-        // A reclaimer that never scanned has no efficiency to show (MMTests would draw 100).
-        if c.delta(&format!("pgscan_{who}"))
-            .iter()
-            .any(|&(_, y)| y > 0.0)
-        {
-            efficiency.push(data(
-                who,
-                c.efficiency(&format!("pgsteal_{who}"), &format!("pgscan_{who}")),
-            ));
-        }
-    }
+    // A reclaimer that never scanned has no efficiency to show (MMTests would draw 100):
+    // its line stays in the legend, empty, so colours match across kernels.
+    let efficiency = ["kswapd", "direct"]
+        .map(|who| {
+            let scanned = c
+                .delta(&format!("pgscan_{who}"))
+                .iter()
+                .any(|&(_, y)| y > 0.0);
+            let points = if scanned {
+                c.efficiency(&format!("pgsteal_{who}"), &format!("pgscan_{who}"))
+            } else {
+                Vec::new()
+            };
+            data(who, points)
+        })
+        .to_vec();
     out.push(Graph {
         y_max: Some(100.0),
         ..graph(
@@ -272,7 +272,7 @@ pub fn graphs(ts: &TimeSeries, devices: &[DeviceReport]) -> Vec<Graph> {
             "Reclaim efficiency",
             "% of scanned pages reclaimed",
             "100 × Δpgsteal / Δpgscan per interval, 100 in an interval with nothing scanned \
-             (MMTests' rule); a reclaimer that never scanned is not drawn.",
+             (MMTests' rule); a reclaimer that never scanned has no line.",
             efficiency,
         )
     });
@@ -611,7 +611,10 @@ mod tests {
             vec![(1.0, 100.0), (2.0, 100.0), (3.0, 100.0)]
         );
         let eff = by_id("efficiency");
-        assert_eq!(eff.lines.len(), 1, "direct reclaim never scanned");
+        assert!(
+            eff.lines[1].points.is_empty(),
+            "direct reclaim never scanned"
+        );
         assert_eq!(eff.lines[0].points[0], (1.0, 50.0));
         assert!(!by_id("swap").has_data());
         assert!(by_id("kswapd").has_data());
