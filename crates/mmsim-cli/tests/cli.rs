@@ -481,10 +481,14 @@ fn time_series_intervals_have_a_floor_and_a_large_file_is_announced() {
 fn output_paths_are_checked_before_the_run_and_exit_2() {
     let dir = scratch("paths");
     let missing = dir.join("no/such/dir/x.json");
+    // A file where --html wants a directory.
+    let file = dir.join("a-file");
+    std::fs::write(&file, "").unwrap();
     for (option, path) in [
         ("--json", missing.to_str().unwrap()),
         ("--trace", dir.to_str().unwrap()),
         ("--timeseries", missing.to_str().unwrap()),
+        ("--html", file.to_str().unwrap()),
     ] {
         let (code, out, err) = mmsim(&["run", "examples/kswapd-balance.toml", option, path]);
         assert_eq!(code, 2, "{option}: {err}");
@@ -500,6 +504,15 @@ fn output_paths_are_checked_before_the_run_and_exit_2() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(out.is_empty() && err.contains("cannot create"), "{err}");
+    let (code, out, err) = mmsim(&[
+        "reproduce",
+        "parallelio",
+        "--fast",
+        "--html",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty() && err.contains("--html"), "{err}");
 }
 
 #[test]
@@ -686,7 +699,10 @@ fn messages_name_what_is_wrong() {
             vec!["--timeseries", "/tmp/x.csv", "--sample-interval", "0s"],
             "must be positive",
         ),
-        (vec!["--sample-interval", "1s"], "--timeseries"),
+        (
+            vec!["--sample-interval", "1s"],
+            "--timeseries FILE or --html DIR",
+        ),
     ] {
         let mut all = vec!["run", ex];
         all.extend(&args);
