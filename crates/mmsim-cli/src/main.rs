@@ -100,7 +100,7 @@ enum Command {
         #[arg(long)]
         seed: Option<u64>,
         /// RAM under the MMIO hole below 4 GiB, e.g. 1G: DMA32 then ends at 4 GiB minus
-        /// this (default 0: DMA32 to 4 GiB; docs/seed-000-procedure.md §3).
+        /// this (default 0: DMA32 to 4 GiB; docs/seed-000-procedure.md §4).
         #[arg(long, value_name = "SIZE", value_parser = parse_pci_hole)]
         pci_hole: Option<u64>,
         /// Runs at once, at least 1 (default: the number of CPUs). Results do not depend on
