@@ -9,13 +9,14 @@ use crate::fs::fs_writeback;
 use crate::mm::backing_dev;
 use crate::mm::mmzone::Pgdat;
 use crate::mm::mmzone::MAX_NR_ZONES;
-use crate::mm::page::{Pages, PG_SLAB};
-use crate::mm::page_alloc::{self, alloc_flags};
+use crate::mm::page::Pages;
+use crate::mm::page_alloc;
 use crate::mm::page_io::{self, SwapDev};
 use crate::mm::slab::Slab;
+use crate::mm::super_block;
 use crate::mm::swapfile::SwapInfo;
 use crate::mm::vmstat::{VmEvents, ZoneStat};
-use crate::mm::{invariants, vmscan, Gfp, Kernel, Queues, World};
+use crate::mm::{invariants, vmscan, Kernel, Queues, World};
 use crate::presets::KernelConfig;
 use crate::report::timeseries::{self, TimeSeries};
 use crate::report::{RunResult, ThreadTimes, WorkloadState};
@@ -176,11 +177,10 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         swapdev,
         swap_bdi: None,
         swap_sector_base: 0,
-        slab: Slab {
-            objects: scenario.slab.objects,
-            object_size: scenario.slab.object_size,
-            ..Default::default()
-        },
+        slab: Slab::new(scenario.slab.inode_size),
+        dcache: Default::default(),
+        icache: Default::default(),
+        super_blocks: Vec::new(),
         mms: Vec::new(),
         inodes: Vec::new(),
         bdis: Vec::new(),
@@ -210,24 +210,17 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         trace: None,
         reclaim_file_totals: Default::default(),
     };
-    // The dentry/inode cache built up before the run.
-    let slab_pages = k.slab.pages_needed() as u64;
+    // The system's root filesystem, with the dentries and inodes cached before the run.
+    let slab_pages = super_block::boot_pages(&k, scenario.slab.files + 1);
     if slab_pages + high * 2 > managed {
         return Err(SimError::Config(format!(
-            "machine.ram: {} MiB is too small for the zones, watermarks and a slab of {} objects",
+            "machine.ram: {} MiB is too small for the zones, watermarks and a slab of {} files' dentries and inodes",
             m.ram >> 20,
-            scenario.slab.objects
+            scenario.slab.files
         )));
     }
-    for _ in 0..slab_pages {
-        let pfn =
-            page_alloc::get_page_from_freelist(&mut k, Gfp::KERNEL, 0, alloc_flags::NO_WATERMARKS)
-                .expect("checked above that the slab fits");
-        k.pages.set(pfn, PG_SLAB);
-        let zi = k.page_zone(pfn);
-        k.zones[zi].mod_stat(ZoneStat::nr_slab_reclaimable, 1);
-        k.slab.pages.push(pfn);
-    }
+    let root = super_block::mount(&mut k, "/");
+    super_block::populate(&mut k, root, scenario.slab.files);
     let w: World = Rc::new(RefCell::new(k));
     let w2 = w.clone();
     w.borrow_mut().sched.spawn("kswapd0", vmscan::kswapd(w2));
@@ -306,6 +299,7 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             queue: block::RequestQueue::new(&dev.name, cfg),
             device,
             a_ops: dev.filesystem.aops(),
+            sb: crate::mm::page::NIL,
             queueless: nfs.is_some(),
             fs_info: nfs,
             reclaimable: 0,
@@ -332,6 +326,9 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
                 Some(Box::new(crate::fs::jbd::Journal::new(q)));
         }
         let n = k.bdis.len();
+        if dev.filesystem != crate::fs::Filesystem::Raw {
+            k.bdis[n - 1].sb = super_block::mount(&mut k, &dev.name);
+        }
         k.bdi_props = crate::mm::page_writeback::BdiProportions::new(n);
         n - 1
     };
@@ -403,12 +400,16 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
             });
             w.borrow_mut().mms[mm].task = Some(t);
         }
-        WorkloadKind::Cat { device, size } => {
+        WorkloadKind::Cat {
+            device,
+            size,
+            files,
+        } => {
             let bdi = bdi_named(w, &device);
-            let ino = workload::cat::create_file(w, &format!("{}-file", wl.name), bdi, size);
+            let inos = workload::cat::create_files(w, &wl.name, bdi, size, files);
             let t = w.borrow_mut().sched.spawn(&wl.name, async move {
                 workload::delay_start(&w2, idx, start).await;
-                workload::cat::run(w2, idx, mm, ino).await;
+                workload::cat::run(w2, idx, mm, inos).await;
             });
             w.borrow_mut().mms[mm].task = Some(t);
         }
@@ -877,7 +878,8 @@ pub(crate) fn run_task<F: std::future::Future<Output = ()> + 'static>(w: &World,
 }
 
 /// A scenario with no workloads for unit tests: `ram_mib` MiB of RAM, `swap_mib` MiB of
-/// swap on a 5 ms, 100 MiB/s device (0 = no swap), a 250-page slab, one simulated second.
+/// swap on a 5 ms, 100 MiB/s device (0 = no swap), 500 cached system files (about 150
+/// slab pages), one simulated second.
 #[cfg(test)]
 pub(crate) fn scenario_for_test(ram_mib: u64, swap_mib: u64) -> Scenario {
     use crate::engine::MSEC;
@@ -909,8 +911,8 @@ pub(crate) fn scenario_for_test(ram_mib: u64, swap_mib: u64) -> Scenario {
         },
         kernel: KernelSelection::default(),
         slab: SlabParams {
-            objects: 1000,
-            object_size: 1024,
+            files: 500,
+            inode_size: 1024,
         },
         workloads: Vec::new(),
     }

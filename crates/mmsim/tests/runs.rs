@@ -361,6 +361,7 @@ fn streaming_a_file_larger_than_ram_does_not_swap_out_anonymous_memory() {
             kind: WorkloadKind::Cat {
                 device: "sda".into(),
                 size: file_mib * common::MIB,
+                files: 1,
             },
         },
     ];
