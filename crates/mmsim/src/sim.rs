@@ -648,6 +648,7 @@ fn sample(k: &Kernel) -> Vec<f64> {
         g(ZoneStat::nr_unstable),
         g(ZoneStat::nr_anon_pages),
         g(ZoneStat::nr_file_pages),
+        g(ZoneStat::nr_slab_reclaimable),
         g(ZoneStat::nr_active_anon),
         g(ZoneStat::nr_inactive_anon),
         g(ZoneStat::nr_active_file),

@@ -1525,3 +1525,39 @@ fn scheduler_defaults_to_cfq_on_rotating_disks_and_takes_sysfs_names() {
     let e = err("[machine]\nram = \"4G\"\n[[device]]\nname = \"sdb\"\ntype = \"hdd\"\nscheduler = \"bfq\"\n");
     assert_err(&e, "device[0].scheduler", 6, "cfq");
 }
+
+/// cat reads `files` files (default 1) sharing its size; each needs a page at least.
+#[test]
+fn cat_takes_a_file_count_of_at_least_one_page_each() {
+    let s = ok(&format!(
+        "{DISK}type = \"cat\"\ndevice = \"sda\"\nsize = \"40K\"\nfiles = 10\n"
+    ));
+    assert_eq!(
+        s.workloads[0].kind,
+        WorkloadKind::Cat {
+            device: "sda".into(),
+            size: 40960,
+            files: 10
+        }
+    );
+    let s = ok(&format!(
+        "{DISK}type = \"cat\"\ndevice = \"sda\"\nsize = \"40K\"\n"
+    ));
+    assert!(matches!(
+        s.workloads[0].kind,
+        WorkloadKind::Cat { files: 1, .. }
+    ));
+    let e = err(&format!(
+        "{DISK}type = \"cat\"\ndevice = \"sda\"\nsize = \"40K\"\nfiles = 11\n"
+    ));
+    assert_err(
+        &e,
+        "workload[0].files",
+        11,
+        "11 files cannot share 40960 bytes",
+    );
+    let e = err(&format!(
+        "{DISK}type = \"cat\"\ndevice = \"sda\"\nsize = \"40K\"\nfiles = 0\n"
+    ));
+    assert_err(&e, "workload[0].files", 11, "integer >= 1");
+}
