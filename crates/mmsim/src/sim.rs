@@ -83,18 +83,26 @@ pub fn host_memory_estimate(scenario: &Scenario) -> u64 {
     /// swap cache, allowed for a quarter of the frames at once.
     const SWAP_SLOT: u64 = 1;
     const SWAP_CACHE_ENTRY: u64 = 16;
+    /// Per cached file (the system's at boot, cat's): a dentry and an inode with their LRU
+    /// links; per file of a workload also its `Inode` and name.
+    const CACHED_FILE: u64 = 64;
+    const WORKLOAD_FILE: u64 = 256;
     /// Executor, devices, request queues, buffers and the binary itself.
     const FIXED: u64 = 16 << 20;
     let pages = |bytes: u64| bytes.div_ceil(PAGE_SIZE);
     let frames = pages(scenario.machine.ram);
     let mut mapped = 0;
     let mut file = 0;
+    let mut files_cached = 0;
     for wl in &scenario.workloads {
         match &wl.kind {
             WorkloadKind::MemEater { size, .. } => mapped += pages(*size),
             WorkloadKind::Memcachetest(m) => mapped += pages(m.pool),
             WorkloadKind::Dd(d) => file += pages(d.size),
-            WorkloadKind::Cat { size, .. } => file += pages(*size),
+            WorkloadKind::Cat { size, files, .. } => {
+                file += pages(*size);
+                files_cached += files;
+            }
             WorkloadKind::Mmap(m) => {
                 mapped += pages(m.size);
                 file += pages(m.size);
@@ -112,6 +120,8 @@ pub fn host_memory_estimate(scenario: &Scenario) -> u64 {
         + file * PAGE_CACHE_SLOT
         + swap * SWAP_SLOT
         + swap.min(frames) / 4 * SWAP_CACHE_ENTRY
+        + scenario.slab.files * CACHED_FILE
+        + files_cached * (CACHED_FILE + WORKLOAD_FILE)
         + FIXED;
     // Vectors that grow by doubling may hold up to twice what they use for a moment.
     estimate + estimate / 4

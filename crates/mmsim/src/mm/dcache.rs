@@ -69,18 +69,7 @@ pub fn d_alloc(k: &mut Kernel, sb: u32, name: Option<&str>, slab: u32) -> u32 {
         flags: 0,
         slab,
     };
-    let d = match dc.free.pop() {
-        Some(d) => {
-            dc.dentries[d as usize] = de;
-            dc.links[d as usize] = [NIL; 2];
-            d
-        }
-        None => {
-            dc.dentries.push(de);
-            dc.links.push([NIL; 2]);
-            dc.dentries.len() as u32 - 1
-        }
-    };
+    let d = slab::insert_object(&mut dc.dentries, &mut dc.links, &mut dc.free, de);
     if let Some(name) = name {
         dc.names.push((sb, name.to_string(), d));
     }

@@ -292,18 +292,7 @@ pub fn iget(k: &mut Kernel, sb: u32, file: u32, slab: u32) -> u32 {
         file,
         slab,
     };
-    let i = match ic.free.pop() {
-        Some(i) => {
-            ic.inodes[i as usize] = vi;
-            ic.links[i as usize] = [NIL; 2];
-            i
-        }
-        None => {
-            ic.inodes.push(vi);
-            ic.links.push([NIL; 2]);
-            ic.inodes.len() as u32 - 1
-        }
-    };
+    let i = slab::insert_object(&mut ic.inodes, &mut ic.links, &mut ic.free, vi);
     ic.nr_inodes += 1;
     if file != NIL {
         debug_assert_eq!(k.inodes[file as usize].vfs, NIL);

@@ -220,6 +220,28 @@ impl Default for Slab {
     }
 }
 
+/// Put a new object in a table of objects by id (dentries, inodes): into a freed entry if
+/// there is one, with its LRU links cleared. Returns its id.
+pub fn insert_object<T>(
+    items: &mut Vec<T>,
+    links: &mut Vec<[u32; 2]>,
+    free: &mut Vec<u32>,
+    item: T,
+) -> u32 {
+    match free.pop() {
+        Some(id) => {
+            items[id as usize] = item;
+            links[id as usize] = [NIL; 2];
+            id
+        }
+        None => {
+            items.push(item);
+            links.push([NIL; 2]);
+            items.len() as u32 - 1
+        }
+    }
+}
+
 /// A frame becomes a slab page of cache `id` (`allocate_slab`).
 fn add_slab_page(k: &mut Kernel, id: CacheId, pfn: Pfn) {
     k.pages.set(pfn, PG_SLAB);

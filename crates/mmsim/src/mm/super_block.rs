@@ -115,40 +115,40 @@ pub fn check(k: &Kernel, sb: usize) -> Result<(), String> {
             s.name
         ))
     };
-    let mut n = 0;
-    for d in s.dentry_lru.iter(&k.dcache.links) {
-        let de = &k.dcache.dentries[d as usize];
-        if !de.live() || de.sb != sb as u32 || de.flags & dcache::DCACHE_LRU == 0 {
-            return fail(format!(
-                "lists dentry {d}, which is not one of its unused dentries"
-            ));
-        }
-        n += 1;
-    }
-    if n != s.dentry_lru.len {
-        return fail(format!(
-            "counts {} unused dentries and lists {n}",
-            s.dentry_lru.len
-        ));
-    }
-    let mut n = 0;
-    for i in s.inode_lru.iter(&k.icache.links) {
+    // Each LRU lists only unused objects of this superblock, as many as it counts.
+    let lru =
+        |list: &ListHead, links: &Vec<[u32; 2]>, what: [&str; 2], ours: &dyn Fn(u32) -> bool| {
+            let [one, many] = what;
+            let mut n = 0;
+            for x in list.iter(links) {
+                if !ours(x) {
+                    return fail(format!(
+                        "lists {one} {x}, which is not one of its unused {many}"
+                    ));
+                }
+                n += 1;
+            }
+            if n != list.len {
+                return fail(format!("counts {} unused {many} and lists {n}", list.len));
+            }
+            Ok(())
+        };
+    let sb32 = sb as u32;
+    lru(
+        &s.dentry_lru,
+        &k.dcache.links,
+        ["dentry", "dentries"],
+        &|d| {
+            let de = &k.dcache.dentries[d as usize];
+            de.live() && de.sb == sb32 && de.flags & dcache::DCACHE_LRU != 0
+        },
+    )?;
+    lru(&s.inode_lru, &k.icache.links, ["inode", "inodes"], &|i| {
         let vi = &k.icache.inodes[i as usize];
-        if !vi.live() || vi.sb != sb as u32 || vi.state & inode::I_LRU == 0 {
-            return fail(format!(
-                "lists inode {i}, which is not one of its unused inodes"
-            ));
-        }
-        n += 1;
-    }
-    if n != s.inode_lru.len {
-        return fail(format!(
-            "counts {} unused inodes and lists {n}",
-            s.inode_lru.len
-        ));
-    }
+        vi.live() && vi.sb == sb32 && vi.state & inode::I_LRU != 0
+    })?;
     let root = k.dcache.dentries.get(s.root as usize);
-    if !root.is_some_and(|d| d.live() && d.d_count > 0 && d.sb == sb as u32) {
+    if !root.is_some_and(|d| d.live() && d.d_count > 0 && d.sb == sb32) {
         return fail("has lost its pinned root dentry".into());
     }
     Ok(())
