@@ -83,6 +83,11 @@ impl Gfp {
     pub const HARDWALL: u32 = 1 << 9;
     /// `__GFP_ZERO`: an anonymous fault's zeroed page (no effect in the model; traced).
     pub const ZERO: u32 = 1 << 10;
+    /// `__GFP_RECLAIMABLE`: a page of a `SLAB_RECLAIM_ACCOUNT` cache (`MIGRATE_RECLAIMABLE`;
+    /// no other effect in the model; traced).
+    pub const RECLAIMABLE: u32 = 1 << 11;
+    /// `__GFP_NOTRACK`: SLUB's slab pages (no effect in the model; traced).
+    pub const NOTRACK: u32 = 1 << 12;
     /// `GFP_KERNEL`.
     pub const KERNEL: Gfp = Gfp(Self::WAIT | Self::IO | Self::FS);
     /// `GFP_NOFS`.

@@ -242,6 +242,12 @@ pub fn insert_object<T>(
     }
 }
 
+/// The flags SLUB's `allocate_slab` adds for a page of a `SLAB_RECLAIM_ACCOUNT` cache
+/// (3.9): `__GFP_NOTRACK` and `__GFP_RECLAIMABLE`.
+fn slab_gfp(gfp: Gfp) -> Gfp {
+    Gfp(gfp.0 | Gfp::RECLAIMABLE | Gfp::NOTRACK)
+}
+
 /// A frame becomes a slab page of cache `id` (`allocate_slab`).
 fn add_slab_page(k: &mut Kernel, id: CacheId, pfn: Pfn) {
     k.pages.set(pfn, PG_SLAB);
@@ -258,7 +264,7 @@ pub fn kmem_cache_alloc_now(k: &mut Kernel, id: CacheId, gfp: Gfp, flags: u32) -
     if let Some(s) = k.slab.caches[id as usize].take() {
         return Some(s);
     }
-    let pfn = page_alloc::get_page_from_freelist(k, gfp, 0, flags)?;
+    let pfn = page_alloc::get_page_from_freelist(k, slab_gfp(gfp), 0, flags)?;
     add_slab_page(k, id, pfn);
     k.slab.caches[id as usize].take()
 }
@@ -290,7 +296,7 @@ pub async fn kmem_cache_reserve(w: &World, id: CacheId, gfp: Gfp) -> Result<(), 
     if w.borrow().slab.caches[id as usize].has_free_object() {
         return Ok(());
     }
-    let pfn = page_alloc::alloc_pages(w, gfp, 0).await?;
+    let pfn = page_alloc::alloc_pages(w, slab_gfp(gfp), 0).await?;
     let mut k = w.borrow_mut();
     if k.slab.caches[id as usize].has_free_object() {
         // Another task made room while this one slept.

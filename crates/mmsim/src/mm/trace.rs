@@ -246,7 +246,7 @@ fn emit_ctx(k: &mut Kernel, irqs: Irqs, event: &str, fields: Arguments<'_>) {
 
 /// The `gfp_t` bits of 3.9 (`include/linux/gfp.h`) for the model's flags.
 fn gfp_bits(g: Gfp) -> u64 {
-    const MAP: [(u32, u64); 11] = [
+    const MAP: [(u32, u64); 13] = [
         (Gfp::WAIT, 0x10),
         (Gfp::HIGH, 0x20),
         (Gfp::IO, 0x40),
@@ -258,6 +258,8 @@ fn gfp_bits(g: Gfp) -> u64 {
         (Gfp::WRITE, 0x100_0000),
         (Gfp::HARDWALL, 0x2_0000),
         (Gfp::ZERO, 0x8000),
+        (Gfp::RECLAIMABLE, 0x8_0000),
+        (Gfp::NOTRACK, 0x20_0000),
     ];
     MAP.iter()
         .filter(|&&(m, _)| g.0 & m != 0)
@@ -335,10 +337,13 @@ fn page_ptr(pfn: u32) -> u64 {
     0xffff_ea00_0000_0000u64 + pfn as u64 * 64
 }
 
-/// 3.9's `MIGRATE_*` of an allocation (`allocflags_to_migratetype`).
+/// 3.9's `MIGRATE_*` of an allocation (`allocflags_to_migratetype`): movable 2,
+/// reclaimable 1, unmovable 0.
 fn migratetype(g: Gfp) -> u32 {
     if g.has(Gfp::MOVABLE) {
         2
+    } else if g.has(Gfp::RECLAIMABLE) {
+        1
     } else {
         0
     }
@@ -707,6 +712,11 @@ mod tests {
         let cases = [
             (Gfp::KERNEL, "GFP_KERNEL"),
             (Gfp::NOFS, "GFP_NOFS"),
+            (
+                Gfp(Gfp::KERNEL.0 | Gfp::RECLAIMABLE | Gfp::NOTRACK),
+                // GFP_TEMPORARY is GFP_KERNEL with __GFP_RECLAIMABLE, and comes first.
+                "GFP_TEMPORARY|GFP_NOTRACK",
+            ),
             (Gfp::ATOMIC, "GFP_ATOMIC"),
             (Gfp::HIGHUSER_MOVABLE, "GFP_HIGHUSER_MOVABLE"),
             // __GFP_WRITE (0x1000000) has no name in 3.9's table.
