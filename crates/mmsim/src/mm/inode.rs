@@ -85,7 +85,8 @@ pub struct Inode {
     pub a_ops: &'static dyn AddressSpaceOps,
     /// Its in-memory inode ([`VfsInode`] id), `NIL` while it is not in memory.
     pub vfs: u32,
-    /// Removed (unlinked and evicted): the entry stays, so that no page's mapping is reused.
+    /// Removed (unlinked): its in-memory inode is being evicted or gone. The entry stays, so
+    /// that no page's mapping is reused.
     pub unlinked: bool,
 }
 
@@ -512,8 +513,17 @@ pub fn check(k: &Kernel, held: &[u32]) -> Result<(), String> {
                 f.name
             ));
         }
-        if f.unlinked && f.vfs != NIL {
-            return fail(format!("file {ino} ({}) is unlinked but in memory", f.name));
+        let freeing = |i: u32| {
+            k.icache
+                .inodes
+                .get(i as usize)
+                .is_some_and(|v| v.state & I_FREEING != 0)
+        };
+        if f.unlinked && f.vfs != NIL && !freeing(f.vfs) {
+            return fail(format!(
+                "file {ino} ({}) is unlinked but in memory, not being evicted",
+                f.name
+            ));
         }
         if f.vfs != NIL
             && k.icache

@@ -30,8 +30,9 @@
 //!     inode is in a page of its cache, a positive dentry names a live inode of its
 //!     superblock, an inode's `i_count` covers the dentries that hold it, each superblock's
 //!     LRUs hold only its unused objects and its counts match them, a file has page cache or
-//!     mappings only while its inode is in memory, an unlinked file never is; one buffer head
-//!     per page with buffers. Counts are unsigned and checked as they fall.
+//!     mappings only while its inode is in memory, an unlinked file is in memory only while
+//!     it is being evicted; one buffer head per page with buffers. Counts are unsigned and
+//!     checked as they fall.
 
 use super::memory::{PTE_PFN_MASK, PTE_PRESENT};
 use super::mmzone::MAX_ORDER;

@@ -162,14 +162,15 @@ pub async fn unlink(w: &World, bdi: usize, name: &str) -> Result<bool, AllocErro
         vi.nlink = 0;
         vi.i_count -= 1;
         assert_eq!(vi.i_count, 0, "unlink of {name} while it is open");
-        // iput_final of an unlinked inode: evict it.
+        // iput_final of an unlinked inode: evict it. The name is gone at once: a file
+        // created under it meanwhile is a new one.
         vi.state |= inode::I_FREEING;
+        k.inodes[f.ino].unlinked = true;
         i
     };
     filemap::truncate_inode_pages(w, f.ino).await;
     let mut k = w.borrow_mut();
     inode::evict(&mut k, i);
-    k.inodes[f.ino].unlinked = true;
     close(&mut k, f);
     Ok(true)
 }
