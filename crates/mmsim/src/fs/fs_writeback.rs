@@ -222,6 +222,7 @@ async fn writeback_inodes(w: &World, bdi: usize, nr_pages: &mut i64, range_cycli
                 // Dirtied during writeback (NFS: pages await COMMIT).
                 redirty_tail(&mut k, bdi, ino);
             }
+            crate::mm::inode::inode_sync_complete(&mut k, ino);
         }
         let now = w.borrow().sched.now();
         if wrote > 0 && (now - start > 100 * engine::MSEC || *nr_pages <= 0) {

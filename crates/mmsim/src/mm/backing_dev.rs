@@ -51,6 +51,8 @@ pub struct Bdi {
     pub device: Box<dyn Device>,
     /// The operations of the filesystem mounted on it, which its inodes take.
     pub a_ops: &'static dyn AddressSpaceOps,
+    /// The superblock of its filesystem (`NIL`: none, a raw device).
+    pub sb: u32,
     /// The mounted filesystem's own state (`sb->s_fs_info`: ext3's journal, an NFS
     /// client), opaque to mm.
     pub fs_info: Option<Box<dyn Any>>,

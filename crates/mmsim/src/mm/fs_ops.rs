@@ -228,6 +228,12 @@ pub trait AddressSpaceOps: fmt::Debug {
         0
     }
 
+    /// Whether a page of this filesystem with PG_private carries one buffer head, an object
+    /// of the `buffer_head` slab cache whose page index is in `page->private`.
+    fn buffer_heads(&self) -> bool {
+        false
+    }
+
     /// Invariants: whether page `pfn`, a page-cache page of this filesystem with PG_private,
     /// carries private data this filesystem attaches; the rule it breaks if not.
     fn check_private(&self, k: &Kernel, pfn: Pfn) -> Result<(), String> {

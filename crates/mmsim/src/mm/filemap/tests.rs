@@ -26,6 +26,9 @@ fn machine() -> World {
 fn mapped_file(w: &World, pages: u64) -> (usize, usize, u32) {
     let ino = crate::workload::cat::create_file(w, "f", 0, pages * crate::calibration::PAGE_SIZE);
     let mut k = w.borrow_mut();
+    // Opened for good: its inode in memory, held.
+    let sb = crate::mm::inode::sb_of(&k, 0);
+    crate::mm::inode::iget_boot(&mut k, sb, ino as u32);
     k.mms.push(Mm::default());
     let mm = k.mms.len() - 1;
     let start = memory::mmap_file(&mut k, mm, ino, 0, pages as u32, 0);

@@ -5,8 +5,6 @@
 use super::testing::*;
 use super::*;
 use crate::engine::{Executor, SEC};
-use crate::mm::fs_ops::{AddressSpaceOps, EMPTY_AOPS};
-use crate::mm::inode::Inode;
 use crate::mm::memory::{Mm, PTE_DIRTY, PTE_PRESENT, PTE_YOUNG, VM_EXEC, VM_LOCKED};
 use crate::mm::mmzone::{WMARK_HIGH, WMARK_LOW, WMARK_MIN, ZONE_DMA, ZONE_DMA32};
 use crate::mm::page_writeback;
@@ -33,9 +31,7 @@ fn switches(preset: &str) -> crate::presets::Switches {
 /// `n` page-cache stand-ins (not swap-backed, unmapped) on `lru`: pages of a file on device
 /// 0 if the machine has one, else of a file on no filesystem.
 fn file_pages(k: &mut Kernel, lru: Lru, n: u64) -> Vec<Pfn> {
-    let ino = k.inodes.len();
-    let a_ops: &'static dyn AddressSpaceOps = k.bdis.first().map_or(&EMPTY_AOPS, |b| b.a_ops);
-    k.inodes.push(Inode::new("test-file", 0, a_ops));
+    let ino = crate::mm::inode::new_inode(k, "test-file", 0);
     (0..n)
         .map(|i| {
             let pfn = take_page(k);
