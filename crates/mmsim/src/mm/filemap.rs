@@ -208,6 +208,7 @@ pub async fn filemap_fault(
 fn cancel_dirty_page(k: &mut Kernel, pfn: Pfn) {
     use super::page::PG_DIRTY;
     if k.pages.test_and_clear(pfn, PG_DIRTY) {
+        super::inode::untag_page_dirty(k, pfn);
         let zi = k.page_zone(pfn);
         k.zones[zi].mod_stat(ZoneStat::nr_dirty, -1);
         let bdi = super::page_writeback::page_bdi(k, pfn);

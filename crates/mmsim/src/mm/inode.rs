@@ -4,6 +4,7 @@
 
 use super::fs_ops::AddressSpaceOps;
 use super::page::Pfn;
+use super::radix_tree::PageTree;
 use super::Kernel;
 
 /// `I_DIRTY_PAGES`: the inode has dirty pages.
@@ -48,9 +49,8 @@ pub struct Inode {
     pub name: String,
     /// The backing device the file lives on (index into the machine's devices).
     pub bdi: usize,
-    /// The page-cache index: page offset -> frame number + 1 (0 = not cached). This is the
-    /// radix tree of `struct address_space`, grown as the file grows.
-    pages: Vec<u32>,
+    /// The page-cache index with its dirty tags (the radix tree of `struct address_space`).
+    pages: PageTree,
     /// `mapping->nrpages`.
     pub nrpages: u64,
     /// File size in pages.
@@ -78,7 +78,7 @@ impl Inode {
         Inode {
             name: name.to_string(),
             bdi,
-            pages: Vec::new(),
+            pages: PageTree::default(),
             nrpages: 0,
             size_pages: 0,
             state: 0,
@@ -94,40 +94,30 @@ impl Inode {
     /// `find_get_page`: the cached page at `index`.
     #[inline]
     pub fn find_page(&self, index: u64) -> Option<Pfn> {
-        match self.pages.get(index as usize) {
-            Some(&p) if p != 0 => Some(p - 1),
-            _ => None,
-        }
+        self.pages.get(index)
     }
 
     /// Insert `pfn` at `index` (the slot must be empty).
     pub fn insert_page(&mut self, index: u64, pfn: Pfn) {
-        let i = index as usize;
-        if self.pages.len() <= i {
-            // Grow geometrically so a streaming writer allocates O(log n) times.
-            let want = (i + 1).max(self.pages.len() * 2).max(64);
-            self.pages.resize(want, 0);
-        }
-        debug_assert_eq!(
-            self.pages[i], 0,
-            "page-cache slot {index} of {} taken",
-            self.name
-        );
-        self.pages[i] = pfn + 1;
+        self.pages.insert(index, pfn);
         self.nrpages += 1;
     }
 
     /// Remove the page at `index` (which must be `pfn`).
     pub fn remove_page(&mut self, index: u64, pfn: Pfn) {
-        let slot = &mut self.pages[index as usize];
-        debug_assert_eq!(
-            *slot,
-            pfn + 1,
-            "page-cache slot {index} of {} holds another page",
-            self.name
-        );
-        *slot = 0;
+        self.pages.remove(index, pfn);
         self.nrpages -= 1;
+    }
+
+    /// Whether the page at `index` is tagged dirty.
+    pub fn tagged_dirty(&self, index: u64) -> bool {
+        self.pages.tagged_dirty(index)
+    }
+
+    /// The first page at or after `from` tagged dirty for which `dirty` holds (the
+    /// `PAGECACHE_TAG_DIRTY` lookup; the tags may name pages since cleaned).
+    pub fn next_dirty(&self, from: u64, dirty: impl Fn(Pfn) -> bool) -> Option<(u64, Pfn)> {
+        self.pages.next_dirty(from, dirty)
     }
 
     /// The sector of page `index`, if its blocks are allocated.
@@ -166,22 +156,28 @@ impl Inode {
 
     /// Cached (index, pfn) from page `from` on, in index order.
     pub fn cached_from(&self, from: u64) -> impl Iterator<Item = (u64, Pfn)> + '_ {
-        let from = (from as usize).min(self.pages.len());
-        self.pages[from..]
-            .iter()
-            .enumerate()
-            .filter(|(_, &p)| p != 0)
-            .map(move |(i, &p)| ((from + i) as u64, p - 1))
+        self.pages.iter_from(from)
     }
 
     /// Every cached (index, pfn), in index order (for checks and truncation).
     pub fn cached(&self) -> impl Iterator<Item = (u64, Pfn)> + '_ {
-        self.pages
-            .iter()
-            .enumerate()
-            .filter(|(_, &p)| p != 0)
-            .map(|(i, &p)| (i as u64, p - 1))
+        self.pages.iter_from(0)
     }
+}
+
+/// Tag file page `pfn` dirty in its file's index (`radix_tree_tag_set` of
+/// `PAGECACHE_TAG_DIRTY`): every place that sets PG_dirty on a page-cache page calls it.
+#[inline]
+pub fn tag_page_dirty(k: &mut Kernel, pfn: Pfn) {
+    let (ino, index) = (k.pages.mapping[pfn as usize], k.pages.index[pfn as usize]);
+    k.inodes[ino as usize].pages.tag_dirty(index as u64);
+}
+
+/// Clear the dirty tag of file page `pfn`, which has just been cleaned.
+#[inline]
+pub fn untag_page_dirty(k: &mut Kernel, pfn: Pfn) {
+    let (ino, index) = (k.pages.mapping[pfn as usize], k.pages.index[pfn as usize]);
+    k.inodes[ino as usize].pages.untag_dirty(index as u64, pfn);
 }
 
 /// `new_inode` on device `bdi`: a new empty file with the operations of the device's

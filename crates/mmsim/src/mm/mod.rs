@@ -6,6 +6,7 @@
 //! | `mmzone` | `include/linux/mmzone.h` | zones, lruvecs, the node |
 //! | `page_alloc` | `mm/page_alloc.c` | buddy allocator, watermarks, allocation slow path |
 //! | `inode` | `include/linux/fs.h` | inodes and their page-cache index (`struct address_space`) |
+//! | `radix_tree` | `lib/radix-tree.c` | the page index of a file's page cache and of the swap cache, with dirty tags |
 //! | `fs_ops` | `include/linux/fs.h` | the filesystems' operations (`address_space_operations`): the boundary `fs` implements |
 //! | `filemap` | `mm/filemap.c`, `mm/truncate.c` | the page cache: find, add, delete, `mark_page_accessed`, `filemap_fault`, truncation |
 //! | `readahead` | `mm/readahead.c` | on-demand readahead and the buffered read path |
@@ -37,6 +38,7 @@ pub mod page;
 pub mod page_alloc;
 pub mod page_io;
 pub mod page_writeback;
+pub mod radix_tree;
 pub mod readahead;
 pub mod rmap;
 pub mod slab;
