@@ -6,6 +6,7 @@ use super::fs_ops::AddressSpaceOps;
 use super::page::Pfn;
 use super::radix_tree::PageTree;
 use super::Kernel;
+use std::cell::Cell;
 
 /// `I_DIRTY_PAGES`: the inode has dirty pages.
 pub const I_DIRTY_PAGES: u32 = 1 << 0;
@@ -66,6 +67,8 @@ pub struct Inode {
     /// Some extent starts before the end of the one added before it: the extents are then
     /// not known to be sorted and disjoint, and a lookup scans them.
     extents_unordered: bool,
+    /// The extent the last sorted lookup found (a hint: checked before it is used).
+    last_extent: Cell<u32>,
     /// The shared mappings of the file (`i_mmap`).
     pub i_mmap: Vec<IMmap>,
     /// Its filesystem's operations (`mapping->a_ops`).
@@ -86,6 +89,7 @@ impl Inode {
             writeback_index: 0,
             extents: Vec::new(),
             extents_unordered: false,
+            last_extent: Cell::new(0),
             i_mmap: Vec::new(),
             a_ops,
         }
@@ -127,14 +131,25 @@ impl Inode {
             // The newest extent that holds the page.
             self.extents.iter().rev().find(|e| holds(e))
         } else {
-            // Sorted and disjoint: only the last extent starting at or before the page can
-            // hold it (a long file has thousands of extents; reclaim asks per page).
-            let i = self
-                .extents
-                .partition_point(|&(first, _, _)| first <= index);
-            i.checked_sub(1)
-                .map(|i| &self.extents[i])
-                .filter(|e| holds(e))
+            // Sorted and disjoint: at most one extent holds the page. Reclaim and writeback
+            // ask page by page in file order, so mostly the one that held the last.
+            let last = self.last_extent.get() as usize;
+            let hinted = self.extents.get(last).filter(|e| holds(e));
+            hinted.or_else(|| {
+                // None past the last extent (delayed allocation's unwritten tail).
+                let &(first, _, len) = self.extents.last()?;
+                if index >= first + len {
+                    return None;
+                }
+                // Only the last extent starting at or before the page can hold it (a long
+                // file has thousands of extents).
+                let i = self
+                    .extents
+                    .partition_point(|&(first, _, _)| first <= index)
+                    .checked_sub(1)?;
+                self.last_extent.set(i as u32);
+                Some(&self.extents[i]).filter(|e| holds(e))
+            })
         };
         e.map(|&(first, sector, _)| sector + (index - first) * 8)
     }
@@ -214,8 +229,11 @@ mod tests {
                 ext.push((first, sector, len));
                 end = first + len;
                 for _ in 0..5 {
+                    // A page and its neighbour, as writeback and reclaim ask.
                     let index = next(end + 5);
-                    assert_eq!(ino.sector_of(index), newest(&ext, index), "page {index}");
+                    for index in [index, index + 1] {
+                        assert_eq!(ino.sector_of(index), newest(&ext, index), "page {index}");
+                    }
                 }
             }
             assert_eq!(ino.extents_unordered, !ordered);
