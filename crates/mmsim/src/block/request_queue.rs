@@ -637,6 +637,33 @@ mod tests {
     use crate::block::elevator::DeadlineTunables;
     use std::collections::{BTreeMap, BTreeSet};
 
+    /// A lookup leaves its hint where it ended, and a move where the pair went: a stream of
+    /// adjacent bios then finds its request without a search.
+    #[test]
+    fn lookups_and_moves_leave_the_hint_where_the_next_adjacent_lookup_starts() {
+        let mut idx = SectorIndex::default();
+        for (s, id) in [(8, 1), (16, 2), (24, 3), (40, 4)] {
+            idx.insert((s, id));
+        }
+        assert!(idx.at(24).eq([3]));
+        assert_eq!(
+            idx.1.get(),
+            2,
+            "a search ends at the first pair at or after 24"
+        );
+        // A back merge grows request 3 in place to end at 32: the next bio starts there.
+        idx.relocate_at(2, 32);
+        assert_eq!((idx.1.get(), idx.0[2]), (2, (32, 3)));
+        // Grown past request 4, it moves behind it, and the hint follows.
+        idx.relocate_at(2, 48);
+        assert_eq!((idx.1.get(), idx.0[3]), (3, (48, 3)));
+        assert_eq!(idx.find_at(48, |_| true), Some((3, 3)));
+        // A stale hint is not trusted.
+        idx.1.set(0);
+        assert!(idx.at(40).eq([4]));
+        assert_eq!(idx.1.get(), 2);
+    }
+
     /// The merge index holds what a `BTreeSet` of the same pairs would, in the same
     /// order, through inserts, removals and relocations (in place or not), and finds the
     /// requests at a sector as a range of the set would.

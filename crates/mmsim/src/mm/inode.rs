@@ -242,6 +242,24 @@ mod tests {
         }
     }
 
+    /// A lookup remembers the extent that held the page; a page past the last extent
+    /// leaves the hint alone.
+    #[test]
+    fn sector_of_remembers_the_extent_that_held_the_last_page() {
+        let mut ino = Inode::new("f", 0, &crate::mm::fs_ops::EMPTY_AOPS);
+        for (i, first) in [0, 100, 200].into_iter().enumerate() {
+            ino.add_extent(first, 1000 * i as u64, 50);
+        }
+        assert_eq!(ino.sector_of(120), Some(1000 + 20 * 8));
+        assert_eq!(ino.last_extent.get(), 1);
+        assert_eq!(ino.sector_of(121), Some(1000 + 21 * 8));
+        assert_eq!(ino.sector_of(260), None, "past the last extent");
+        assert_eq!(ino.last_extent.get(), 1);
+        assert_eq!(ino.sector_of(75), None, "between extents");
+        assert_eq!(ino.sector_of(10), Some(80));
+        assert_eq!(ino.last_extent.get(), 0);
+    }
+
     #[test]
     fn the_index_grows_with_the_file_and_counts_its_pages() {
         let mut i = Inode::new("f", 0, &super::super::fs_ops::EMPTY_AOPS);

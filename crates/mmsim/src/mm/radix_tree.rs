@@ -193,6 +193,13 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
+    /// A chunk costs its slots' 4 bytes and a tag bit each, and a count: what the index
+    /// adds to the heap per cached page.
+    #[test]
+    fn a_chunk_costs_four_bytes_and_a_bit_a_slot() {
+        assert!(std::mem::size_of::<Chunk>() <= CHUNK * 4 + CHUNK / 8 + 8);
+    }
+
     /// The index holds what a map of its pages would, finds the first tagged dirty page at
     /// or after any offset as a scan of the map would, and frees chunks it no longer needs.
     #[test]
@@ -246,7 +253,7 @@ mod tests {
             if map.contains_key(&index) {
                 assert_eq!(idx.tagged_dirty(index), tagged.contains(&index));
             }
-            assert_eq!(idx.len(), map.len());
+            assert_eq!((idx.len(), idx.is_empty()), (map.len(), map.is_empty()));
             if step % 500 == 0 {
                 let all: Vec<_> = map.range(from..).map(|(&i, &p)| (i, p)).collect();
                 assert_eq!(idx.iter_from(from).collect::<Vec<_>>(), all);
