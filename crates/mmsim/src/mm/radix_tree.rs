@@ -225,6 +225,7 @@ mod tests {
                     if let Some(pfn) = map.remove(&index) {
                         idx.remove(index, pfn);
                         tagged.remove(&index);
+                        assert!(!idx.tagged_dirty(index), "the tag leaves with the page");
                     }
                 }
                 3 => {
