@@ -707,34 +707,127 @@ struct CountingAlloc;
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
 
-unsafe impl GlobalAlloc for CountingAlloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
+/// Blocks from this size on are the model's big tables (page state, page tables, the swap
+/// map): read at random, one or two cache lines a page, so with 4 KiB host pages nearly
+/// every access also misses the TLB. They get whole 2 MiB pages of their own.
+const HUGE_TABLE: usize = 4 << 20;
+
+/// Big tables straight from the host kernel, 2 MiB-aligned and advised as transparent huge
+/// pages (`MADV_HUGEPAGE`: this machine's THP is `madvise` only). Fresh anonymous memory
+/// reads as zeroes, as `calloc`'s does, and is resident only where touched (in 2 MiB
+/// steps). Nothing computed depends on the advice; a kernel that refuses it leaves 4 KiB
+/// pages.
+#[cfg(target_os = "linux")]
+mod huge {
+    const HUGE: usize = 2 << 20;
+    const PROT_READ: i32 = 1;
+    const PROT_WRITE: i32 = 2;
+    const MAP_PRIVATE: i32 = 2;
+    const MAP_ANONYMOUS: i32 = 0x20;
+    const MADV_HUGEPAGE: i32 = 14;
+    extern "C" {
+        fn mmap(addr: *mut u8, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> *mut u8;
+        fn munmap(addr: *mut u8, len: usize) -> i32;
+        fn madvise(addr: *mut u8, len: usize, advice: i32) -> i32;
+    }
+
+    /// A zeroed block of `size` bytes, or null.
+    pub fn alloc(size: usize) -> *mut u8 {
+        let len = size.next_multiple_of(HUGE);
+        // Over-map by one huge page, then trim to an aligned start.
+        // SAFETY: a fresh private anonymous mapping; the trimmed parts are ours to unmap.
+        unsafe {
+            let p = mmap(
+                std::ptr::null_mut(),
+                len + HUGE,
+                PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            if p as isize == -1 {
+                return std::ptr::null_mut();
+            }
+            let start = (p as usize).next_multiple_of(HUGE);
+            let head = start - p as usize;
+            if head > 0 {
+                munmap(p, head);
+            }
+            if HUGE - head > 0 {
+                munmap((start + len) as *mut u8, HUGE - head);
+            }
+            madvise(start as *mut u8, len, MADV_HUGEPAGE);
+            start as *mut u8
+        }
+    }
+
+    /// Give back a block from [`alloc`] of `size` bytes.
+    pub fn free(p: *mut u8, size: usize) {
+        // SAFETY: `p` and the rounded size are what `alloc` mapped.
+        unsafe { munmap(p, size.next_multiple_of(HUGE)) };
+    }
+}
+
+/// A block from the system allocator, or a big table from [`huge`].
+fn is_huge(layout: Layout) -> bool {
+    cfg!(target_os = "linux") && layout.size() >= HUGE_TABLE && layout.align() <= 4096
+}
+
+impl CountingAlloc {
+    fn counted(p: *mut u8, size: usize) -> *mut u8 {
         if !p.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            let live = LIVE.fetch_add(size, Ordering::Relaxed) + size;
             PEAK.fetch_max(live, Ordering::Relaxed);
         }
         p
+    }
+}
+
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        #[cfg(target_os = "linux")]
+        if is_huge(layout) {
+            return Self::counted(huge::alloc(layout.size()), layout.size());
+        }
+        Self::counted(unsafe { System.alloc(layout) }, layout.size())
     }
     /// The system's own: `calloc`, whose fresh pages come zeroed from the kernel, so a
     /// large zeroed vector (page state, page tables, the swap map) costs nothing until it
     /// is touched. The trait's default would write every byte at once.
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(live, Ordering::Relaxed);
+        #[cfg(target_os = "linux")]
+        if is_huge(layout) {
+            return Self::counted(huge::alloc(layout.size()), layout.size());
         }
-        p
+        Self::counted(unsafe { System.alloc_zeroed(layout) }, layout.size())
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        #[cfg(target_os = "linux")]
+        if is_huge(layout) {
+            huge::free(ptr, layout.size());
+            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+            return;
+        }
         unsafe { System.dealloc(ptr, layout) };
         LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
     }
     /// The system's own, which may grow a block in place; the trait's default always
     /// copies. Counted as the default's copy would be: the new block allocated before the
-    /// old one is freed.
+    /// old one is freed. A big table moves by copy between the two kinds of block.
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let new = Layout::from_size_align(new_size, layout.align()).expect("a valid layout");
+        if is_huge(layout) || is_huge(new) {
+            // SAFETY: the GlobalAlloc contract: a fresh block, a copy of what both hold,
+            // the old block freed.
+            unsafe {
+                let p = self.alloc(new);
+                if !p.is_null() {
+                    std::ptr::copy_nonoverlapping(ptr, p, layout.size().min(new_size));
+                    self.dealloc(ptr, layout);
+                }
+                return p;
+            }
+        }
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         if !p.is_null() {
             let live = LIVE.fetch_add(new_size, Ordering::Relaxed) + new_size;

@@ -76,6 +76,7 @@ pub fn __set_page_dirty_nobuffers(k: &mut Kernel, pfn: Pfn, task: &mut DirtyTask
         return false;
     }
     k.pages.set(pfn, PG_DIRTY);
+    crate::mm::inode::tag_page_dirty(k, pfn);
     account_page_dirtied(k, pfn, task);
     let ino = k.pages.mapping[pfn as usize] as usize;
     mark_inode_dirty(k, ino);

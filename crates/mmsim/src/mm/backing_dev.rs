@@ -242,7 +242,8 @@ pub fn would_queue_write(k: &mut Kernel, bdi: usize, bio: Option<&Bio>) -> bool 
     let now = k.sched.now();
     let (ioc, batch) = current_ioc(k);
     let q = &k.bdis[bdi].queue;
-    bio.is_some_and(|b| q.would_merge(b, ioc)) || q.would_allocate(Class::Async, Some(&batch), now)
+    // The free-request test first: it is cheap, and a merge lookup then need not run.
+    q.would_allocate(Class::Async, Some(&batch), now) || bio.is_some_and(|b| q.would_merge(b, ioc))
 }
 
 /// After a sleep for a request: the woken task becomes a batcher (`ioc_set_batching`).

@@ -209,7 +209,8 @@ pub async fn filemap_fault(
     }
 }
 
-/// `cancel_dirty_page`: a dirty page leaves its file without being written.
+/// `cancel_dirty_page`: a dirty page leaves its file without being written (its dirty tag
+/// leaves with it, in `delete_from_page_cache`).
 fn cancel_dirty_page(k: &mut Kernel, pfn: Pfn) {
     use super::page::PG_DIRTY;
     if k.pages.test_and_clear(pfn, PG_DIRTY) {

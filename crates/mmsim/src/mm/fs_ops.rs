@@ -292,6 +292,7 @@ impl AddressSpaceOps for EmptyAops {
     }
 
     fn set_page_dirty(&self, k: &mut Kernel, pfn: Pfn, _task: &mut DirtyTask) -> bool {
+        super::inode::tag_page_dirty(k, pfn);
         set_page_dirty_no_writeback(k, pfn)
     }
 
@@ -303,6 +304,7 @@ impl AddressSpaceOps for EmptyAops {
         _data: &mut PageioData,
     ) -> WritePage {
         k.pages.set(pfn, PG_DIRTY);
+        super::inode::tag_page_dirty(k, pfn);
         WritePage::Redirtied
     }
 }

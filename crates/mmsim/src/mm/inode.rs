@@ -14,10 +14,12 @@
 
 use super::fs_ops::AddressSpaceOps;
 use super::page::{Pfn, NIL};
+use super::radix_tree::PageTree;
 use super::slab::{self, CacheId};
 use super::super_block::PruneCx;
 use super::vmstat::VmEvent;
 use super::{filemap, Gfp, Kernel};
+use std::cell::Cell;
 
 /// `I_DIRTY_PAGES`: the inode has dirty pages.
 pub const I_DIRTY_PAGES: u32 = 1 << 0;
@@ -61,9 +63,8 @@ pub struct Inode {
     pub name: String,
     /// The backing device the file lives on (index into the machine's devices).
     pub bdi: usize,
-    /// The page-cache index: page offset -> frame number + 1 (0 = not cached). This is the
-    /// radix tree of `struct address_space`, grown as the file grows.
-    pages: Vec<u32>,
+    /// The page-cache index with its dirty tags (the radix tree of `struct address_space`).
+    pages: PageTree,
     /// `mapping->nrpages`.
     pub nrpages: u64,
     /// File size in pages.
@@ -79,6 +80,8 @@ pub struct Inode {
     /// Some extent starts before the end of the one added before it: the extents are then
     /// not known to be sorted and disjoint, and a lookup scans them.
     extents_unordered: bool,
+    /// The extent the last sorted lookup found (a hint: checked before it is used).
+    last_extent: Cell<u32>,
     /// The shared mappings of the file (`i_mmap`).
     pub i_mmap: Vec<IMmap>,
     /// Its filesystem's operations (`mapping->a_ops`).
@@ -96,7 +99,7 @@ impl Inode {
         Inode {
             name: name.to_string(),
             bdi,
-            pages: Vec::new(),
+            pages: PageTree::default(),
             nrpages: 0,
             size_pages: 0,
             state: 0,
@@ -104,6 +107,7 @@ impl Inode {
             writeback_index: 0,
             extents: Vec::new(),
             extents_unordered: false,
+            last_extent: Cell::new(0),
             i_mmap: Vec::new(),
             a_ops,
             vfs: NIL,
@@ -114,40 +118,30 @@ impl Inode {
     /// `find_get_page`: the cached page at `index`.
     #[inline]
     pub fn find_page(&self, index: u64) -> Option<Pfn> {
-        match self.pages.get(index as usize) {
-            Some(&p) if p != 0 => Some(p - 1),
-            _ => None,
-        }
+        self.pages.get(index)
     }
 
     /// Insert `pfn` at `index` (the slot must be empty).
     pub fn insert_page(&mut self, index: u64, pfn: Pfn) {
-        let i = index as usize;
-        if self.pages.len() <= i {
-            // Grow geometrically so a streaming writer allocates O(log n) times.
-            let want = (i + 1).max(self.pages.len() * 2).max(64);
-            self.pages.resize(want, 0);
-        }
-        debug_assert_eq!(
-            self.pages[i], 0,
-            "page-cache slot {index} of {} taken",
-            self.name
-        );
-        self.pages[i] = pfn + 1;
+        self.pages.insert(index, pfn);
         self.nrpages += 1;
     }
 
     /// Remove the page at `index` (which must be `pfn`).
     pub fn remove_page(&mut self, index: u64, pfn: Pfn) {
-        let slot = &mut self.pages[index as usize];
-        debug_assert_eq!(
-            *slot,
-            pfn + 1,
-            "page-cache slot {index} of {} holds another page",
-            self.name
-        );
-        *slot = 0;
+        self.pages.remove(index, pfn);
         self.nrpages -= 1;
+    }
+
+    /// Whether the page at `index` is tagged dirty.
+    pub fn tagged_dirty(&self, index: u64) -> bool {
+        self.pages.tagged_dirty(index)
+    }
+
+    /// The first page at or after `from` tagged dirty for which `dirty` holds (the
+    /// `PAGECACHE_TAG_DIRTY` lookup; the tags may name pages since cleaned).
+    pub fn next_dirty(&self, from: u64, dirty: impl Fn(Pfn) -> bool) -> Option<(u64, Pfn)> {
+        self.pages.next_dirty(from, dirty)
     }
 
     /// The sector of page `index`, if its blocks are allocated.
@@ -157,14 +151,25 @@ impl Inode {
             // The newest extent that holds the page.
             self.extents.iter().rev().find(|e| holds(e))
         } else {
-            // Sorted and disjoint: only the last extent starting at or before the page can
-            // hold it (a long file has thousands of extents; reclaim asks per page).
-            let i = self
-                .extents
-                .partition_point(|&(first, _, _)| first <= index);
-            i.checked_sub(1)
-                .map(|i| &self.extents[i])
-                .filter(|e| holds(e))
+            // Sorted and disjoint: at most one extent holds the page. Reclaim and writeback
+            // ask page by page in file order, so mostly the one that held the last.
+            let last = self.last_extent.get() as usize;
+            let hinted = self.extents.get(last).filter(|e| holds(e));
+            hinted.or_else(|| {
+                // None past the last extent (delayed allocation's unwritten tail).
+                let &(first, _, len) = self.extents.last()?;
+                if index >= first + len {
+                    return None;
+                }
+                // Only the last extent starting at or before the page can hold it (a long
+                // file has thousands of extents).
+                let i = self
+                    .extents
+                    .partition_point(|&(first, _, _)| first <= index)
+                    .checked_sub(1)?;
+                self.last_extent.set(i as u32);
+                Some(&self.extents[i]).filter(|e| holds(e))
+            })
         };
         e.map(|&(first, sector, _)| sector + (index - first) * 8)
     }
@@ -186,22 +191,28 @@ impl Inode {
 
     /// Cached (index, pfn) from page `from` on, in index order.
     pub fn cached_from(&self, from: u64) -> impl Iterator<Item = (u64, Pfn)> + '_ {
-        let from = (from as usize).min(self.pages.len());
-        self.pages[from..]
-            .iter()
-            .enumerate()
-            .filter(|(_, &p)| p != 0)
-            .map(move |(i, &p)| ((from + i) as u64, p - 1))
+        self.pages.iter_from(from)
     }
 
     /// Every cached (index, pfn), in index order (for checks and truncation).
     pub fn cached(&self) -> impl Iterator<Item = (u64, Pfn)> + '_ {
-        self.pages
-            .iter()
-            .enumerate()
-            .filter(|(_, &p)| p != 0)
-            .map(|(i, &p)| (i as u64, p - 1))
+        self.pages.iter_from(0)
     }
+}
+
+/// Tag file page `pfn` dirty in its file's index (`radix_tree_tag_set` of
+/// `PAGECACHE_TAG_DIRTY`): every place that sets PG_dirty on a page-cache page calls it.
+#[inline]
+pub fn tag_page_dirty(k: &mut Kernel, pfn: Pfn) {
+    let (ino, index) = (k.pages.mapping[pfn as usize], k.pages.index[pfn as usize]);
+    k.inodes[ino as usize].pages.tag_dirty(index as u64);
+}
+
+/// Clear the dirty tag of file page `pfn`, which has just been cleaned.
+#[inline]
+pub fn untag_page_dirty(k: &mut Kernel, pfn: Pfn) {
+    let (ino, index) = (k.pages.mapping[pfn as usize], k.pages.index[pfn as usize]);
+    k.inodes[ino as usize].pages.untag_dirty(index as u64, pfn);
 }
 
 /// A new empty file on device `bdi` with the operations of the device's filesystem (no
@@ -566,14 +577,35 @@ mod tests {
                 ext.push((first, sector, len));
                 end = first + len;
                 for _ in 0..5 {
+                    // A page and its neighbour, as writeback and reclaim ask.
                     let index = next(end + 5);
-                    assert_eq!(ino.sector_of(index), newest(&ext, index), "page {index}");
+                    for index in [index, index + 1] {
+                        assert_eq!(ino.sector_of(index), newest(&ext, index), "page {index}");
+                    }
                 }
             }
             assert_eq!(ino.extents_unordered, !ordered);
             ino.free_blocks();
             assert_eq!(ino.sector_of(0), None);
         }
+    }
+
+    /// A lookup remembers the extent that held the page; a page past the last extent
+    /// leaves the hint alone.
+    #[test]
+    fn sector_of_remembers_the_extent_that_held_the_last_page() {
+        let mut ino = Inode::new("f", 0, &crate::mm::fs_ops::EMPTY_AOPS);
+        for (i, first) in [0, 100, 200].into_iter().enumerate() {
+            ino.add_extent(first, 1000 * i as u64, 50);
+        }
+        assert_eq!(ino.sector_of(120), Some(1000 + 20 * 8));
+        assert_eq!(ino.last_extent.get(), 1);
+        assert_eq!(ino.sector_of(121), Some(1000 + 21 * 8));
+        assert_eq!(ino.sector_of(260), None, "past the last extent");
+        assert_eq!(ino.last_extent.get(), 1);
+        assert_eq!(ino.sector_of(75), None, "between extents");
+        assert_eq!(ino.sector_of(10), Some(80));
+        assert_eq!(ino.last_extent.get(), 0);
     }
 
     #[test]

@@ -416,6 +416,13 @@ pub fn check(k: &Kernel) -> Result<(), String> {
                     inode.name
                 ));
             }
+            if f & PG_DIRTY != 0 && !inode.tagged_dirty(index) {
+                return Err(format!(
+                    "invariant 'dirty tags' violated: {} at index {index} of inode {ino} ({}) is dirty but not tagged",
+                    describe(k, pfn),
+                    inode.name
+                ));
+            }
         }
         if n != inode.nrpages {
             return Err(format!(

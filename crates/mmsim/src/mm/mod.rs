@@ -9,6 +9,7 @@
 //! | `dcache` | `fs/dcache.c` | the dentry cache and `prune_dcache_sb` |
 //! | `super_block` | `fs/super.c` | superblocks and their shrinker, `prune_super` |
 //! | `namei` | `fs/namei.c`, `fs/open.c` | open, close and unlink by name: dentries and inodes come and go |
+//! | `radix_tree` | `lib/radix-tree.c` | the page index of a file's page cache and of the swap cache, with dirty tags |
 //! | `fs_ops` | `include/linux/fs.h` | the filesystems' operations (`address_space_operations`): the boundary `fs` implements |
 //! | `filemap` | `mm/filemap.c`, `mm/truncate.c` | the page cache: find, add, delete, `mark_page_accessed`, `filemap_fault`, truncation |
 //! | `readahead` | `mm/readahead.c` | on-demand readahead and the buffered read path |
@@ -42,6 +43,7 @@ pub mod page;
 pub mod page_alloc;
 pub mod page_io;
 pub mod page_writeback;
+pub mod radix_tree;
 pub mod readahead;
 pub mod rmap;
 pub mod slab;

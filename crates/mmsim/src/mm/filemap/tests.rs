@@ -152,6 +152,10 @@ fn page_mkclean_write_protects_the_pte_so_the_next_write_dirties_the_page_again(
         {
             let k = w.borrow();
             assert!(k.pages.test(pfn, PG_DIRTY));
+            assert!(
+                k.inodes[ino].tagged_dirty(0),
+                "writeback finds it by its tag"
+            );
             assert!(k.mms[mm].pte(start) & PTE_DIRTY != 0);
             assert_eq!(k.global_stat(ZoneStat::nr_dirty), 1);
             assert_eq!(k.global_stat(ZoneStat::nr_dirtied), 1);
@@ -175,6 +179,7 @@ fn page_mkclean_write_protects_the_pte_so_the_next_write_dirties_the_page_again(
             );
             assert!(k.mms[mm].pte(start) & PTE_PRESENT != 0, "still mapped");
             assert_eq!(k.global_stat(ZoneStat::nr_dirty), 0);
+            assert!(!k.inodes[ino].tagged_dirty(0), "untagged when cleaned");
         }
         assert!(
             access(&w, mm, start, false).await.is_none(),
@@ -192,7 +197,13 @@ fn page_mkclean_write_protects_the_pte_so_the_next_write_dirties_the_page_again(
         assert_eq!(k.global_stat(ZoneStat::nr_dirty), 1);
         assert_eq!(k.global_stat(ZoneStat::nr_dirtied), 2);
         assert_eq!(k.pages.mapcount(pfn), 1, "the same mapping, made writable");
+        assert!(k.inodes[ino].tagged_dirty(0), "tagged again");
         invariants::check(&k).unwrap();
+        drop(k);
+        // A dirty page without its tag is one writeback would never find.
+        crate::mm::inode::untag_page_dirty(&mut w.borrow_mut(), pfn);
+        let e = invariants::check(&w.borrow()).unwrap_err();
+        assert!(e.contains("invariant 'dirty tags' violated"), "{e}");
     });
 }
 

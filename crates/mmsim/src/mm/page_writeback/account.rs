@@ -77,6 +77,7 @@ pub fn clear_page_dirty_for_io(k: &mut crate::mm::Kernel, pfn: crate::mm::page::
     if !k.pages.test_and_clear(pfn, crate::mm::page::PG_DIRTY) {
         return false;
     }
+    crate::mm::inode::untag_page_dirty(k, pfn);
     let zi = k.page_zone(pfn);
     k.zones[zi].mod_stat(S::nr_dirty, -1);
     let bdi = page_bdi(k, pfn);
@@ -88,6 +89,7 @@ pub fn clear_page_dirty_for_io(k: &mut crate::mm::Kernel, pfn: crate::mm::page::
 pub fn redirty_page_for_writepage(k: &mut crate::mm::Kernel, pfn: crate::mm::page::Pfn) {
     use crate::mm::vmstat::ZoneStat as S;
     k.pages.set(pfn, crate::mm::page::PG_DIRTY);
+    crate::mm::inode::tag_page_dirty(k, pfn);
     let zi = k.page_zone(pfn);
     k.zones[zi].mod_stat(S::nr_dirty, 1);
     let bdi = page_bdi(k, pfn);

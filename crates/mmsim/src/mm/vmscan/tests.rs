@@ -1747,3 +1747,24 @@ fn clear_page_dirty_for_io_and_write(k: &mut Kernel, pfn: Pfn, bdi: usize) -> bo
     assert_eq!(pageout(k, pfn, true), Pageout::Success);
     k.bdis[bdi].queue.queued() > queued || k.pages.test(pfn, PG_WRITEBACK)
 }
+
+/// A file on no filesystem (`EMPTY_AOPS`, ramfs' `__set_page_dirty_no_writeback`) dirties a
+/// page without accounting, says whether it was clean, and tags it in the file's index.
+#[test]
+fn a_file_on_no_filesystem_dirties_and_tags_its_page() {
+    let w = world(0, "3.9");
+    let mut k = w.borrow_mut();
+    let pfn = file_pages(&mut k, Lru::InactiveFile, 1)[0];
+    let ino = k.pages.mapping[pfn as usize] as usize;
+    let mut task = page_writeback::DirtyTask::default();
+    assert!(
+        EMPTY_AOPS.set_page_dirty(&mut k, pfn, &mut task),
+        "it was clean"
+    );
+    assert!(
+        !EMPTY_AOPS.set_page_dirty(&mut k, pfn, &mut task),
+        "already dirty"
+    );
+    assert!(k.pages.test(pfn, PG_DIRTY) && k.inodes[ino].tagged_dirty(0));
+    assert_eq!(k.global_stat(ZoneStat::nr_dirty), 0, "not accounted");
+}
