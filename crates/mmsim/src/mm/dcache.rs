@@ -58,6 +58,15 @@ pub struct Dcache {
     pub nr_dentry: u64,
 }
 
+impl Dcache {
+    /// Room for `n` more dentries at once, so boot's population does not leave the tables
+    /// at twice their size (peak heap counts).
+    pub fn reserve(&mut self, n: usize) {
+        self.dentries.reserve_exact(n);
+        self.links.reserve_exact(n);
+    }
+}
+
 /// `d_alloc` with its object already allocated in slab page `slab`: a new negative dentry
 /// of superblock `sb`, hashed under `name` if it has one, held once.
 pub fn d_alloc(k: &mut Kernel, sb: u32, name: Option<&str>, slab: u32) -> u32 {

@@ -292,6 +292,14 @@ pub struct Icache {
     pub nr_inodes: u64,
 }
 
+impl Icache {
+    /// Room for `n` more inodes at once (see [`super::dcache::Dcache::reserve`]).
+    pub fn reserve(&mut self, n: usize) {
+        self.inodes.reserve_exact(n);
+        self.links.reserve_exact(n);
+    }
+}
+
 /// `iget` of a file not in memory, its object already allocated in slab page `slab`: a new
 /// in-memory inode of superblock `sb` for file `file` (`NIL`: none), held once.
 pub fn iget(k: &mut Kernel, sb: u32, file: u32, slab: u32) -> u32 {

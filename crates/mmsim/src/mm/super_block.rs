@@ -69,6 +69,11 @@ pub fn mount(k: &mut Kernel, name: &str) -> u32 {
 /// marked referenced by its last `dput`, pinning its inode. Objects come from the free
 /// lists without waiting (boot).
 pub fn populate(k: &mut Kernel, sb: u32, n: u64) {
+    // Room for the run's own files too, so that the first of them does not double tables
+    // sized to the boot population.
+    let room = n as usize + 4096;
+    k.dcache.reserve(room);
+    k.icache.reserve(room);
     for _ in 0..n {
         let d = dcache::d_alloc_boot(k, sb, None);
         let i = inode::iget_boot(k, sb, NIL);

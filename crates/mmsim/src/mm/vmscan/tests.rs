@@ -1752,6 +1752,7 @@ fn clear_page_dirty_for_io_and_write(k: &mut Kernel, pfn: Pfn, bdi: usize) -> bo
 /// page without accounting, says whether it was clean, and tags it in the file's index.
 #[test]
 fn a_file_on_no_filesystem_dirties_and_tags_its_page() {
+    use crate::mm::fs_ops::{AddressSpaceOps, EMPTY_AOPS};
     let w = world(0, "3.9");
     let mut k = w.borrow_mut();
     let pfn = file_pages(&mut k, Lru::InactiveFile, 1)[0];
