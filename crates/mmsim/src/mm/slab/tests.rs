@@ -424,6 +424,7 @@ fn a_stolen_inode_behind_others_waits_and_busy_pages_are_kept() {
     assert_eq!(inode_lru(&k, sb), vec![other, i]);
     // A dirty, a writeback and a locked page; one clean.
     k.pages.set(pfns[0], PG_DIRTY);
+    crate::mm::inode::tag_page_dirty(&mut k, pfns[0]);
     k.pages.set(pfns[1], PG_WRITEBACK);
     k.pages.set(pfns[2], PG_LOCKED);
     let zi = k.page_zone(pfns[0]);
@@ -480,6 +481,7 @@ fn deactivate_page_sends_a_clean_page_to_the_inactive_tail_and_a_dirty_one_to_it
         add_page_to_lru_list(&mut k, p, Lru::ActiveFile);
     }
     k.pages.set(pfns[1], PG_DIRTY);
+    crate::mm::inode::tag_page_dirty(&mut k, pfns[1]);
     let zi = k.page_zone(pfns[1]);
     k.zones[zi].mod_stat(ZoneStat::nr_dirty, 1);
     k.bdis[0].reclaimable += 1;
