@@ -1053,8 +1053,9 @@ fn kernels_text() -> String {
             .collect();
         out.push_str(&format!("  {:<20} {}\n", p.name, p.summary));
         out.push_str(&format!(
-            "  {:<20} switches on: {}\n",
+            "  {:<20} base: {}; switches on: {}\n",
             "",
+            p.base.name(),
             if on.is_empty() {
                 "none".into()
             } else {

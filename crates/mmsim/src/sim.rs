@@ -174,6 +174,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         sched,
         rng: ChaCha8Rng::seed_from_u64(seed),
         sw: kernel.switches,
+        base: kernel.base,
         vm: scenario.vm.clone(),
         min_free_kbytes,
         pages,
@@ -195,6 +196,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         inodes: Vec::new(),
         bdis: Vec::new(),
         bdi_props: crate::mm::page_writeback::BdiProportions::new(0),
+        old_wb: crate::mm::page_writeback::OldWriteback::new(0, 0, 1),
         global_dirty_limit: Default::default(),
         cpu_dirty: Default::default(),
         wq,
@@ -229,6 +231,12 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
             scenario.slab.files
         )));
     }
+    // page_writeback_init: the proportions' period follows the dirty limit at boot.
+    k.old_wb = crate::mm::page_writeback::OldWriteback::new(
+        crate::mm::page_writeback::dirty_limits(&k).1,
+        managed,
+        m.cpus,
+    );
     let root = super_block::mount(&mut k, "/");
     super_block::populate(&mut k, root, scenario.slab.files);
     let w: World = Rc::new(RefCell::new(k));
@@ -316,6 +324,7 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             writeback: 0,
             dirtied: 0,
             written: 0,
+            written_by_dirtiers: 0,
             bw: crate::mm::page_writeback::BdiBandwidth::new(now),
             b_dirty: Default::default(),
             b_io: Default::default(),
@@ -857,6 +866,8 @@ pub fn summarise(
                 name: b.name.clone(),
                 iostat: b.iostat.samples().iter().map(|(_, s)| *s).collect(),
                 diskstats: b.queue.stats_at(end),
+                bdi_written: b.written,
+                written_by_dirtiers: b.written_by_dirtiers,
             })
             .collect(),
         nfs: (0..k.bdis.len())

@@ -68,6 +68,8 @@ pub struct Bdi {
     pub dirtied: u64,
     /// `BDI_WRITTEN`: pages written, cumulative.
     pub written: u64,
+    /// Pages written by dirtiers in `balance_dirty_pages` (2.6.37's throttle), cumulative.
+    pub written_by_dirtiers: u64,
     /// Bandwidth estimate and dirty rate limit.
     pub bw: BdiBandwidth,
     /// Dirty inodes, newest at the front (`b_dirty`; the kernel's list head).

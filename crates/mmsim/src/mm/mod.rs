@@ -176,6 +176,8 @@ pub struct Kernel {
     pub rng: ChaCha8Rng,
     /// Behaviour switches in force.
     pub sw: Switches,
+    /// The release the kernel is built on.
+    pub base: crate::presets::Base,
     /// Sysctls.
     pub vm: VmSysctls,
     /// `min_free_kbytes` in force (computed or given).
@@ -214,6 +216,8 @@ pub struct Kernel {
     pub bdis: Vec<backing_dev::Bdi>,
     /// The per-bdi shares of writeback completions (`writeout_completions`).
     pub bdi_props: page_writeback::BdiProportions,
+    /// 2.6.37's dirty throttling: event-clocked proportions and per-CPU rate limits.
+    pub old_wb: page_writeback::OldWriteback,
     /// The smoothed global dirty limit (`global_dirty_limit`, 3.1+).
     pub global_dirty_limit: page_writeback::GlobalDirtyLimit,
     /// Per-CPU dirtying counters (one CPU's worth: mmsim does not place tasks on CPUs).
@@ -291,6 +295,20 @@ impl Kernel {
     #[inline]
     pub fn stopping(&self) -> bool {
         self.fatal.is_some() || self.halt
+    }
+
+    /// Whether the kernel is built on 2.6.37 (its writeback: event-clocked proportions, no
+    /// `dirty_balance_reserve`, 4 MiB flusher slices, background writeback on global counts).
+    #[inline]
+    pub fn writeback_2_6_37(&self) -> bool {
+        self.base == crate::presets::Base::V2_6_37
+    }
+
+    /// Whether dirtiers write pages in `balance_dirty_pages` (2.6.36 – 3.0): a 2.6.37 kernel
+    /// without the IO-less series.
+    #[inline]
+    pub fn old_dirty_throttle(&self) -> bool {
+        self.writeback_2_6_37() && !self.sw.on(crate::presets::Switch::IolessBalanceDirtyPages)
     }
 
     /// Count an event.

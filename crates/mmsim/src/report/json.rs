@@ -16,7 +16,7 @@
 //! | `mmtests_vmstat` | object: string → number | the MMTests "vmstat" summary rows (see below) |
 //! | `workloads` | object: string → (object: string → number) | per workload, its metrics; a metric of a phase the workload did not complete is absent, never null |
 //! | `workload_states` | object: workload → `{state, note}` | where each workload was at the end: `state` is `not started`, `waiting`, `populating`, `running`, `filling`, `holding`, `retouching`, `finished` or `oom-killed`; `note` (string or null) says which metrics are missing or partial and how far the workload got |
-//! | `devices` | object: device → `{iostat: {row → number}, diskstats: {field → integer}}` | per `[[device]]`: the MMTests iostat rows ("Mean sda-await", ...) over the 10 s samples, and `/proc/diskstats` at the end (times in ms) |
+//! | `devices` | object: device → `{iostat: {row → number}, diskstats: {field → integer}, writeback: {bdi_written, written_by_dirtiers}}` | per `[[device]]`: the MMTests iostat rows ("Mean sda-await", ...) over the 10 s samples, `/proc/diskstats` at the end (times in ms), and the pages whose writeback completed with the share dirtiers wrote themselves (2.6.37's throttle) |
 //! | `nfs` | object: mount → operation → `{ops, bytes_sent, bytes_received, queue_ms, rtt_ms, execute_ms, avg_rtt_ms, avg_exe_ms}` | per NFS mount, the per-operation RPC statistics of `/proc/self/mountstats` (`READ`, `WRITE`, `COMMIT`): cumulative times in ms, and nfsiostat's averages per operation |
 //! | `threads` | array of `{name, system_seconds, user_seconds}` | CPU time per simulated thread, in run order |
 //! | `oom_kills` | array of `{at_seconds, rss_pages, victim}` | OOM kills in order: time (s), resident pages of the victim, victim workload |
@@ -177,6 +177,13 @@ pub fn run_to_json(r: &RunResult) -> Value {
                                 .map(|(k, v)| (k.to_string(), v))
                                 .collect(),
                         ),
+                    );
+                    m.insert(
+                        "writeback".into(),
+                        serde_json::json!({
+                            "bdi_written": d.bdi_written,
+                            "written_by_dirtiers": d.written_by_dirtiers,
+                        }),
                     );
                     (d.name.clone(), Value::Object(m))
                 })

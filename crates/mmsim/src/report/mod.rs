@@ -61,6 +61,11 @@ pub struct DeviceReport {
     pub iostat: Vec<crate::block::IostatSample>,
     /// `/proc/diskstats` at the end of the run.
     pub diskstats: crate::block::DiskStats,
+    /// Pages whose writeback completed (`BDI_WRITTEN`), cumulative.
+    pub bdi_written: u64,
+    /// Of the pages written, those a dirtier wrote itself in `balance_dirty_pages` (2.6.37's
+    /// throttle); the flusher, reclaim and `fsync` wrote the rest.
+    pub written_by_dirtiers: u64,
 }
 
 impl DeviceReport {

@@ -16,12 +16,18 @@ pub fn global_dirtyable(k: &crate::mm::Kernel) -> u64 {
     let g = |s| k.global_stat(s);
     // Called for every page a writer dirties: no allocation.
     let reserve = k.zones.each_ref().map(ZoneReserve::of);
+    // dirty_balance_reserve came with 3.3 ("mm: try to distribute dirty pages fairly").
+    let reserve = if k.writeback_2_6_37() {
+        0
+    } else {
+        dirty_balance_reserve(&reserve)
+    };
     let d = Dirtyable {
         free_pages: g(S::nr_free_pages),
         file_lru: g(S::nr_active_file) + g(S::nr_inactive_file),
         anon_lru: g(S::nr_active_anon) + g(S::nr_inactive_anon),
         nr_swap_pages: k.swap.nr_free(),
-        dirty_balance_reserve: dirty_balance_reserve(&reserve),
+        dirty_balance_reserve: reserve,
         highmem_dirtyable: 0,
     };
     global_dirtyable_memory(&d)
@@ -46,6 +52,9 @@ pub fn account_page_dirtied(
     k.bdis[bdi].reclaimable += 1;
     k.bdis[bdi].dirtied += 1;
     task_dirtied(task, &mut k.cpu_dirty);
+    if k.writeback_2_6_37() {
+        k.old_wb.task_dirty_inc(task);
+    }
 }
 
 /// `set_page_dirty()`: dirty a page from a page table (write faults, unmapping a dirty PTE,
@@ -117,6 +126,10 @@ pub fn test_clear_page_writeback(k: &mut crate::mm::Kernel, pfn: crate::mm::page
     let bdi = page_bdi(k, pfn);
     k.bdis[bdi].writeback -= 1;
     k.bdis[bdi].written += 1;
-    let now = k.sched.now();
-    k.bdi_props.writeout_inc(bdi, now);
+    if k.writeback_2_6_37() {
+        k.old_wb.writeout_inc(bdi);
+    } else {
+        let now = k.sched.now();
+        k.bdi_props.writeout_inc(bdi, now);
+    }
 }

@@ -8,7 +8,11 @@ fn bdp_input(k: &mut crate::mm::Kernel, bdi: usize) -> BdpInput {
     use crate::mm::vmstat::ZoneStat as S;
     let now = k.sched.now();
     let (bg_thresh, thresh) = dirty_limits(k);
-    let (num, den) = k.bdi_props.fraction(bdi, now);
+    let (num, den) = if k.writeback_2_6_37() {
+        k.old_wb.bdi_fraction(bdi)
+    } else {
+        k.bdi_props.fraction(bdi, now)
+    };
     let b = &k.bdis[bdi];
     BdpInput {
         now,
@@ -33,6 +37,9 @@ pub async fn balance_dirty_pages_ratelimited(
     bdi: usize,
     task: &mut DirtyTask,
 ) {
+    if w.borrow().old_dirty_throttle() {
+        return balance_dirty_pages_ratelimited_old(w, bdi, task).await;
+    }
     let pages = {
         let mut k = w.borrow_mut();
         let (_, thresh) = dirty_limits(&k);
