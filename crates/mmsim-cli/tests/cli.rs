@@ -118,6 +118,7 @@ fn run_writes_json_with_the_documented_top_level_keys() {
         "vmstat",
         "mmtests_vmstat",
         "workloads",
+        "dirty_throttle",
     ] {
         assert!(v.get(key).is_some(), "missing {key}");
     }

@@ -197,6 +197,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         bdis: Vec::new(),
         bdi_props: crate::mm::page_writeback::BdiProportions::new(0),
         old_wb: crate::mm::page_writeback::OldWriteback::new(0, 0, 1),
+        throttle: Default::default(),
         global_dirty_limit: Default::default(),
         cpu_dirty: Default::default(),
         wq,
@@ -847,6 +848,7 @@ pub fn summarise(
         })
         .collect();
     RunResult {
+        dirty_throttle: k.throttle.clone(),
         scenario: scenario.name.clone(),
         kernel: kernel.label(),
         switches: kernel.switches.list(),

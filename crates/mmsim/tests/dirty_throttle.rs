@@ -91,3 +91,27 @@ fn ten_dd_under_each_2_6_37_kernel_are_deterministic() {
         assert_eq!(run(), run(), "{preset}");
     }
 }
+
+#[test]
+fn a_hundred_dd_stall_for_seconds_under_2_6_37_and_pause_at_most_200_ms_under_ioless() {
+    let s = concurrent_dd(100, 20);
+    let throttle = |preset: &str| {
+        let k = presets::resolve(preset, &[]).unwrap();
+        sim::run(&s, &k, 1, RunOptions::default())
+            .unwrap()
+            .dirty_throttle
+    };
+    let old = throttle("2.6.37-rc5");
+    assert!(old.calls.count() > 100);
+    assert!(
+        old.calls.at_least(SEC) * 10 > old.calls.count(),
+        "many throttled calls take a second or more: {} of {}",
+        old.calls.at_least(SEC),
+        old.calls.count()
+    );
+    assert!(old.pauses.max() <= SEC / 10, "each sleep is at most 100 ms");
+    let new = throttle("ioless-v3");
+    assert!(new.pauses.count() > 1000);
+    assert!(new.pauses.max() <= SEC / 5, "{} ns", new.pauses.max());
+    assert_eq!(new.calls.at_least(5 * SEC), 0);
+}

@@ -218,6 +218,8 @@ pub struct Kernel {
     pub bdi_props: page_writeback::BdiProportions,
     /// 2.6.37's dirty throttling: event-clocked proportions and per-CPU rate limits.
     pub old_wb: page_writeback::OldWriteback,
+    /// Every pause and throttled call of `balance_dirty_pages` (reports only).
+    pub throttle: page_writeback::ThrottleStats,
     /// The smoothed global dirty limit (`global_dirty_limit`, 3.1+).
     pub global_dirty_limit: page_writeback::GlobalDirtyLimit,
     /// Per-CPU dirtying counters (one CPU's worth: mmsim does not place tasks on CPUs).

@@ -1381,11 +1381,13 @@ mod account;
 mod balance;
 mod balance_old;
 pub mod proportions;
+mod throttle_stats;
 mod write_cache_pages;
 
 pub use account::*;
 pub use balance::*;
 pub use balance_old::*;
+pub use throttle_stats::*;
 pub use write_cache_pages::*;
 
 #[cfg(test)]

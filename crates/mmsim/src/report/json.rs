@@ -20,6 +20,7 @@
 //! | `nfs` | object: mount → operation → `{ops, bytes_sent, bytes_received, queue_ms, rtt_ms, execute_ms, avg_rtt_ms, avg_exe_ms}` | per NFS mount, the per-operation RPC statistics of `/proc/self/mountstats` (`READ`, `WRITE`, `COMMIT`): cumulative times in ms, and nfsiostat's averages per operation |
 //! | `threads` | array of `{name, system_seconds, user_seconds}` | CPU time per simulated thread, in run order |
 //! | `oom_kills` | array of `{at_seconds, rss_pages, victim}` | OOM kills in order: time (s), resident pages of the victim, victim workload |
+//! | `dirty_throttle` | object: `pauses`, `calls` → `{count, mean_ms, p50_ms, p99_ms, max_ms}` | every sleep in `balance_dirty_pages`, and every call that slept or wrote, from entry to return; quantiles to the millisecond below |
 //!
 //! `mmtests_vmstat` is keyed by the row label exactly as MMTests prints it (`"Kswapd
 //! efficiency"`, `"Zone dma32 velocity"`, …; see
@@ -249,6 +250,23 @@ pub fn run_to_json(r: &RunResult) -> Value {
                 .collect(),
         ),
     );
+    let durations = |d: &crate::mm::page_writeback::Durations| {
+        let ms = |ns: u64| float(ns as f64 / 1e6);
+        serde_json::json!({
+            "count": d.count(),
+            "mean_ms": ms(d.mean()),
+            "p50_ms": ms(d.quantile(0.5)),
+            "p99_ms": ms(d.quantile(0.99)),
+            "max_ms": ms(d.max()),
+        })
+    };
+    o.insert(
+        "dirty_throttle".into(),
+        serde_json::json!({
+            "pauses": durations(&r.dirty_throttle.pauses),
+            "calls": durations(&r.dirty_throttle.calls),
+        }),
+    );
     Value::Object(o)
 }
 
@@ -287,6 +305,7 @@ mod tests {
             }],
             devices: Vec::new(),
             nfs: Vec::new(),
+            dirty_throttle: Default::default(),
             oom_kills: vec![OomKill {
                 at_seconds: 1.5,
                 victim: "w".into(),

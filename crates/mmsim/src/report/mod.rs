@@ -42,6 +42,8 @@ pub struct RunResult {
     pub devices: Vec<DeviceReport>,
     /// NFS mounts and their per-operation RPC statistics.
     pub nfs: Vec<NfsReport>,
+    /// The pauses and throttled calls of `balance_dirty_pages`.
+    pub dirty_throttle: crate::mm::page_writeback::ThrottleStats,
 }
 
 /// An NFS mount's RPC statistics at the end of the run (`/proc/self/mountstats`).

@@ -63,6 +63,7 @@ pub async fn balance_dirty_pages(
 ) {
     let now = w.borrow().sched.now();
     let mut bdp = BalanceDirtyPages::new(now, pages_dirtied);
+    let mut throttled = false;
     loop {
         let decision = {
             let mut k = w.borrow_mut();
@@ -103,6 +104,8 @@ pub async fn balance_dirty_pages(
         };
         match decision {
             BdpDecision::Sleep { pause, again, .. } => {
+                throttled = true;
+                w.borrow_mut().throttle.pauses.record(pause);
                 let q = w.borrow().wq.timer;
                 let killed = crate::engine::sleep_killable(w, q, pause).await;
                 if !again || killed {
@@ -114,6 +117,10 @@ pub async fn balance_dirty_pages(
     }
     let mut k = w.borrow_mut();
     let k = &mut *k;
+    if throttled {
+        let end = k.sched.now();
+        k.throttle.calls.record(end - now);
+    }
     let running = k.bdis[bdi].writeback_running;
     let laptop = k.vm.laptop_mode;
     if bdp.finish(&mut k.bdis[bdi].bw, running, laptop) {

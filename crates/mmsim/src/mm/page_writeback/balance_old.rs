@@ -250,7 +250,9 @@ pub async fn balance_dirty_pages_old(
     task: &mut DirtyTask,
     write_chunk: u64,
 ) {
+    let start = w.borrow().sched.now();
     let mut b = OldBalance::new(write_chunk);
+    let mut throttled = false;
     loop {
         let step = {
             let mut k = w.borrow_mut();
@@ -264,6 +266,7 @@ pub async fn balance_dirty_pages_old(
         match step {
             OldStep::Done => break,
             OldStep::Writeback => {
+                throttled = true;
                 let n = crate::fs::fs_writeback::writeback_inodes_wb(w, bdi, write_chunk).await;
                 w.borrow_mut().bdis[bdi].written_by_dirtiers += n;
                 if b.wrote(n) {
@@ -272,13 +275,19 @@ pub async fn balance_dirty_pages_old(
             }
             OldStep::Pause => {}
         }
+        throttled = true;
         let pause = b.next_pause();
         let q = w.borrow().wq.timer;
+        w.borrow_mut().throttle.pauses.record(pause);
         if crate::engine::sleep_killable(w, q, pause).await {
             break;
         }
     }
     let mut k = w.borrow_mut();
+    if throttled {
+        let now = k.sched.now();
+        k.throttle.calls.record(now - start);
+    }
     if !b.dirty_exceeded {
         k.bdis[bdi].bw.dirty_exceeded = false;
     }
