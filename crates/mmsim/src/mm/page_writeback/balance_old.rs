@@ -350,6 +350,36 @@ mod tests {
     }
 
     #[test]
+    fn device_shares_follow_completions_and_task_shares_follow_dirtyings() {
+        // A dirty limit of 16 pages: half-periods of 16 events.
+        let mut o = OldWriteback::new(16, 1 << 14, 2);
+        assert_eq!(o.bdi_fraction(3), (0, 16), "a bdi never seen has no share");
+        for _ in 0..12 {
+            o.writeout_inc(1);
+        }
+        for _ in 0..4 {
+            o.writeout_inc(0);
+        }
+        // One half-period of 16 events has passed: both counts are halved once.
+        assert_eq!(o.bdi_fraction(1), (6, 16));
+        assert_eq!(o.bdi_fraction(0), (2, 16));
+        o.writeout_inc(0);
+        assert_eq!(o.bdi_fraction(0), (3, 17));
+        let (mut heavy, mut light) = (DirtyTask::default(), DirtyTask::default());
+        for _ in 0..10 {
+            o.task_dirty_inc(&mut heavy);
+        }
+        o.task_dirty_inc(&mut light);
+        assert_eq!(o.dirties.fraction(&mut heavy.dirties), (10, 16 + 11));
+        assert_eq!(o.dirties.fraction(&mut light.dirties), (1, 16 + 11));
+        assert_eq!(
+            o.bdi_fraction(1),
+            (6, 17),
+            "dirtyings are a clock of their own"
+        );
+    }
+
+    #[test]
     fn a_heavy_dirtier_gets_up_to_an_eighth_less_never_below_half() {
         assert_eq!(task_dirty_limit(8000, 0, 100), 8000);
         assert_eq!(task_dirty_limit(8000, 100, 100), 7000);
