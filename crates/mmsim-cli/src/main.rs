@@ -72,10 +72,17 @@ enum Command {
         force: bool,
     },
     /// Re-run a published experiment and print its tables, published beside simulated, with
-    /// the authors' claims judged on the simulated figures. Experiments: parallelio (seed 000).
+    /// the authors' claims judged on the simulated figures. Experiments: parallelio (seed
+    /// 000), dirty-throttling (seed 003).
     Reproduce {
         /// The experiment.
         experiment: String,
+        /// dirty-throttling: run every case of the suite, not the default subset.
+        #[arg(long)]
+        full: bool,
+        /// dirty-throttling: run one case, by name (e.g. xfs-100dd-1M-8p-2946M).
+        #[arg(long, value_name = "NAME")]
+        case: Option<String>,
         /// A short procedure for tests: a quarter of the memory and 60 s runs.
         #[arg(long)]
         fast: bool,
@@ -231,12 +238,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 }
             };
             print!("{}", terminal::summary(&runs));
-            if let (Some(mut f), Some(path)) = (json_out, json_path) {
-                let text = serde_json::to_string_pretty(&json::runs_to_json(&runs))? + "\n";
-                f.write_all(text.as_bytes())
-                    .and_then(|()| f.flush())
-                    .with_context(|| format!("writing {}", path.display()))?;
-            }
+            write_json(json_out, json_path.as_deref(), &json::runs_to_json(&runs))?;
             Ok(())
         }
         Command::Bench {
@@ -254,6 +256,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Reproduce {
             experiment,
+            full,
+            case,
             fast,
             fresh,
             iterations,
@@ -264,6 +268,29 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             jobs,
             json: json_path,
         } => {
+            if experiment == "dirty-throttling" {
+                let parallelio_only = [
+                    (fast, "--fast"),
+                    (fresh, "--fresh"),
+                    (iterations.is_some(), "--iterations"),
+                    (swap_on.is_some(), "--swap-on"),
+                    (sensitivity, "--sensitivity"),
+                    (seed.is_some(), "--seed"),
+                    (pci_hole.is_some(), "--pci-hole"),
+                ];
+                if let Some((_, flag)) = parallelio_only.iter().find(|(set, _)| *set) {
+                    return Err(BadInput(format!(
+                        "{flag} applies to parallelio only, not to dirty-throttling"
+                    ))
+                    .into());
+                }
+                return reproduce_dirty_throttling(full, case, jobs.map(|j| j as usize), json_path);
+            }
+            if full || case.is_some() {
+                return Err(
+                    BadInput("--full and --case apply to dirty-throttling only".into()).into(),
+                );
+            }
             use mmsim::reproduce::parallelio::{Procedure, SwapOn};
             let mut p = if fast {
                 Procedure::fast()
@@ -440,6 +467,21 @@ fn host_available_memory() -> Option<u64> {
 }
 
 /// Create an output file before the run; a path that cannot be written is bad input.
+/// Write `value` as pretty JSON to `out`, the file [`create_output`] opened for `path`.
+fn write_json(
+    out: Option<std::fs::File>,
+    path: Option<&Path>,
+    value: &serde_json::Value,
+) -> anyhow::Result<()> {
+    if let (Some(mut f), Some(path)) = (out, path) {
+        let text = serde_json::to_string_pretty(value)? + "\n";
+        f.write_all(text.as_bytes())
+            .and_then(|()| f.flush())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
 fn create_output(option: &str, path: &Path) -> anyhow::Result<std::fs::File> {
     if path.is_dir() {
         return Err(BadInput(format!(
@@ -588,7 +630,7 @@ fn reproduce(
     use mmsim::reproduce::parallelio;
     if experiment != "parallelio" {
         return Err(BadInput(format!(
-            "unknown experiment '{experiment}': expected parallelio"
+            "unknown experiment '{experiment}': expected parallelio or dirty-throttling"
         ))
         .into());
     }
@@ -618,12 +660,71 @@ fn reproduce(
         )
     };
     print!("{text}");
-    if let (Some(mut f), Some(path)) = (json_out, json_path) {
-        let text = serde_json::to_string_pretty(&json)? + "\n";
-        f.write_all(text.as_bytes())
-            .and_then(|()| f.flush())
-            .with_context(|| format!("writing {}", path.display()))?;
+    write_json(json_out, json_path.as_deref(), &json)?;
+    Ok(())
+}
+
+/// `mmsim reproduce dirty-throttling`: the default subset of Wu's suite, every case with
+/// `full`, or one; each case under both kernels, runs in parallel into fixed slots.
+fn reproduce_dirty_throttling(
+    full: bool,
+    case: Option<String>,
+    jobs: Option<usize>,
+    json_path: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    use mmsim::reproduce::dirty_throttling as dt;
+    let cases = match case {
+        Some(name) => vec![dt::find_case(&name).ok_or_else(|| {
+            let near = dt::nearest_case(&name)
+                .map(|n| format!(" (did you mean '{n}'?)"))
+                .unwrap_or_default();
+            BadInput(format!(
+                "unknown case '{name}'{near}; cases are named <fs>-<N>dd-1M-<cpus>p-<MemTotal>M, e.g. {}",
+                dt::default_cases()[0].name()
+            ))
+        })?],
+        None if full => dt::full_cases(),
+        None => dt::default_cases(),
+    };
+    let json_out = json_path
+        .as_deref()
+        .map(|p| create_output("--json", p))
+        .transpose()?;
+    let work: Vec<(usize, usize)> = (0..cases.len())
+        .flat_map(|c| (0..dt::KERNELS.len()).map(move |k| (c, k)))
+        .collect();
+    let threads = jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let bar = indicatif::ProgressBar::new(work.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs {elapsed_precise}")
+            .expect("a valid template"),
+    );
+    let slots: std::sync::Mutex<Vec<Option<Result<dt::Summary, sim::SimError>>>> =
+        std::sync::Mutex::new((0..work.len()).map(|_| None).collect());
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..threads.min(work.len()) {
+            scope.spawn(|| loop {
+                let j = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&(c, k)) = work.get(j) else { break };
+                let r = dt::run_case(&cases[c], dt::KERNELS[k]);
+                slots.lock().expect("no worker panicked")[j] = Some(r);
+                bar.inc(1);
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let mut results: dt::Results = Vec::new();
+    let mut done = slots.into_inner().expect("no worker panicked").into_iter();
+    for c in &cases {
+        let old = done.next().flatten().expect("every run finished")?;
+        let new = done.next().flatten().expect("every run finished")?;
+        results.push((*c, [old, new]));
     }
+    print!("{}", dt::report(&results));
+    write_json(json_out, json_path.as_deref(), &dt::to_json(&results))?;
     Ok(())
 }
 

@@ -849,6 +849,11 @@ pub fn summarise(
         .collect();
     RunResult {
         dirty_throttle: k.throttle.clone(),
+        bdi_writeback: k
+            .bdis
+            .iter()
+            .map(|b| (b.name.clone(), b.written, b.written_by_dirtiers))
+            .collect(),
         scenario: scenario.name.clone(),
         kernel: kernel.label(),
         switches: kernel.switches.list(),

@@ -306,6 +306,7 @@ mod tests {
             devices: Vec::new(),
             nfs: Vec::new(),
             dirty_throttle: Default::default(),
+            bdi_writeback: Vec::new(),
             oom_kills: vec![OomKill {
                 at_seconds: 1.5,
                 victim: "w".into(),

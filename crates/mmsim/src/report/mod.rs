@@ -44,6 +44,9 @@ pub struct RunResult {
     pub nfs: Vec<NfsReport>,
     /// The pauses and throttled calls of `balance_dirty_pages`.
     pub dirty_throttle: crate::mm::page_writeback::ThrottleStats,
+    /// Every backing device, NFS mounts included: (name, `BDI_WRITTEN`, pages dirtiers
+    /// wrote themselves).
+    pub bdi_writeback: Vec<(String, u64, u64)>,
 }
 
 /// An NFS mount's RPC statistics at the end of the run (`/proc/self/mountstats`).
