@@ -115,3 +115,25 @@ fn a_hundred_dd_stall_for_seconds_under_2_6_37_and_pause_at_most_200_ms_under_io
     assert!(new.pauses.max() <= SEC / 5, "{} ns", new.pauses.max());
     assert_eq!(new.calls.at_least(5 * SEC), 0);
 }
+
+#[test]
+fn a_1k_dd_dirties_each_page_about_once_and_its_second_write_activates_it() {
+    let mut s = common::single_dd(512, 64, 10);
+    let mmsim::scenario::WorkloadKind::Dd(d) = &mut s.workloads[0].kind else {
+        panic!("single_dd is a dd")
+    };
+    d.bs = 1024;
+    for preset in ["2.6.37-rc5", "ioless-v3", "3.9"] {
+        let k = presets::resolve(preset, &[]).unwrap();
+        let r = sim::run(&s, &k, 1, RunOptions::default()).unwrap();
+        let pages = 64 * 256;
+        // Once each, unless the flusher cleaned a page between two of its writes.
+        let dirtied = r.vmstat("nr_dirtied");
+        assert!(
+            (pages..pages + pages / 100).contains(&dirtied),
+            "{preset}: {dirtied}"
+        );
+        // Four writes a page, each marks it accessed: the second one activates it.
+        assert_eq!(r.vmstat("pgactivate"), pages, "{preset}");
+    }
+}

@@ -127,6 +127,8 @@ pub struct Case {
     pub fs: Fs,
     pub dd: u32,
     pub machine: TestBox,
+    /// dd's block size, bytes: 1 MiB, or the letter's 4 KiB and 1 KiB writes.
+    pub bs: u64,
 }
 
 impl Case {
@@ -136,8 +138,12 @@ impl Case {
         let page = crate::calibration::PAGE_SIZE;
         let mem_total =
             (crate::mm::page_alloc::mem_total_pages(self.machine.ram() / page) * page) >> 20;
+        let bs = match self.bs {
+            b if b >= 1 << 20 => format!("{}M", b >> 20),
+            b => format!("{}K", b >> 10),
+        };
         format!(
-            "{}-{}dd-1M-{}p-{}M",
+            "{}-{}dd-{bs}-{}p-{}M",
             self.fs.label(),
             self.dd,
             self.machine.cpus(),
@@ -157,7 +163,7 @@ impl Case {
                 kind: WorkloadKind::Dd(DdParams {
                     device: name.clone(),
                     size: 1 << 40,
-                    bs: 1 << 20,
+                    bs: self.bs,
                     conv: DdConv::None,
                     truncate_to: None,
                     unlink: false,
@@ -194,7 +200,18 @@ impl Case {
 pub fn default_cases() -> Vec<Case> {
     use Fs::*;
     use TestBox::*;
-    let c = |fs, dd, machine| Case { fs, dd, machine };
+    let c = |fs, dd, machine| Case {
+        fs,
+        dd,
+        machine,
+        bs: 1 << 20,
+    };
+    let small = |fs, bs| Case {
+        fs,
+        dd: 1,
+        machine: G3,
+        bs,
+    };
     vec![
         c(Ext4, 1, G3),
         c(Ext4, 10, G3),
@@ -212,16 +229,32 @@ pub fn default_cases() -> Vec<Case> {
         c(Xfs, 10, M512),
         c(Xfs, 100, G16),
         c(Btrfs, 1000, G16),
+        small(Btrfs, 1 << 10),
+        small(Nfs, 4 << 10),
     ]
 }
 
-/// Every case: each filesystem on each machine with 1, 2, 10, 100 and 1000 dd.
+/// Every case: each filesystem on each machine with 1, 2, 10, 100 and 1000 dd writing
+/// 1 MiB blocks, and one dd writing 4 KiB and 1 KiB blocks.
 pub fn full_cases() -> Vec<Case> {
     let mut v = Vec::new();
     for machine in TestBox::ALL {
         for fs in Fs::ALL {
             for dd in [1, 2, 10, 100, 1000] {
-                v.push(Case { fs, dd, machine });
+                v.push(Case {
+                    fs,
+                    dd,
+                    machine,
+                    bs: 1 << 20,
+                });
+            }
+            for bs in [4 << 10, 1 << 10] {
+                v.push(Case {
+                    fs,
+                    dd: 1,
+                    machine,
+                    bs,
+                });
             }
         }
     }
@@ -383,7 +416,7 @@ pub type Results = Vec<(Case, [Summary; 2])>;
 
 fn find(res: &Results, fs: Fs, dd: u32, machine: TestBox) -> Option<&[Summary; 2]> {
     res.iter()
-        .find(|(c, _)| c.fs == fs && c.dd == dd && c.machine == machine)
+        .find(|(c, _)| c.fs == fs && c.dd == dd && c.machine == machine && c.bs == 1 << 20)
         .map(|(_, s)| s)
 }
 
@@ -632,6 +665,7 @@ mod tests {
             fs: Fs::Xfs,
             dd: 100,
             machine: TestBox::G3,
+            bs: 1 << 20,
         };
         assert!(c.name().starts_with("xfs-100dd-1M-8p-"), "{}", c.name());
         assert!(c.name().ends_with('M'));
@@ -639,6 +673,7 @@ mod tests {
             fs: Fs::Btrfs,
             dd: 1000,
             machine: TestBox::G16,
+            bs: 1 << 20,
         };
         assert!(c.name().starts_with("btrfs-1000dd-1M-24p-"));
         assert_eq!(
@@ -660,7 +695,8 @@ mod tests {
         for dd in [1, 2, 10, 100, 1000] {
             assert!(d.iter().any(|c| c.dd == dd), "{dd}");
         }
-        assert_eq!(full_cases().len(), 4 * 6 * 5);
+        assert_eq!(full_cases().len(), 4 * 6 * (5 + 2));
+        assert!(d.iter().any(|c| c.bs == 1 << 10) && d.iter().any(|c| c.bs == 4 << 10));
     }
 
     #[test]
@@ -715,6 +751,7 @@ mod tests {
                         fs,
                         dd,
                         machine: TestBox::G3,
+                        bs: 1 << 20,
                     },
                     [old(dd), new()],
                 ));
@@ -766,6 +803,7 @@ mod tests {
                 fs: Fs::Ext2,
                 dd: 1,
                 machine: TestBox::G3,
+                bs: 1 << 20,
             },
             [summary(), summary()],
         )];

@@ -69,7 +69,7 @@
 //! files = 1                 # integer 1..=size in pages, default 1: that many files share
 //!                           # size and are read one after another
 //! # dd keys (writes a new file):
-//! bs = "1M"                 # size, whole pages, default "1M"
+//! bs = "1M"                 # size: whole pages, or 512, 1K or 2K; default "1M"
 //! conv = "fdatasync"        # "fdatasync", "fsync" or "none" (default)
 //! truncate_to = "512M"      # size, whole pages, at most size: truncate the file after the sync
 //! unlink = false            # boolean, default false: remove the file at the end

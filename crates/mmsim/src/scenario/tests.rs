@@ -1289,6 +1289,22 @@ fn mmap_defaults_to_one_sequential_read_pass_without_msync() {
 }
 
 #[test]
+fn a_dd_block_is_whole_pages_or_a_power_of_two_below_a_page() {
+    let base = format!("{DISK}type = \"dd\"\ndevice = \"sda\"\nsize = \"1G\"\n");
+    for (bs, bytes) in [("1K", 1024), ("512", 512), ("4K", 4096), ("8M", 8 << 20)] {
+        let s = ok(&format!("{base}bs = \"{bs}\"\n"));
+        let WorkloadKind::Dd(d) = &s.workloads[0].kind else {
+            panic!("a dd")
+        };
+        assert_eq!(d.bs, bytes, "{bs}");
+    }
+    for bs in ["3K", "256", "6K"] {
+        let e = err(&format!("{base}bs = \"{bs}\"\n"));
+        assert_err(&e, "workload[0].bs", 11, "or 512, 1K or 2K");
+    }
+}
+
+#[test]
 fn mmap_keys_are_checked() {
     let base = format!("{DISK}type = \"mmap\"\ndevice = \"sda\"\nsize = \"1G\"\n");
     let e = err(&format!("{base}access = \"rw\"\n"));

@@ -5,7 +5,7 @@
 //! removed (`rm`), its pages and inode freed.
 
 use super::{enter, exit, killed, CpuDebt, Phase};
-use crate::calibration::PAGE_SIZE;
+use crate::calibration::{PAGE_SIZE, WRITE_SYSCALL_NS};
 use crate::fs::fs_writeback::vfs_fsync_range;
 use crate::mm::namei::{self, OpenFile};
 use crate::mm::page_alloc::AllocError;
@@ -33,17 +33,29 @@ pub async fn run(w: World, idx: usize, mm: usize, bdi: usize, dd: DdParams) {
     enter(&mut w.borrow_mut(), idx, Phase::Running, size / PAGE_SIZE);
     let mut task = DirtyTask::default();
     let mut debt = CpuDebt::default();
-    for index in 0..size / PAGE_SIZE {
-        if killed(&w) {
-            return die(&w);
+    // A block smaller than a page takes several write(2) calls per page; each copies its
+    // part, marks the page accessed and runs the throttle hook (`generic_perform_write`).
+    let writes_per_page = (PAGE_SIZE / dd.bs.max(1)).max(1);
+    let per_write_cpu = |cpu: u64| {
+        if writes_per_page > 1 {
+            cpu / writes_per_page + WRITE_SYSCALL_NS
+        } else {
+            cpu
         }
-        match filemap::write_page(&w, ino, index, &mut task).await {
-            Ok(cpu) => debt.system(cpu),
-            Err(_) => return die(&w),
+    };
+    for index in 0..size / PAGE_SIZE {
+        for _ in 0..writes_per_page {
+            if killed(&w) {
+                return die(&w);
+            }
+            match filemap::write_page(&w, ino, index, &mut task).await {
+                Ok(cpu) => debt.system(per_write_cpu(cpu)),
+                Err(_) => return die(&w),
+            }
+            debt.maybe_flush(&w).await;
+            balance_dirty_pages_ratelimited(&w, bdi, &mut task).await;
         }
         super::page_done(&w, idx);
-        debt.maybe_flush(&w).await;
-        balance_dirty_pages_ratelimited(&w, bdi, &mut task).await;
     }
     debt.flush(&w).await;
     match dd.conv {

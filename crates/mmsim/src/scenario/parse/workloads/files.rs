@@ -101,10 +101,12 @@ pub(super) fn dd(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<Wor
     let bs = match opt(t, "bs") {
         Some(b) => {
             let v = size(cx, &b, SizeKind::Size, None)?;
-            if v == 0 || v % 4096 != 0 {
+            // Whole pages, or a power of two from 512 bytes that divides a page.
+            let sub_page = v >= 512 && v < 4096 && v.is_power_of_two();
+            if !sub_page && (v == 0 || v % 4096 != 0) {
                 return Err(b.fail(
                     cx,
-                    format!("expected a block size of whole 4 KiB pages, found {v} bytes"),
+                    format!("expected a block size of whole 4 KiB pages, or 512, 1K or 2K, found {v} bytes"),
                 ));
             }
             v
