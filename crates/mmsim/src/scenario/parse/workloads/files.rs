@@ -102,7 +102,7 @@ pub(super) fn dd(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<Wor
         Some(b) => {
             let v = size(cx, &b, SizeKind::Size, None)?;
             // Whole pages, or a power of two from 512 bytes that divides a page.
-            let sub_page = v >= 512 && v < 4096 && v.is_power_of_two();
+            let sub_page = (512..4096).contains(&v) && v.is_power_of_two();
             if !sub_page && (v == 0 || v % 4096 != 0) {
                 return Err(b.fail(
                     cx,
