@@ -14,8 +14,8 @@ use crate::mm::backing_dev::wakeup_flusher_threads;
 use crate::mm::inode::{I_DIRTY, I_DIRTY_DATASYNC, I_DIRTY_PAGES, I_SYNC};
 use crate::mm::page::{Pfn, PG_DIRTY};
 use crate::mm::page_writeback::{
-    account_page_dirtied, bdi_dirty_limit, dirty_limits, over_bground_thresh, write_cache_pages,
-    DirtyTask,
+    account_page_dirtied, bdi_dirty_limit, dirty_limits, global_dirty_limits_traced,
+    over_bground_thresh, write_cache_pages, DirtyTask,
 };
 use crate::mm::vmstat::ZoneStat;
 use crate::mm::{Kernel, World};
@@ -89,7 +89,7 @@ pub fn __set_page_dirty_nobuffers(k: &mut Kernel, pfn: Pfn, task: &mut DirtyTask
 /// `over_bground_thresh` for `bdi` (3.2+: global or the bdi's share of the background limit;
 /// 2.6.37: global only).
 fn bdi_over_bground_thresh(k: &mut Kernel, bdi: usize) -> bool {
-    let (bg, _) = dirty_limits(k);
+    let (bg, _) = global_dirty_limits_traced(k);
     if k.writeback_2_6_37() {
         return k.global_stat(ZoneStat::nr_dirty) + k.global_stat(ZoneStat::nr_unstable) > bg;
     }

@@ -520,6 +520,27 @@ pub fn balance_dirty_pages(
     );
 }
 
+/// `global_dirty_state` (3.1+, and patch 33 of the IO-less series v3): the global dirty
+/// counters and limits, each time `global_dirty_limits` computes them. 2.6.37 without the
+/// series has no such event.
+pub fn global_dirty_state(k: &mut Kernel, bg_thresh: u64, thresh: u64) {
+    use super::vmstat::ZoneStat as S;
+    if !enabled(k) || k.old_dirty_throttle() {
+        return;
+    }
+    let g = |s| k.global_stat(s);
+    let (dirty, writeback, unstable) = (g(S::nr_dirty), g(S::nr_writeback), g(S::nr_unstable));
+    let (dirtied, written) = (g(S::nr_dirtied), g(S::nr_written));
+    let limit = k.global_dirty_limit.limit;
+    emit(
+        k,
+        "global_dirty_state",
+        format_args!(
+            "dirty={dirty} writeback={writeback} unstable={unstable} bg_thresh={bg_thresh} thresh={thresh} limit={limit} dirtied={dirtied} written={written}"
+        ),
+    );
+}
+
 /// `writeback_single_inode`: one inode's turn in a writeback pass (jiffies at HZ=250,
 /// from [`INITIAL_JIFFIES`]).
 pub fn writeback_single_inode(k: &mut Kernel, ino: usize, to_write: u64, wrote: u64) {
@@ -861,5 +882,39 @@ mod tests {
             )),
             "{wb}"
         );
+    }
+}
+
+#[cfg(test)]
+mod global_dirty_state_tests {
+    use crate::mm::vmstat::ZoneStat;
+    use crate::sim::boot_for_test;
+
+    #[test]
+    fn global_dirty_state_prints_the_counters_and_limits_except_under_2_6_37() {
+        for (preset, want) in [("3.9", true), ("ioless-v3", true), ("2.6.37-rc5", false)] {
+            let w = boot_for_test(128, 0, preset);
+            let cap = super::testing::capture(&w);
+            let mut k = w.borrow_mut();
+            k.zones[1].mod_stat(ZoneStat::nr_dirty, 7);
+            k.zones[1].mod_stat(ZoneStat::nr_dirtied, 9);
+            k.global_dirty_limit.limit = 5000;
+            super::global_dirty_state(&mut k, 1000, 2000);
+            k.zones[1].mod_stat(ZoneStat::nr_dirty, -7);
+            drop(k);
+            let lines = cap.lines();
+            if want {
+                assert_eq!(lines.len(), 1, "{preset}");
+                assert!(
+                    lines[0].ends_with(
+                        "global_dirty_state: dirty=7 writeback=0 unstable=0 bg_thresh=1000 thresh=2000 limit=5000 dirtied=9 written=0"
+                    ),
+                    "{preset}: {}",
+                    lines[0]
+                );
+            } else {
+                assert!(lines.is_empty(), "{preset}: {lines:?}");
+            }
+        }
     }
 }

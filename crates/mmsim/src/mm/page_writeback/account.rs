@@ -38,6 +38,14 @@ pub fn dirty_limits(k: &crate::mm::Kernel) -> (u64, u64) {
     global_dirty_limits(global_dirtyable(k), &k.vm.dirty, false)
 }
 
+/// [`dirty_limits`] where the kernel calls `global_dirty_limits`, which emits
+/// `global_dirty_state`.
+pub fn global_dirty_limits_traced(k: &mut crate::mm::Kernel) -> (u64, u64) {
+    let (bg, thresh) = dirty_limits(k);
+    crate::mm::trace::global_dirty_state(k, bg, thresh);
+    (bg, thresh)
+}
+
 /// `account_page_dirtied`: a clean file page became dirty.
 pub fn account_page_dirtied(
     k: &mut crate::mm::Kernel,

@@ -7,7 +7,7 @@ use super::*;
 fn bdp_input(k: &mut crate::mm::Kernel, bdi: usize) -> BdpInput {
     use crate::mm::vmstat::ZoneStat as S;
     let now = k.sched.now();
-    let (bg_thresh, thresh) = dirty_limits(k);
+    let (bg_thresh, thresh) = global_dirty_limits_traced(k);
     let (num, den) = if k.writeback_2_6_37() {
         k.old_wb.bdi_fraction(bdi)
     } else {
