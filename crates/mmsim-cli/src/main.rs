@@ -78,10 +78,17 @@ enum Command {
         force: bool,
     },
     /// Re-run a published experiment and print its tables, published beside simulated, with
-    /// the authors' claims judged on the simulated figures. Experiments: parallelio (seed 000).
+    /// the authors' claims judged on the simulated figures. Experiments: parallelio (seed
+    /// 000), dirty-throttling (seed 003).
     Reproduce {
         /// The experiment.
         experiment: String,
+        /// dirty-throttling: run every case of the suite, not the default subset.
+        #[arg(long)]
+        full: bool,
+        /// dirty-throttling: run one case, by name (e.g. xfs-100dd-1M-8p-2946M).
+        #[arg(long, value_name = "NAME")]
+        case: Option<String>,
         /// A short procedure for tests: a quarter of the memory and 60 s runs.
         #[arg(long)]
         fast: bool,
@@ -106,7 +113,7 @@ enum Command {
         #[arg(long)]
         seed: Option<u64>,
         /// RAM under the MMIO hole below 4 GiB, e.g. 1G: DMA32 then ends at 4 GiB minus
-        /// this (default 0: DMA32 to 4 GiB; docs/seed-000-procedure.md §3).
+        /// this (default 0: DMA32 to 4 GiB; docs/seed-000-procedure.md §4).
         #[arg(long, value_name = "SIZE", value_parser = parse_pci_hole)]
         pci_hole: Option<u64>,
         /// Runs at once, at least 1 (default: the number of CPUs). Results do not depend on
@@ -283,12 +290,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 };
                 write_html(dir, &report)?;
             }
-            if let (Some(mut f), Some(path)) = (json_out, json_path) {
-                let text = serde_json::to_string_pretty(&json::runs_to_json(&runs))? + "\n";
-                f.write_all(text.as_bytes())
-                    .and_then(|()| f.flush())
-                    .with_context(|| format!("writing {}", path.display()))?;
-            }
+            write_json(json_out, json_path.as_deref(), &json::runs_to_json(&runs))?;
             Ok(())
         }
         Command::Bench {
@@ -306,6 +308,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Reproduce {
             experiment,
+            full,
+            case,
             fast,
             fresh,
             iterations,
@@ -317,6 +321,29 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             json: json_path,
             html,
         } => {
+            if experiment == "dirty-throttling" {
+                let parallelio_only = [
+                    (fast, "--fast"),
+                    (fresh, "--fresh"),
+                    (iterations.is_some(), "--iterations"),
+                    (swap_on.is_some(), "--swap-on"),
+                    (sensitivity, "--sensitivity"),
+                    (seed.is_some(), "--seed"),
+                    (pci_hole.is_some(), "--pci-hole"),
+                ];
+                if let Some((_, flag)) = parallelio_only.iter().find(|(set, _)| *set) {
+                    return Err(BadInput(format!(
+                        "{flag} applies to parallelio only, not to dirty-throttling"
+                    ))
+                    .into());
+                }
+                return reproduce_dirty_throttling(full, case, jobs.map(|j| j as usize), json_path);
+            }
+            if full || case.is_some() {
+                return Err(
+                    BadInput("--full and --case apply to dirty-throttling only".into()).into(),
+                );
+            }
             use mmsim::reproduce::parallelio::{Procedure, SwapOn};
             let mut p = if fast {
                 Procedure::fast()
@@ -494,6 +521,21 @@ fn host_available_memory() -> Option<u64> {
 }
 
 /// Create an output file before the run; a path that cannot be written is bad input.
+/// Write `value` as pretty JSON to `out`, the file [`create_output`] opened for `path`.
+fn write_json(
+    out: Option<std::fs::File>,
+    path: Option<&Path>,
+    value: &serde_json::Value,
+) -> anyhow::Result<()> {
+    if let (Some(mut f), Some(path)) = (out, path) {
+        let text = serde_json::to_string_pretty(value)? + "\n";
+        f.write_all(text.as_bytes())
+            .and_then(|()| f.flush())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
 fn create_output(option: &str, path: &Path) -> anyhow::Result<std::fs::File> {
     if path.is_dir() {
         return Err(BadInput(format!(
@@ -665,7 +707,7 @@ fn reproduce(
     use mmsim::reproduce::parallelio;
     if experiment != "parallelio" {
         return Err(BadInput(format!(
-            "unknown experiment '{experiment}': expected parallelio"
+            "unknown experiment '{experiment}': expected parallelio or dirty-throttling"
         ))
         .into());
     }
@@ -729,12 +771,71 @@ fn reproduce(
         )
     };
     print!("{text}");
-    if let (Some(mut f), Some(path)) = (json_out, json_path) {
-        let text = serde_json::to_string_pretty(&json)? + "\n";
-        f.write_all(text.as_bytes())
-            .and_then(|()| f.flush())
-            .with_context(|| format!("writing {}", path.display()))?;
+    write_json(json_out, json_path.as_deref(), &json)?;
+    Ok(())
+}
+
+/// `mmsim reproduce dirty-throttling`: the default subset of Wu's suite, every case with
+/// `full`, or one; each case under both kernels, runs in parallel into fixed slots.
+fn reproduce_dirty_throttling(
+    full: bool,
+    case: Option<String>,
+    jobs: Option<usize>,
+    json_path: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    use mmsim::reproduce::dirty_throttling as dt;
+    let cases = match case {
+        Some(name) => vec![dt::find_case(&name).ok_or_else(|| {
+            let near = dt::nearest_case(&name)
+                .map(|n| format!(" (did you mean '{n}'?)"))
+                .unwrap_or_default();
+            BadInput(format!(
+                "unknown case '{name}'{near}; cases are named <fs>-<N>dd-1M-<cpus>p-<MemTotal>M, e.g. {}",
+                dt::default_cases()[0].name()
+            ))
+        })?],
+        None if full => dt::full_cases(),
+        None => dt::default_cases(),
+    };
+    let json_out = json_path
+        .as_deref()
+        .map(|p| create_output("--json", p))
+        .transpose()?;
+    let work: Vec<(usize, usize)> = (0..cases.len())
+        .flat_map(|c| (0..dt::KERNELS.len()).map(move |k| (c, k)))
+        .collect();
+    let threads = jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let bar = indicatif::ProgressBar::new(work.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs {elapsed_precise}")
+            .expect("a valid template"),
+    );
+    let slots: std::sync::Mutex<Vec<Option<Result<dt::Summary, sim::SimError>>>> =
+        std::sync::Mutex::new((0..work.len()).map(|_| None).collect());
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..threads.min(work.len()) {
+            scope.spawn(|| loop {
+                let j = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&(c, k)) = work.get(j) else { break };
+                let r = dt::run_case(&cases[c], dt::KERNELS[k]);
+                slots.lock().expect("no worker panicked")[j] = Some(r);
+                bar.inc(1);
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let mut results: dt::Results = Vec::new();
+    let mut done = slots.into_inner().expect("no worker panicked").into_iter();
+    for c in &cases {
+        let old = done.next().flatten().expect("every run finished")?;
+        let new = done.next().flatten().expect("every run finished")?;
+        results.push((*c, [old, new]));
     }
+    print!("{}", dt::report(&results));
+    write_json(json_out, json_path.as_deref(), &dt::to_json(&results))?;
     Ok(())
 }
 
@@ -838,34 +939,127 @@ struct CountingAlloc;
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
 
-unsafe impl GlobalAlloc for CountingAlloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
+/// Blocks from this size on are the model's big tables (page state, page tables, the swap
+/// map): read at random, one or two cache lines a page, so with 4 KiB host pages nearly
+/// every access also misses the TLB. They get whole 2 MiB pages of their own.
+const HUGE_TABLE: usize = 4 << 20;
+
+/// Big tables straight from the host kernel, 2 MiB-aligned and advised as transparent huge
+/// pages (`MADV_HUGEPAGE`: this machine's THP is `madvise` only). Fresh anonymous memory
+/// reads as zeroes, as `calloc`'s does, and is resident only where touched (in 2 MiB
+/// steps). Nothing computed depends on the advice; a kernel that refuses it leaves 4 KiB
+/// pages.
+#[cfg(target_os = "linux")]
+mod huge {
+    const HUGE: usize = 2 << 20;
+    const PROT_READ: i32 = 1;
+    const PROT_WRITE: i32 = 2;
+    const MAP_PRIVATE: i32 = 2;
+    const MAP_ANONYMOUS: i32 = 0x20;
+    const MADV_HUGEPAGE: i32 = 14;
+    extern "C" {
+        fn mmap(addr: *mut u8, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> *mut u8;
+        fn munmap(addr: *mut u8, len: usize) -> i32;
+        fn madvise(addr: *mut u8, len: usize, advice: i32) -> i32;
+    }
+
+    /// A zeroed block of `size` bytes, or null.
+    pub fn alloc(size: usize) -> *mut u8 {
+        let len = size.next_multiple_of(HUGE);
+        // Over-map by one huge page, then trim to an aligned start.
+        // SAFETY: a fresh private anonymous mapping; the trimmed parts are ours to unmap.
+        unsafe {
+            let p = mmap(
+                std::ptr::null_mut(),
+                len + HUGE,
+                PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            if p as isize == -1 {
+                return std::ptr::null_mut();
+            }
+            let start = (p as usize).next_multiple_of(HUGE);
+            let head = start - p as usize;
+            if head > 0 {
+                munmap(p, head);
+            }
+            if HUGE - head > 0 {
+                munmap((start + len) as *mut u8, HUGE - head);
+            }
+            madvise(start as *mut u8, len, MADV_HUGEPAGE);
+            start as *mut u8
+        }
+    }
+
+    /// Give back a block from [`alloc`] of `size` bytes.
+    pub fn free(p: *mut u8, size: usize) {
+        // SAFETY: `p` and the rounded size are what `alloc` mapped.
+        unsafe { munmap(p, size.next_multiple_of(HUGE)) };
+    }
+}
+
+/// A block from the system allocator, or a big table from [`huge`].
+fn is_huge(layout: Layout) -> bool {
+    cfg!(target_os = "linux") && layout.size() >= HUGE_TABLE && layout.align() <= 4096
+}
+
+impl CountingAlloc {
+    fn counted(p: *mut u8, size: usize) -> *mut u8 {
         if !p.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            let live = LIVE.fetch_add(size, Ordering::Relaxed) + size;
             PEAK.fetch_max(live, Ordering::Relaxed);
         }
         p
+    }
+}
+
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        #[cfg(target_os = "linux")]
+        if is_huge(layout) {
+            return Self::counted(huge::alloc(layout.size()), layout.size());
+        }
+        Self::counted(unsafe { System.alloc(layout) }, layout.size())
     }
     /// The system's own: `calloc`, whose fresh pages come zeroed from the kernel, so a
     /// large zeroed vector (page state, page tables, the swap map) costs nothing until it
     /// is touched. The trait's default would write every byte at once.
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(live, Ordering::Relaxed);
+        #[cfg(target_os = "linux")]
+        if is_huge(layout) {
+            return Self::counted(huge::alloc(layout.size()), layout.size());
         }
-        p
+        Self::counted(unsafe { System.alloc_zeroed(layout) }, layout.size())
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        #[cfg(target_os = "linux")]
+        if is_huge(layout) {
+            huge::free(ptr, layout.size());
+            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+            return;
+        }
         unsafe { System.dealloc(ptr, layout) };
         LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
     }
     /// The system's own, which may grow a block in place; the trait's default always
     /// copies. Counted as the default's copy would be: the new block allocated before the
-    /// old one is freed.
+    /// old one is freed. A big table moves by copy between the two kinds of block.
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let new = Layout::from_size_align(new_size, layout.align()).expect("a valid layout");
+        if is_huge(layout) || is_huge(new) {
+            // SAFETY: the GlobalAlloc contract: a fresh block, a copy of what both hold,
+            // the old block freed.
+            unsafe {
+                let p = self.alloc(new);
+                if !p.is_null() {
+                    std::ptr::copy_nonoverlapping(ptr, p, layout.size().min(new_size));
+                    self.dealloc(ptr, layout);
+                }
+                return p;
+            }
+        }
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         if !p.is_null() {
             let live = LIVE.fetch_add(new_size, Ordering::Relaxed) + new_size;
@@ -1091,8 +1285,9 @@ fn kernels_text() -> String {
             .collect();
         out.push_str(&format!("  {:<20} {}\n", p.name, p.summary));
         out.push_str(&format!(
-            "  {:<20} switches on: {}\n",
+            "  {:<20} base: {}; switches on: {}\n",
             "",
+            p.base.name(),
             if on.is_empty() {
                 "none".into()
             } else {

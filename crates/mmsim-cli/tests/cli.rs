@@ -118,6 +118,7 @@ fn run_writes_json_with_the_documented_top_level_keys() {
         "vmstat",
         "mmtests_vmstat",
         "workloads",
+        "dirty_throttle",
     ] {
         assert!(v.get(key).is_some(), "missing {key}");
     }
@@ -793,4 +794,63 @@ fn bench_takes_one_scenario_and_refuses_an_unknown_one() {
     assert!(err.contains("anon") && err.contains("file"), "{err}");
     let (code, _, err) = mmsim(&["bench", "--runs", "0"]);
     assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn reproduce_dirty_throttling_runs_a_case_under_both_kernels_alike_at_any_thread_count() {
+    let json = scratch("dirty-throttling").join("r.json");
+    let case = "ext4-1dd-1M-8p-187M";
+    let (code, one, err) = mmsim(&[
+        "reproduce",
+        "dirty-throttling",
+        "--case",
+        case,
+        "--jobs",
+        "1",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for kernel in ["2.6.37-rc5", "ioless-v3"] {
+        assert!(
+            one.lines()
+                .any(|l| l.starts_with(case) && l.contains(kernel)),
+            "{one}"
+        );
+    }
+    // One 1-dd case on 256 MiB: no claim has its cases.
+    assert!(one.contains("0 of 5 claims hold, 5 not judged"), "{one}");
+    let (code, two, err) = mmsim(&[
+        "reproduce",
+        "dirty-throttling",
+        "--case",
+        case,
+        "--jobs",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(one, two);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["cases"][0]["case"], case);
+    assert!(v["cases"][0]["kernels"]["ioless-v3"]["pause_max_ms"].is_number());
+    assert_eq!(v["claims"].as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn reproduce_dirty_throttling_names_a_misspelt_case_and_refuses_parallelio_flags() {
+    let (code, _, err) = mmsim(&[
+        "reproduce",
+        "dirty-throttling",
+        "--case",
+        "xfs-1dd-1M-8p-2952M",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("did you mean 'xfs-1dd-1M-8p-"), "{err}");
+    let (code, _, err) = mmsim(&["reproduce", "dirty-throttling", "--fresh"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--fresh applies to parallelio only"), "{err}");
+    let (code, _, err) = mmsim(&["reproduce", "parallelio", "--full"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("dirty-throttling only"), "{err}");
 }

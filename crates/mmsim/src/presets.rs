@@ -32,6 +32,7 @@ pub enum Switch {
     ImmediateReclaimIsCongestion,
     BufferDirtyWritebackHook,
     NfsDirtyWritebackHook,
+    IolessBalanceDirtyPages,
 }
 
 /// A registry entry.
@@ -51,6 +52,7 @@ pub struct SwitchDef {
 
 const KS: &str = "\"Reduce system disruption due to kswapd\" V4, Mel Gorman, 2013-05 (mmotm-20130522; mainline 3.11)";
 const LD: &str = "\"Reduce system disruption due to kswapd followup\" V3 (lessdisrupt-v7r10), Mel Gorman, 2013-05-30 (mainline 3.11)";
+const IOLESS: &str = "\"IO-less dirty throttling\" v3, Wu Fengguang, 2010-12-13 (seed 003; merged in reworked form in 3.1-3.3)";
 
 /// Every switch, in documentation order.
 pub static SWITCHES: &[SwitchDef] = &[
@@ -186,6 +188,16 @@ pub static SWITCHES: &[SwitchDef] = &[
         series: LD,
         doc: "NFS's is_dirty_writeback: pages of an inode being committed count as writeback, unstable pages as dirty.",
     },
+    SwitchDef {
+        switch: Switch::IolessBalanceDirtyPages,
+        name: "ioless_balance_dirty_pages",
+        patch: "writeback: IO-less balance_dirty_pages() (patch 03 of the series, with the control rules of 01-35)",
+        series: IOLESS,
+        doc: "On a 2.6.37 kernel: dirtiers no longer write pages themselves; they pause as the IO-less loop says, \
+              and the flusher alone writes. mmsim substitutes the merged 3.3 rules (position control, bandwidth \
+              estimation, base rate limit, pause bounds, think time) for v3's, which differ in detail. \
+              A 3.x kernel has this design built in.",
+    },
 ];
 
 /// The switches of the kswapd series (KS).
@@ -213,11 +225,35 @@ const LD_SWITCHES: &[Switch] = &[
     Switch::NfsDirtyWritebackHook,
 ];
 
-/// A named kernel: a set of switches that are on.
+/// The mainline release a preset is built on. mmsim models the 3.9 kernel; a 2.6.37 base
+/// differs in dirty throttling and writeback (`kernel-writeback.md` §4: dirtiers write
+/// pages themselves, event-clocked proportions, the flusher's 4 MiB slices) and takes
+/// everything else from 3.9 (`docs/kernels.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Base {
+    /// 3.9 (3.2+ writeback: IO-less throttling).
+    V3_9,
+    /// 2.6.37-rc5 (2.6.36-3.0 writeback: `balance_dirty_pages` writes pages).
+    V2_6_37,
+}
+
+impl Base {
+    /// The release, as `mmsim kernels` prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Base::V3_9 => "3.9",
+            Base::V2_6_37 => "2.6.37-rc5",
+        }
+    }
+}
+
+/// A named kernel: a base release and a set of switches that are on.
 #[derive(Debug)]
 pub struct Preset {
     /// Name, as the seed's tables label the kernel.
     pub name: &'static str,
+    /// The release it is built on.
+    pub base: Base,
     /// What it is.
     pub summary: &'static str,
     /// Switch groups that are on.
@@ -228,21 +264,40 @@ pub struct Preset {
 pub static PRESETS: &[Preset] = &[
     Preset {
         name: "3.9",
+        base: Base::V3_9,
         summary: "vanilla 3.9 (3.10 behaves the same for reclaim)",
         on: &[],
     },
     Preset {
         name: "mmotm-20130522",
+        base: Base::V3_9,
         summary:
             "3.9 plus \"Reduce system disruption due to kswapd\" V4, as in mmotm of 2013-05-22",
         on: &[KS_SWITCHES],
     },
     Preset {
         name: "lessdisrupt-v7r10",
+        base: Base::V3_9,
         summary: "mmotm-20130522 plus the \"kswapd followup\" V3 series (seed 000)",
         on: &[KS_SWITCHES, LD_SWITCHES],
     },
+    Preset {
+        name: "2.6.37-rc5",
+        base: Base::V2_6_37,
+        summary:
+            "vanilla 2.6.37-rc5: dirtiers write pages in balance_dirty_pages (seed 003's baseline)",
+        on: &[],
+    },
+    Preset {
+        name: "ioless-v3",
+        base: Base::V2_6_37,
+        summary: "2.6.37-rc5 plus \"IO-less dirty throttling\" v3 (seed 003)",
+        on: &[IOLESS_SWITCHES],
+    },
 ];
+
+/// The switches of the IO-less dirty throttling series, v3.
+const IOLESS_SWITCHES: &[Switch] = &[Switch::IolessBalanceDirtyPages];
 
 /// The set of switches of one run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -278,6 +333,8 @@ impl Switches {
 pub struct KernelConfig {
     /// Preset name.
     pub preset: &'static str,
+    /// The release the preset is built on.
+    pub base: Base,
     /// Overrides applied on top, in order.
     pub overrides: Vec<(&'static str, bool)>,
     /// The switches in force.
@@ -372,6 +429,7 @@ pub fn resolve(preset: &str, overrides: &[(String, bool)]) -> Result<KernelConfi
     }
     Ok(KernelConfig {
         preset: p.name,
+        base: p.base,
         overrides: resolved,
         switches,
     })
@@ -390,11 +448,20 @@ mod tests {
     }
 
     #[test]
-    fn vanilla_has_no_switch_and_lessdisrupt_has_all() {
+    fn vanilla_has_no_switch_and_lessdisrupt_has_all_of_seed_000() {
         let v = resolve("3.9", &[]).unwrap();
         assert!(SWITCHES.iter().all(|d| !v.switches.on(d.switch)));
         let ld = resolve("lessdisrupt-v7r10", &[]).unwrap();
-        assert!(SWITCHES.iter().all(|d| ld.switches.on(d.switch)));
+        for s in KS_SWITCHES.iter().chain(LD_SWITCHES) {
+            assert!(ld.switches.on(*s));
+        }
+        assert!(!ld.switches.on(Switch::IolessBalanceDirtyPages));
+        let old = resolve("2.6.37-rc5", &[]).unwrap();
+        assert_eq!(old.base, Base::V2_6_37);
+        assert!(SWITCHES.iter().all(|d| !old.switches.on(d.switch)));
+        let io = resolve("ioless-v3", &[]).unwrap();
+        assert_eq!(io.base, Base::V2_6_37);
+        assert!(io.switches.on(Switch::IolessBalanceDirtyPages));
         let ks = resolve("mmotm-20130522", &[]).unwrap();
         assert!(ks.switches.on(Switch::KswapdBlockOnWriteback));
         assert!(!ks.switches.on(Switch::StallAfterPageList));

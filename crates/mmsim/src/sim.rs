@@ -9,13 +9,14 @@ use crate::fs::fs_writeback;
 use crate::mm::backing_dev;
 use crate::mm::mmzone::Pgdat;
 use crate::mm::mmzone::MAX_NR_ZONES;
-use crate::mm::page::{Pages, PG_SLAB};
-use crate::mm::page_alloc::{self, alloc_flags};
+use crate::mm::page::Pages;
+use crate::mm::page_alloc;
 use crate::mm::page_io::{self, SwapDev};
 use crate::mm::slab::Slab;
+use crate::mm::super_block;
 use crate::mm::swapfile::SwapInfo;
 use crate::mm::vmstat::{VmEvents, ZoneStat};
-use crate::mm::{invariants, vmscan, Gfp, Kernel, Queues, World};
+use crate::mm::{invariants, vmscan, Kernel, Queues, World};
 use crate::presets::KernelConfig;
 use crate::report::timeseries::{self, TimeSeries};
 use crate::report::{RunResult, ThreadTimes, WorkloadState};
@@ -82,18 +83,26 @@ pub fn host_memory_estimate(scenario: &Scenario) -> u64 {
     /// swap cache, allowed for a quarter of the frames at once.
     const SWAP_SLOT: u64 = 1;
     const SWAP_CACHE_ENTRY: u64 = 16;
+    /// Per cached file (the system's at boot, cat's): a dentry and an inode with their LRU
+    /// links; per file of a workload also its `Inode` and name.
+    const CACHED_FILE: u64 = 64;
+    const WORKLOAD_FILE: u64 = 256;
     /// Executor, devices, request queues, buffers and the binary itself.
     const FIXED: u64 = 16 << 20;
     let pages = |bytes: u64| bytes.div_ceil(PAGE_SIZE);
     let frames = pages(scenario.machine.ram);
     let mut mapped = 0;
     let mut file = 0;
+    let mut files_cached = 0;
     for wl in &scenario.workloads {
         match &wl.kind {
             WorkloadKind::MemEater { size, .. } => mapped += pages(*size),
             WorkloadKind::Memcachetest(m) => mapped += pages(m.pool),
             WorkloadKind::Dd(d) => file += pages(d.size),
-            WorkloadKind::Cat { size, .. } => file += pages(*size),
+            WorkloadKind::Cat { size, files, .. } => {
+                file += pages(*size);
+                files_cached += files;
+            }
             WorkloadKind::Mmap(m) => {
                 mapped += pages(m.size);
                 file += pages(m.size);
@@ -111,6 +120,8 @@ pub fn host_memory_estimate(scenario: &Scenario) -> u64 {
         + file * PAGE_CACHE_SLOT
         + swap * SWAP_SLOT
         + swap.min(frames) / 4 * SWAP_CACHE_ENTRY
+        + scenario.slab.files * CACHED_FILE
+        + files_cached * (CACHED_FILE + WORKLOAD_FILE)
         + FIXED;
     // Vectors that grow by doubling may hold up to twice what they use for a moment.
     estimate + estimate / 4
@@ -163,6 +174,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         sched,
         rng: ChaCha8Rng::seed_from_u64(seed),
         sw: kernel.switches,
+        base: kernel.base,
         vm: scenario.vm.clone(),
         min_free_kbytes,
         pages,
@@ -176,15 +188,16 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         swapdev,
         swap_bdi: None,
         swap_sector_base: 0,
-        slab: Slab {
-            objects: scenario.slab.objects,
-            object_size: scenario.slab.object_size,
-            ..Default::default()
-        },
+        slab: Slab::new(scenario.slab.inode_size),
+        dcache: Default::default(),
+        icache: Default::default(),
+        super_blocks: Vec::new(),
         mms: Vec::new(),
         inodes: Vec::new(),
         bdis: Vec::new(),
         bdi_props: crate::mm::page_writeback::BdiProportions::new(0),
+        old_wb: crate::mm::page_writeback::OldWriteback::new(0, 0, 1),
+        throttle: Default::default(),
         global_dirty_limit: Default::default(),
         cpu_dirty: Default::default(),
         wq,
@@ -210,24 +223,23 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         trace: None,
         reclaim_file_totals: Default::default(),
     };
-    // The dentry/inode cache built up before the run.
-    let slab_pages = k.slab.pages_needed() as u64;
+    // The system's root filesystem, with the dentries and inodes cached before the run.
+    let slab_pages = super_block::boot_pages(&k, scenario.slab.files + 1);
     if slab_pages + high * 2 > managed {
         return Err(SimError::Config(format!(
-            "machine.ram: {} MiB is too small for the zones, watermarks and a slab of {} objects",
+            "machine.ram: {} MiB is too small for the zones, watermarks and a slab of {} files' dentries and inodes",
             m.ram >> 20,
-            scenario.slab.objects
+            scenario.slab.files
         )));
     }
-    for _ in 0..slab_pages {
-        let pfn =
-            page_alloc::get_page_from_freelist(&mut k, Gfp::KERNEL, 0, alloc_flags::NO_WATERMARKS)
-                .expect("checked above that the slab fits");
-        k.pages.set(pfn, PG_SLAB);
-        let zi = k.page_zone(pfn);
-        k.zones[zi].mod_stat(ZoneStat::nr_slab_reclaimable, 1);
-        k.slab.pages.push(pfn);
-    }
+    // page_writeback_init: the proportions' period follows the dirty limit at boot.
+    k.old_wb = crate::mm::page_writeback::OldWriteback::new(
+        crate::mm::page_writeback::dirty_limits(&k).1,
+        managed,
+        m.cpus,
+    );
+    let root = super_block::mount(&mut k, "/");
+    super_block::populate(&mut k, root, scenario.slab.files);
     let w: World = Rc::new(RefCell::new(k));
     let w2 = w.clone();
     w.borrow_mut().sched.spawn("kswapd0", vmscan::kswapd(w2));
@@ -306,12 +318,14 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             queue: block::RequestQueue::new(&dev.name, cfg),
             device,
             a_ops: dev.filesystem.aops(),
+            sb: crate::mm::page::NIL,
             queueless: nfs.is_some(),
             fs_info: nfs,
             reclaimable: 0,
             writeback: 0,
             dirtied: 0,
             written: 0,
+            written_by_dirtiers: 0,
             bw: crate::mm::page_writeback::BdiBandwidth::new(now),
             b_dirty: Default::default(),
             b_io: Default::default(),
@@ -332,6 +346,9 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
                 Some(Box::new(crate::fs::jbd::Journal::new(q)));
         }
         let n = k.bdis.len();
+        if dev.filesystem != crate::fs::Filesystem::Raw {
+            k.bdis[n - 1].sb = super_block::mount(&mut k, &dev.name);
+        }
         k.bdi_props = crate::mm::page_writeback::BdiProportions::new(n);
         n - 1
     };
@@ -403,12 +420,16 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
             });
             w.borrow_mut().mms[mm].task = Some(t);
         }
-        WorkloadKind::Cat { device, size } => {
+        WorkloadKind::Cat {
+            device,
+            size,
+            files,
+        } => {
             let bdi = bdi_named(w, &device);
-            let ino = workload::cat::create_file(w, &format!("{}-file", wl.name), bdi, size);
+            let inos = workload::cat::create_files(w, &wl.name, bdi, size, files);
             let t = w.borrow_mut().sched.spawn(&wl.name, async move {
                 workload::delay_start(&w2, idx, start).await;
-                workload::cat::run(w2, idx, mm, ino).await;
+                workload::cat::run(w2, idx, mm, inos).await;
             });
             w.borrow_mut().mms[mm].task = Some(t);
         }
@@ -663,6 +684,7 @@ fn sample(k: &Kernel) -> Vec<f64> {
         g(ZoneStat::nr_unstable),
         g(ZoneStat::nr_anon_pages),
         g(ZoneStat::nr_file_pages),
+        g(ZoneStat::nr_slab_reclaimable),
         g(ZoneStat::nr_active_anon),
         g(ZoneStat::nr_inactive_anon),
         g(ZoneStat::nr_active_file),
@@ -842,6 +864,12 @@ pub fn summarise(
         })
         .collect();
     RunResult {
+        dirty_throttle: k.throttle.clone(),
+        bdi_writeback: k
+            .bdis
+            .iter()
+            .map(|b| (b.name.clone(), b.written, b.written_by_dirtiers))
+            .collect(),
         scenario: scenario.name.clone(),
         kernel: kernel.label(),
         switches: kernel.switches.list(),
@@ -862,6 +890,8 @@ pub fn summarise(
                 iostat: b.iostat.samples().iter().map(|(_, s)| *s).collect(),
                 iostat_times: b.iostat.samples().iter().map(|(t, _)| secs(*t)).collect(),
                 diskstats: b.queue.stats_at(end),
+                bdi_written: b.written,
+                written_by_dirtiers: b.written_by_dirtiers,
             })
             .collect(),
         nfs: (0..k.bdis.len())
@@ -894,7 +924,8 @@ pub(crate) fn run_task<F: std::future::Future<Output = ()> + 'static>(w: &World,
 }
 
 /// A scenario with no workloads for unit tests: `ram_mib` MiB of RAM, `swap_mib` MiB of
-/// swap on a 5 ms, 100 MiB/s device (0 = no swap), a 250-page slab, one simulated second.
+/// swap on a 5 ms, 100 MiB/s device (0 = no swap), 500 cached system files (about 150
+/// slab pages), one simulated second.
 #[cfg(test)]
 pub(crate) fn scenario_for_test(ram_mib: u64, swap_mib: u64) -> Scenario {
     use crate::engine::MSEC;
@@ -926,8 +957,8 @@ pub(crate) fn scenario_for_test(ram_mib: u64, swap_mib: u64) -> Scenario {
         },
         kernel: KernelSelection::default(),
         slab: SlabParams {
-            objects: 1000,
-            object_size: 1024,
+            files: 500,
+            inode_size: 1024,
         },
         workloads: Vec::new(),
     }

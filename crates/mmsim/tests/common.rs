@@ -37,8 +37,8 @@ pub fn anon_pressure(ram_mib: u64, seconds: u64) -> Scenario {
         },
         kernel: KernelSelection::default(),
         slab: SlabParams {
-            objects: 20_000,
-            object_size: 1024,
+            files: 10_000,
+            inode_size: 1024,
         },
         workloads: vec![
             Workload {

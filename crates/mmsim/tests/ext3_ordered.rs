@@ -59,10 +59,10 @@ fn run(hook: bool, check: bool) -> (mmsim::mm::vmscan::ReclaimFileTotals, u64, u
 
 /// LD patch 7: with the hook, reclaim no longer counts ext3 pages whose buffers the journal
 /// has written (PG_dirty, clean buffers) as dirty, and counts pages whose buffers are under
-/// the journal's IO as under writeback rather than as unqueued dirty. (How many unqueued
-/// dirty pages each run meets depends on how the runs diverge afterwards, so the test
-/// checks what the hook reports, not a rate.) The invariants hold after every batch
-/// (checked in one run), and the journal really wrote data.
+/// the journal's IO as under writeback rather than as unqueued dirty. (How many pages of
+/// each kind each run meets depends on how the runs diverge, so the test checks what the
+/// hook reports within each run, not rates across them.) The invariants hold after every
+/// batch (checked in one run), and the journal really wrote data.
 #[test]
 fn the_buffer_hook_counts_fewer_unqueued_dirty_ext3_pages_in_reclaim() {
     // The two runs are independent: run them side by side.
@@ -77,14 +77,16 @@ fn the_buffer_hook_counts_fewer_unqueued_dirty_ext3_pages_in_reclaim() {
         on.nr_taken > 10_000 && off.nr_taken > 10_000,
         "{on:?} {off:?}"
     );
-    // With the hook, pages whose buffers the journal is writing (no PG_writeback) count as
-    // under writeback; without it reclaim cannot see that IO at all.
+    // A page counted dirty or under writeback (`nr_dirty`, LD's count) is unqueued dirty, or
+    // under PG_writeback (`nr_writeback`, or `nr_immediate` where kswapd stops on it), or,
+    // with the hook only, one whose buffers the journal is writing: reclaim cannot see
+    // that IO without it.
+    let seen = |t: &mmsim::mm::vmscan::ReclaimFileTotals| {
+        t.stats.nr_unqueued_dirty + t.stats.nr_writeback + t.stats.nr_immediate
+    };
+    assert_eq!(off.stats.nr_dirty, seen(&off), "{off:?}");
     assert!(
-        on.stats.nr_writeback > 0 && on.stats.nr_writeback > off.stats.nr_writeback,
-        "writeback seen: {} with the hook, {} without ({on:?}, {off:?})",
-        on.stats.nr_writeback,
-        off.stats.nr_writeback
+        on.stats.nr_dirty > seen(&on),
+        "no page under the journal's IO counted as writeback with the hook: {on:?}"
     );
-    // Without it, every dirty page reclaim meets looks unqueued.
-    assert_eq!(off.stats.nr_dirty, off.stats.nr_unqueued_dirty, "{off:?}");
 }

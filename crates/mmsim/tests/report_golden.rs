@@ -439,6 +439,8 @@ fn small_run(kernel: &str, scale: u64, seed: u64) -> RunResult {
         ],
         devices: Vec::new(),
         nfs: Vec::new(),
+        dirty_throttle: Default::default(),
+        bdi_writeback: Vec::new(),
         oom_kills: if scale == 2 {
             vec![OomKill {
                 at_seconds: 97.25,

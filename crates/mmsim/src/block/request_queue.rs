@@ -5,6 +5,7 @@ use super::diskstats::DiskStats;
 use super::elevator::{Elevator, ElevatorKind};
 use super::{Bio, Class, Dir, IoContext, ReqId, ReqMap, Request};
 use crate::engine::{Nanos, MSEC};
+use std::cell::Cell;
 
 /// Default `nr_requests` per class: `BLKDEV_MAX_RQ` (`include/linux/blkdev.h`).
 pub const BLKDEV_MAX_RQ: u32 = 128;
@@ -132,8 +133,10 @@ pub struct Completion {
 /// A set of (sector, request) pairs, sorted as a `BTreeSet` of them would be, in a vector:
 /// a queue holds a few hundred requests at most, where a binary search and a short move
 /// cost less than a B-tree's walk from the root (the merge lookups run once per bio).
+/// The second field is where the last lookup or move ended: a stream of adjacent bios asks
+/// there next (the kernel's `q->last_merge`), so it is tried before a search.
 #[derive(Debug, Default)]
-struct SectorIndex(Vec<(u64, ReqId)>);
+struct SectorIndex(Vec<(u64, ReqId)>, Cell<usize>);
 
 impl SectorIndex {
     /// Add a pair (nothing if it is there already).
@@ -168,15 +171,36 @@ impl SectorIndex {
         let fits_right = i + 1 == v.len() || pair < v[i + 1];
         if fits_left && fits_right {
             v[i] = pair;
+            self.1.set(i);
         } else {
             v.remove(i);
-            self.insert(pair);
+            match v.binary_search(&pair) {
+                Err(j) => {
+                    v.insert(j, pair);
+                    self.1.set(j);
+                }
+                Ok(j) => self.1.set(j),
+            }
         }
+    }
+
+    /// The position of the first pair at or after `sector`: the hint if it is that, else
+    /// by binary search.
+    #[inline]
+    fn lower_bound(&self, sector: u64) -> usize {
+        let v = &self.0;
+        let h = self.1.get();
+        if h < v.len() && v[h].0 >= sector && (h == 0 || v[h - 1].0 < sector) {
+            return h;
+        }
+        let i = v.partition_point(|&(s, _)| s < sector);
+        self.1.set(i);
+        i
     }
 
     /// The first pair at `sector` whose request passes `ok`, with its position.
     fn find_at(&self, sector: u64, mut ok: impl FnMut(ReqId) -> bool) -> Option<(ReqId, usize)> {
-        let i = self.0.partition_point(|&(s, _)| s < sector);
+        let i = self.lower_bound(sector);
         self.0[i..]
             .iter()
             .take_while(|&&(s, _)| s == sector)
@@ -186,7 +210,7 @@ impl SectorIndex {
 
     /// The requests at `sector`, in id order.
     fn at(&self, sector: u64) -> impl Iterator<Item = ReqId> + '_ {
-        let i = self.0.partition_point(|&(s, _)| s < sector);
+        let i = self.lower_bound(sector);
         self.0[i..]
             .iter()
             .take_while(move |&&(s, _)| s == sector)
@@ -613,6 +637,33 @@ mod tests {
     use crate::block::elevator::DeadlineTunables;
     use std::collections::{BTreeMap, BTreeSet};
 
+    /// A lookup leaves its hint where it ended, and a move where the pair went: a stream of
+    /// adjacent bios then finds its request without a search.
+    #[test]
+    fn lookups_and_moves_leave_the_hint_where_the_next_adjacent_lookup_starts() {
+        let mut idx = SectorIndex::default();
+        for (s, id) in [(8, 1), (16, 2), (24, 3), (40, 4)] {
+            idx.insert((s, id));
+        }
+        assert!(idx.at(24).eq([3]));
+        assert_eq!(
+            idx.1.get(),
+            2,
+            "a search ends at the first pair at or after 24"
+        );
+        // A back merge grows request 3 in place to end at 32: the next bio starts there.
+        idx.relocate_at(2, 32);
+        assert_eq!((idx.1.get(), idx.0[2]), (2, (32, 3)));
+        // Grown past request 4, it moves behind it, and the hint follows.
+        idx.relocate_at(2, 48);
+        assert_eq!((idx.1.get(), idx.0[3]), (3, (48, 3)));
+        assert_eq!(idx.find_at(48, |_| true), Some((3, 3)));
+        // A stale hint is not trusted.
+        idx.1.set(0);
+        assert!(idx.at(40).eq([4]));
+        assert_eq!(idx.1.get(), 2);
+    }
+
     /// The merge index holds what a `BTreeSet` of the same pairs would, in the same
     /// order, through inserts, removals and relocations (in place or not), and finds the
     /// requests at a sector as a range of the set would.
@@ -645,10 +696,13 @@ mod tests {
                 }
             }
             assert_eq!(idx.0, set.iter().copied().collect::<Vec<_>>());
+            // Asked again, and at the next sector, the lookup starts from its hint.
             let s = next(64);
-            assert!(idx
-                .at(s)
-                .eq(set.range((s, 0)..=(s, ReqId::MAX)).map(|&(_, id)| id)));
+            for s in [s, s, s + 1] {
+                assert!(idx
+                    .at(s)
+                    .eq(set.range((s, 0)..=(s, ReqId::MAX)).map(|&(_, id)| id)));
+            }
         }
     }
 

@@ -190,6 +190,10 @@ impl AddressSpaceOps for BlockFs {
         self.name
     }
 
+    fn buffer_heads(&self) -> bool {
+        self.buffer_heads
+    }
+
     /// `__set_page_dirty_buffers` (dirtying a page dirties all its buffers) or
     /// `__set_page_dirty_nobuffers`.
     fn set_page_dirty(&self, k: &mut Kernel, pfn: Pfn, task: &mut DirtyTask) -> bool {

@@ -1,10 +1,14 @@
 //! Buffer heads (`fs/buffer.c`, 3.x) kept as page flags.
 //!
-//! Pages of a buffer-head filesystem (ext3, raw block devices) get buffers at their first
-//! `write()` (`__block_write_begin` → `create_empty_buffers`). mmsim keeps three aggregates
-//! of a page's buffers in its flags: `PG_PRIVATE` (buffers attached, `page_has_buffers`),
-//! `PG_BH_DIRTY` (some buffer `BH_Dirty`) and `PG_BH_LOCKED` (some buffer `BH_Lock`, i.e.
-//! under IO). With 4 KiB blocks a page has one buffer, so the aggregates are exact.
+//! Pages of a buffer-head filesystem (ext2, ext3, raw block devices) get buffers at their
+//! first `write()` (`__block_write_begin` → `create_empty_buffers`). mmsim keeps three
+//! aggregates of a page's buffers in its flags: `PG_PRIVATE` (buffers attached,
+//! `page_has_buffers`), `PG_BH_DIRTY` (some buffer `BH_Dirty`) and `PG_BH_LOCKED` (some
+//! buffer `BH_Lock`, i.e. under IO). With 4 KiB blocks a page has one buffer, so the
+//! aggregates are exact. The buffer head itself is an object of the `buffer_head` slab
+//! cache (`mm::slab`), allocated with the buffers and freed with them; `page->private`
+//! holds the index of its slab page. No shrinker scans that cache: buffer heads go when
+//! reclaim or truncation frees their page's buffers (`try_to_free_buffers`).
 //!
 //! Who changes them:
 //! - `write()` and `set_page_dirty` dirty the buffers with the page (`mark_buffer_dirty`,
@@ -22,7 +26,7 @@
 use super::fs_writeback::__set_page_dirty_nobuffers;
 use crate::mm::page::{Pfn, PG_BH_DIRTY, PG_BH_LOCKED, PG_DIRTY, PG_PRIVATE, PG_WRITEBACK};
 use crate::mm::page_writeback::DirtyTask;
-use crate::mm::{page_io, page_writeback, Kernel, World};
+use crate::mm::{page_io, page_writeback, slab, Kernel, World};
 
 /// `page_has_buffers`: PagePrivate, on a page of a buffer-head filesystem (others may use
 /// PG_PRIVATE for their own private data).
@@ -40,10 +44,18 @@ pub fn __set_page_dirty_buffers(k: &mut Kernel, pfn: Pfn, task: &mut DirtyTask) 
     __set_page_dirty_nobuffers(k, pfn, task)
 }
 
-/// `create_empty_buffers`: attach clean, unlocked buffers to a page that has none.
-#[inline]
+/// `create_empty_buffers`: attach clean, unlocked buffers to a page that has none, their
+/// buffer head allocated (`alloc_page_buffers`; `write()` has reserved it beforehand).
 pub fn create_empty_buffers(k: &mut Kernel, pfn: Pfn) {
+    debug_assert!(!k.pages.test(pfn, PG_PRIVATE));
+    k.pages.private[pfn as usize] = slab::alloc_buffer_head_now(k);
     k.pages.set(pfn, PG_PRIVATE);
+}
+
+/// `free_buffer_head` of the page's buffers, which the caller detaches.
+fn free_buffers(k: &mut Kernel, pfn: Pfn) {
+    let s = std::mem::take(&mut k.pages.private[pfn as usize]);
+    slab::kmem_cache_free(k, slab::CacheId::BufferHead, s);
 }
 
 /// `buffer_check_dirty_writeback` (LD patch 7): the page is dirty if a buffer is dirty,
@@ -86,7 +98,8 @@ pub fn block_write_full_page(k: &mut Kernel, pfn: Pfn) -> BlockWrite {
     debug_assert!(!k.pages.test(pfn, PG_WRITEBACK));
     if !k.pages.test(pfn, PG_PRIVATE) {
         // A page dirtied without buffers (not through write()) gets them dirty.
-        k.pages.set(pfn, PG_PRIVATE | PG_BH_DIRTY);
+        create_empty_buffers(k, pfn);
+        k.pages.set(pfn, PG_BH_DIRTY);
     }
     let f = k.pages.flags[pfn as usize];
     let r = if f & PG_BH_LOCKED != 0 {
@@ -113,7 +126,10 @@ pub fn try_to_release_page(k: &mut Kernel, pfn: Pfn) -> bool {
     if k.pages.test(pfn, PG_BH_DIRTY | PG_BH_LOCKED) {
         return false;
     }
-    k.pages.clear(pfn, PG_PRIVATE);
+    if k.pages.test(pfn, PG_PRIVATE) {
+        free_buffers(k, pfn);
+        k.pages.clear(pfn, PG_PRIVATE);
+    }
     true
 }
 
@@ -121,6 +137,9 @@ pub fn try_to_release_page(k: &mut Kernel, pfn: Pfn) -> bool {
 /// dirty buffers are discarded unwritten.
 pub fn block_invalidatepage(k: &mut Kernel, pfn: Pfn) {
     debug_assert!(!k.pages.test(pfn, PG_BH_LOCKED));
+    if k.pages.test(pfn, PG_PRIVATE) {
+        free_buffers(k, pfn);
+    }
     k.pages.clear(pfn, PG_PRIVATE | PG_BH_DIRTY);
 }
 

@@ -14,8 +14,8 @@ use crate::mm::backing_dev::wakeup_flusher_threads;
 use crate::mm::inode::{I_DIRTY, I_DIRTY_DATASYNC, I_DIRTY_PAGES, I_SYNC};
 use crate::mm::page::{Pfn, PG_DIRTY};
 use crate::mm::page_writeback::{
-    account_page_dirtied, bdi_dirty_limit, dirty_limits, over_bground_thresh, write_cache_pages,
-    DirtyTask,
+    account_page_dirtied, bdi_dirty_limit, dirty_limits, global_dirty_limits_traced,
+    over_bground_thresh, write_cache_pages, DirtyTask,
 };
 use crate::mm::vmstat::ZoneStat;
 use crate::mm::{Kernel, World};
@@ -34,6 +34,9 @@ enum Pass {
 
 /// `MIN_WRITEBACK_PAGES`: 4 MiB.
 pub const MIN_WRITEBACK_PAGES: u64 = 1024;
+
+/// `MAX_WRITEBACK_PAGES` (2.6.37): the flusher's slice of 4 MiB per `writeback_inodes_wb`.
+pub const MAX_WRITEBACK_PAGES: u64 = 1024;
 
 /// `__mark_inode_dirty(I_DIRTY_PAGES)`.
 pub fn mark_inode_dirty(k: &mut Kernel, ino: usize) {
@@ -76,15 +79,20 @@ pub fn __set_page_dirty_nobuffers(k: &mut Kernel, pfn: Pfn, task: &mut DirtyTask
         return false;
     }
     k.pages.set(pfn, PG_DIRTY);
+    crate::mm::inode::tag_page_dirty(k, pfn);
     account_page_dirtied(k, pfn, task);
     let ino = k.pages.mapping[pfn as usize] as usize;
     mark_inode_dirty(k, ino);
     true
 }
 
-/// `over_bground_thresh` for `bdi` (3.2+: global or the bdi's share of the background limit).
+/// `over_bground_thresh` for `bdi` (3.2+: global or the bdi's share of the background limit;
+/// 2.6.37: global only).
 fn bdi_over_bground_thresh(k: &mut Kernel, bdi: usize) -> bool {
-    let (bg, _) = dirty_limits(k);
+    let (bg, _) = global_dirty_limits_traced(k);
+    if k.writeback_2_6_37() {
+        return k.global_stat(ZoneStat::nr_dirty) + k.global_stat(ZoneStat::nr_unstable) > bg;
+    }
     let now = k.sched.now();
     let (num, den) = k.bdi_props.fraction(bdi, now);
     let nr = k.global_stat(ZoneStat::nr_dirty) + k.global_stat(ZoneStat::nr_unstable);
@@ -174,6 +182,42 @@ fn write_inode(k: &mut Kernel, ino: usize, nr_to_write: u64) -> u64 {
     a_ops.write_inode(k, ino, nr_to_write)
 }
 
+/// `writeback_single_inode` with `WB_SYNC_NONE`: write up to `chunk` pages of `ino` under
+/// `I_SYNC`, then requeue it (`requeue_inode`): a slice used up goes to b_more_io for its
+/// next turn, anything else still dirty back to b_dirty. Returns the pages written and how
+/// many of them count as progress.
+async fn writeback_single_inode(
+    w: &World,
+    bdi: usize,
+    ino: usize,
+    chunk: u64,
+    range_cyclic: bool,
+) -> (u64, u64) {
+    w.borrow_mut().inodes[ino].state |= I_SYNC;
+    let wc = write_cache_pages(w, ino, chunk, None, range_cyclic).await;
+    let n = wc.pages + write_inode(&mut w.borrow_mut(), ino, chunk.saturating_sub(wc.pages));
+    crate::mm::trace::writeback_single_inode(&mut w.borrow_mut(), ino, chunk, n);
+    let mut k = w.borrow_mut();
+    k.inodes[ino].state &= !I_SYNC;
+    if inode_has_dirty_pages(&k, ino) {
+        if wc.skipped == 0 && n >= chunk {
+            k.bdis[bdi].b_more_io.push_front(ino);
+        } else {
+            // Short of its slice, or not making progress because of locked buffers: it
+            // waits its turn on b_dirty.
+            redirty_tail(&mut k, bdi, ino);
+        }
+    } else if k.inodes[ino].state & I_DIRTY != 0 {
+        // Dirtied during writeback (NFS: pages await COMMIT).
+        redirty_tail(&mut k, bdi, ino);
+    }
+    crate::mm::inode::inode_sync_complete(&mut k, ino);
+    // mmsim deviation: pages redirtied because their buffers were locked are no progress.
+    // The kernel counts them and may spin on them, burning CPU, until the buffers unlock;
+    // mmsim charges the flusher no CPU, so it backs off instead.
+    (n, n - wc.skipped)
+}
+
 /// `writeback_sb_inodes` over b_io for one work pass; returns pages written.
 async fn writeback_inodes(w: &World, bdi: usize, nr_pages: &mut i64, range_cyclic: bool) -> u64 {
     let start = w.borrow().sched.now();
@@ -186,47 +230,67 @@ async fn writeback_inodes(w: &World, bdi: usize, nr_pages: &mut i64, range_cycli
                 None => break,
             }
         };
-        let chunk = {
-            let mut k = w.borrow_mut();
-            let (_, thresh) = dirty_limits(&k);
-            let gdl = k.global_dirty_limit.hard_dirty_limit(thresh);
-            k.inodes[ino].state |= I_SYNC;
-            writeback_chunk_size(
-                k.bdis[bdi].bw.avg_write_bandwidth,
-                gdl,
-                (*nr_pages).max(0) as u64,
-            )
-        };
-        let wc = write_cache_pages(w, ino, chunk, None, range_cyclic).await;
-        let n = wc.pages + write_inode(&mut w.borrow_mut(), ino, chunk.saturating_sub(wc.pages));
-        crate::mm::trace::writeback_single_inode(&mut w.borrow_mut(), ino, chunk, n);
-        *nr_pages -= n as i64;
-        // mmsim deviation: pages redirtied because their buffers were locked are no
-        // progress here. The kernel counts them and may spin on them, burning CPU, until the
-        // buffers unlock; mmsim charges the flusher no CPU, so it backs off instead.
-        wrote += n - wc.skipped;
-        {
-            // requeue_inode
-            let mut k = w.borrow_mut();
-            k.inodes[ino].state &= !I_SYNC;
-            if inode_has_dirty_pages(&k, ino) {
-                if wc.skipped > 0 {
-                    // Not making progress because of locked buffers: skip it for now.
-                    redirty_tail(&mut k, bdi, ino);
-                } else if n >= chunk {
-                    k.bdis[bdi].b_more_io.push_front(ino);
-                } else {
-                    redirty_tail(&mut k, bdi, ino);
-                }
-            } else if k.inodes[ino].state & I_DIRTY != 0 {
-                // Dirtied during writeback (NFS: pages await COMMIT).
-                redirty_tail(&mut k, bdi, ino);
-            }
+        if w.borrow().inodes[ino].state & I_SYNC != 0 {
+            // A dirtier is writing it (2.6.37's throttle): on to the next turn.
+            w.borrow_mut().bdis[bdi].b_more_io.push_front(ino);
+            continue;
         }
+        let chunk = {
+            let k = w.borrow();
+            if k.writeback_2_6_37() {
+                MAX_WRITEBACK_PAGES
+            } else {
+                let (_, thresh) = dirty_limits(&k);
+                let gdl = k.global_dirty_limit.hard_dirty_limit(thresh);
+                writeback_chunk_size(
+                    k.bdis[bdi].bw.avg_write_bandwidth,
+                    gdl,
+                    (*nr_pages).max(0) as u64,
+                )
+            }
+        };
+        let (n, progress) = writeback_single_inode(w, bdi, ino, chunk, range_cyclic).await;
+        *nr_pages -= n as i64;
+        wrote += progress;
         let now = w.borrow().sched.now();
         if wrote > 0 && (now - start > 100 * engine::MSEC || *nr_pages <= 0) {
             break;
         }
+    }
+    wrote
+}
+
+/// `writeback_inodes_wb` as a throttled dirtier calls it in 2.6.36 – 3.0 (§4.2): every dirty
+/// inode of the bdi goes to b_io, and they are written from its tail until `nr_to_write`
+/// pages are gone, skipping inodes being written by someone else and stopping at one
+/// dirtied after the call began. Returns the pages written.
+pub async fn writeback_inodes_wb(w: &World, bdi: usize, nr_to_write: u64) -> u64 {
+    let start = {
+        let mut k = w.borrow_mut();
+        queue_io(&mut k, bdi, Nanos::MAX);
+        k.sched.now()
+    };
+    let mut left = nr_to_write as i64;
+    let mut wrote = 0;
+    while left > 0 {
+        let ino = {
+            let mut k = w.borrow_mut();
+            let Some(&ino) = k.bdis[bdi].b_io.back() else {
+                break;
+            };
+            if k.inodes[ino].dirtied_when > start {
+                break;
+            }
+            k.bdis[bdi].b_io.pop_back();
+            if k.inodes[ino].state & I_SYNC != 0 {
+                k.bdis[bdi].b_more_io.push_front(ino);
+                continue;
+            }
+            ino
+        };
+        let (n, progress) = writeback_single_inode(w, bdi, ino, left as u64, true).await;
+        left -= n as i64;
+        wrote += progress;
     }
     wrote
 }

@@ -51,6 +51,8 @@ pub struct Bdi {
     pub device: Box<dyn Device>,
     /// The operations of the filesystem mounted on it, which its inodes take.
     pub a_ops: &'static dyn AddressSpaceOps,
+    /// The superblock of its filesystem (`NIL`: none, a raw device).
+    pub sb: u32,
     /// The mounted filesystem's own state (`sb->s_fs_info`: ext3's journal, an NFS
     /// client), opaque to mm.
     pub fs_info: Option<Box<dyn Any>>,
@@ -66,6 +68,8 @@ pub struct Bdi {
     pub dirtied: u64,
     /// `BDI_WRITTEN`: pages written, cumulative.
     pub written: u64,
+    /// Pages written by dirtiers in `balance_dirty_pages` (2.6.37's throttle), cumulative.
+    pub written_by_dirtiers: u64,
     /// Bandwidth estimate and dirty rate limit.
     pub bw: BdiBandwidth,
     /// Dirty inodes, newest at the front (`b_dirty`; the kernel's list head).
@@ -240,7 +244,8 @@ pub fn would_queue_write(k: &mut Kernel, bdi: usize, bio: Option<&Bio>) -> bool 
     let now = k.sched.now();
     let (ioc, batch) = current_ioc(k);
     let q = &k.bdis[bdi].queue;
-    bio.is_some_and(|b| q.would_merge(b, ioc)) || q.would_allocate(Class::Async, Some(&batch), now)
+    // The free-request test first: it is cheap, and a merge lookup then need not run.
+    q.would_allocate(Class::Async, Some(&batch), now) || bio.is_some_and(|b| q.would_merge(b, ioc))
 }
 
 /// After a sleep for a request: the woken task becomes a batcher (`ioc_set_batching`).

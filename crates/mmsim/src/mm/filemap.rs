@@ -87,6 +87,11 @@ pub async fn write_page(
     index: u64,
     task: &mut DirtyTask,
 ) -> Result<Nanos, AllocError> {
+    if w.borrow().inodes[ino].a_ops.buffer_heads() {
+        // write_begin's buffer head (`alloc_buffer_head`, GFP_NOFS) may sleep: make room
+        // for it before the page is taken.
+        super::slab::kmem_cache_reserve(w, super::slab::CacheId::BufferHead, Gfp::NOFS).await?;
+    }
     let pfn = loop {
         if let Some(p) = find_get_page(&w.borrow(), ino, index) {
             break p;
@@ -204,7 +209,8 @@ pub async fn filemap_fault(
     }
 }
 
-/// `cancel_dirty_page`: a dirty page leaves its file without being written.
+/// `cancel_dirty_page`: a dirty page leaves its file without being written (its dirty tag
+/// leaves with it, in `delete_from_page_cache`).
 fn cancel_dirty_page(k: &mut Kernel, pfn: Pfn) {
     use super::page::PG_DIRTY;
     if k.pages.test_and_clear(pfn, PG_DIRTY) {
@@ -283,6 +289,48 @@ pub async fn truncate_setsize(w: &World, ino: usize, size_pages: u64) {
     if size_pages == 0 {
         k.inodes[ino].free_blocks();
     }
+}
+
+/// `invalidate_mapping_pages` of the whole file (`mm/truncate.c`): drop every clean page
+/// nobody uses without waiting for anything. A page that is locked is passed over; one that
+/// is dirty, under writeback, mapped, held by a reclaimer, or whose private data its
+/// filesystem will not release (`try_to_release_page` with no allocation flags) is kept and
+/// deactivated (`deactivate_page`). Returns the pages dropped. `cx` is charged a visit per
+/// page looked at.
+pub fn invalidate_mapping_pages(
+    k: &mut Kernel,
+    ino: usize,
+    cx: &mut super::super_block::PruneCx,
+) -> u64 {
+    use super::fs_ops::Release;
+    use super::page::{PG_DIRTY, PG_ISOLATED};
+    let pages: Vec<Pfn> = k.inodes[ino].cached().map(|(_, p)| p).collect();
+    let mut count = 0;
+    for pfn in pages {
+        cx.visit();
+        if k.pages.test(pfn, PG_LOCKED) {
+            continue;
+        }
+        let f = k.pages.flags[pfn as usize];
+        let mut ok = f & (PG_DIRTY | PG_WRITEBACK | PG_ISOLATED) == 0 && !k.pages.mapped(pfn);
+        if ok && f & PG_PRIVATE != 0 {
+            let a_ops = k.inodes[ino].a_ops;
+            ok = a_ops.releasepage(k, pfn, Gfp(0), cx.kswapd) == Release::Released;
+        }
+        if !ok {
+            swap::deactivate_page(k, pfn);
+            continue;
+        }
+        // remove_mapping, then the pagevec's release frees it.
+        if k.pages.test(pfn, PG_LRU) {
+            swap::del_page_from_lru_list(k, pfn);
+        }
+        delete_from_page_cache(k, pfn);
+        k.pages.flags[pfn as usize] = 0;
+        super::page_alloc::free_page_batched(k, pfn, false);
+        count += 1;
+    }
+    count
 }
 
 /// Unlink of a file nobody has open: truncate it to size 0 (`truncate_inode_pages`) and take

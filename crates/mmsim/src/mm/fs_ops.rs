@@ -228,6 +228,12 @@ pub trait AddressSpaceOps: fmt::Debug {
         0
     }
 
+    /// Whether a page of this filesystem with PG_private carries one buffer head, an object
+    /// of the `buffer_head` slab cache whose page index is in `page->private`.
+    fn buffer_heads(&self) -> bool {
+        false
+    }
+
     /// Invariants: whether page `pfn`, a page-cache page of this filesystem with PG_private,
     /// carries private data this filesystem attaches; the rule it breaks if not.
     fn check_private(&self, k: &Kernel, pfn: Pfn) -> Result<(), String> {
@@ -286,6 +292,7 @@ impl AddressSpaceOps for EmptyAops {
     }
 
     fn set_page_dirty(&self, k: &mut Kernel, pfn: Pfn, _task: &mut DirtyTask) -> bool {
+        super::inode::tag_page_dirty(k, pfn);
         set_page_dirty_no_writeback(k, pfn)
     }
 
@@ -297,6 +304,7 @@ impl AddressSpaceOps for EmptyAops {
         _data: &mut PageioData,
     ) -> WritePage {
         k.pages.set(pfn, PG_DIRTY);
+        super::inode::tag_page_dirty(k, pfn);
         WritePage::Redirtied
     }
 }

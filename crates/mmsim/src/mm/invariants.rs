@@ -25,6 +25,14 @@
 //!    a page awaiting COMMIT is neither dirty nor under writeback, each inode's request and
 //!    commit-list counts match its pages, the mount's congestion matches its bdi), and the
 //!    unstable counters it reports match the zones' and, with dirty pages, the devices'.
+//! 10. The slab: each cache's pages carry PG_slab alone and the zones' `nr_slab_reclaimable`
+//!     counts them; each cache's objects fill its pages as counted; every live dentry and
+//!     inode is in a page of its cache, a positive dentry names a live inode of its
+//!     superblock, an inode's `i_count` covers the dentries that hold it, each superblock's
+//!     LRUs hold only its unused objects and its counts match them, a file has page cache or
+//!     mappings only while its inode is in memory, an unlinked file is in memory only while
+//!     it is being evicted; one buffer head per page with buffers. Counts are unsigned and
+//!     checked as they fall.
 
 use super::memory::{PTE_PFN_MASK, PTE_PRESENT};
 use super::mmzone::MAX_ORDER;
@@ -72,6 +80,87 @@ fn check_buffers(k: &Kernel, pfn: Pfn) -> Result<(), String> {
         Ok(()) => Ok(()),
         Err(what) => fail(&what),
     }
+}
+
+/// Invariant 10: the slab. Each cache's pages are slab pages and nothing else, the zones'
+/// `nr_slab_reclaimable` counts them, each cache's objects fill its pages as counted, every
+/// dentry and inode sits in a page of its cache with the references and LRU places its
+/// superblock counts, and the buffer heads are one per page with buffers.
+fn check_slab(k: &Kernel) -> Result<(), String> {
+    use super::slab::CacheId;
+    let mut per_zone = [0u64; 3];
+    for cache in &k.slab.caches {
+        let mut pages = 0;
+        for pfn in cache.pages() {
+            pages += 1;
+            per_zone[k.page_zone(pfn)] += 1;
+            if k.pages.flags[pfn as usize] & ((1 << MAPCOUNT_SHIFT) - 1) != PG_SLAB {
+                return Err(format!(
+                    "invariant 'slab pages' violated: {} is a page of {} without PG_slab alone",
+                    describe(k, pfn),
+                    cache.name
+                ));
+            }
+        }
+        let capacity = pages * cache.objects_per_slab as u64;
+        if pages != cache.num_slabs
+            || cache.inuse_total() != cache.active_objs
+            || cache.active_objs > capacity
+        {
+            return Err(format!(
+                "invariant 'slab pages' violated: {} holds {pages} pages (counts {}) for {} objects (counts {}, room for {capacity})",
+                cache.name,
+                cache.num_slabs,
+                cache.inuse_total(),
+                cache.active_objs
+            ));
+        }
+    }
+    for z in &k.zones {
+        if z.stat(ZoneStat::nr_slab_reclaimable) != per_zone[z.idx] {
+            return Err(format!(
+                "invariant 'slab pages' violated: zone {} counts {} reclaimable slab pages, the caches hold {}",
+                z.name(),
+                z.stat(ZoneStat::nr_slab_reclaimable),
+                per_zone[z.idx]
+            ));
+        }
+    }
+    let mut held = vec![0u32; k.icache.inodes.len()];
+    super::dcache::check(k, &mut held)?;
+    super::inode::check(k, &held)?;
+    for sb in 0..k.super_blocks.len() {
+        super::super_block::check(k, sb)?;
+    }
+    let bh = k.slab.cache(CacheId::BufferHead);
+    let mut with_buffers = 0;
+    for inode in &k.inodes {
+        if !inode.a_ops.buffer_heads() {
+            continue;
+        }
+        for (_, pfn) in inode.cached() {
+            if !k.pages.test(pfn, PG_PRIVATE) {
+                continue;
+            }
+            with_buffers += 1;
+            if bh
+                .inuse(k.pages.private[pfn as usize])
+                .is_none_or(|n| n == 0)
+            {
+                return Err(format!(
+                    "invariant 'slab objects' violated: {} has buffers whose buffer head is in no buffer_head page",
+                    describe(k, pfn)
+                ));
+            }
+        }
+    }
+    if with_buffers != bh.active_objs {
+        return Err(format!(
+            "invariant 'slab objects' violated: {with_buffers} pages have buffers, the buffer_head cache holds {} objects",
+            bh.active_objs
+        ));
+    }
+    Ok(())
 }
 
 /// Check every invariant; the first violation is returned as a message.
@@ -167,8 +256,10 @@ pub fn check(k: &Kernel) -> Result<(), String> {
             }
         }
     }
-    for &pfn in &k.slab.pages {
-        mark(pfn, "slab", &mut placed)?;
+    for cache in &k.slab.caches {
+        for pfn in cache.pages() {
+            mark(pfn, cache.name, &mut placed)?;
+        }
     }
     for pfn in 0..n as Pfn {
         let f = k.pages.flags[pfn as usize];
@@ -325,6 +416,13 @@ pub fn check(k: &Kernel) -> Result<(), String> {
                     inode.name
                 ));
             }
+            if f & PG_DIRTY != 0 && !inode.tagged_dirty(index) {
+                return Err(format!(
+                    "invariant 'dirty tags' violated: {} at index {index} of inode {ino} ({}) is dirty but not tagged",
+                    describe(k, pfn),
+                    inode.name
+                ));
+            }
         }
         if n != inode.nrpages {
             return Err(format!(
@@ -431,7 +529,7 @@ pub fn check(k: &Kernel) -> Result<(), String> {
             ));
         }
     }
-    Ok(())
+    check_slab(k)
 }
 
 /// A present PTE at `vpn` (index `i` of mapping `v` of mm `mm`) maps the page the rmap says it

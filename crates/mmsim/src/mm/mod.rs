@@ -5,7 +5,11 @@
 //! | `page` | `include/linux/page-flags.h`, `mm_types.h` | page frames, flags, list links |
 //! | `mmzone` | `include/linux/mmzone.h` | zones, lruvecs, the node |
 //! | `page_alloc` | `mm/page_alloc.c` | buddy allocator, watermarks, allocation slow path |
-//! | `inode` | `include/linux/fs.h` | inodes and their page-cache index (`struct address_space`) |
+//! | `inode` | `include/linux/fs.h`, `fs/inode.c` | files and their page-cache index (`struct address_space`); the inode cache and `prune_icache_sb` |
+//! | `dcache` | `fs/dcache.c` | the dentry cache and `prune_dcache_sb` |
+//! | `super_block` | `fs/super.c` | superblocks and their shrinker, `prune_super` |
+//! | `namei` | `fs/namei.c`, `fs/open.c` | open, close and unlink by name: dentries and inodes come and go |
+//! | `radix_tree` | `lib/radix-tree.c` | the page index of a file's page cache and of the swap cache, with dirty tags |
 //! | `fs_ops` | `include/linux/fs.h` | the filesystems' operations (`address_space_operations`): the boundary `fs` implements |
 //! | `filemap` | `mm/filemap.c`, `mm/truncate.c` | the page cache: find, add, delete, `mark_page_accessed`, `filemap_fault`, truncation |
 //! | `readahead` | `mm/readahead.c` | on-demand readahead and the buffered read path |
@@ -16,7 +20,7 @@
 //! | `swapfile`, `page_io` | `mm/swapfile.c`, `mm/swap_state.c`, `mm/page_io.c` | swap slots, swap cache, `swap_aops`, swap IO |
 //! | `backing_dev` | `mm/backing-dev.c` | backing devices: queue, device, writeback statistics, congestion |
 //! | `vmscan` | `mm/vmscan.c` | reclaim: kswapd, direct reclaim, LRU scanning, slab shrinking |
-//! | `slab` | `fs/dcache.c`, `fs/inode.c` | the reclaimable dentry/inode cache |
+//! | `slab` | `mm/slub.c`, `mm/vmscan.c` | the reclaimable slab caches (dentries, inodes, buffer heads) and `shrink_slab` |
 //! | `oom_kill` | `mm/oom_kill.c` | the OOM killer |
 //! | `vmstat` | `mm/vmstat.c` | `/proc/vmstat` counters |
 //! | `trace` | `include/trace/events/vmscan.h` | tracepoints in ftrace's text layout |
@@ -26,20 +30,24 @@
 //! operations of the page's mapping (`fs_ops::AddressSpaceOps`), which `fs` implements.
 
 pub mod backing_dev;
+pub mod dcache;
 pub mod filemap;
 pub mod fs_ops;
 pub mod inode;
 pub mod invariants;
 pub mod memory;
 pub mod mmzone;
+pub mod namei;
 pub mod oom_kill;
 pub mod page;
 pub mod page_alloc;
 pub mod page_io;
 pub mod page_writeback;
+pub mod radix_tree;
 pub mod readahead;
 pub mod rmap;
 pub mod slab;
+pub mod super_block;
 pub mod swap;
 pub mod swapfile;
 pub mod trace;
@@ -77,6 +85,11 @@ impl Gfp {
     pub const HARDWALL: u32 = 1 << 9;
     /// `__GFP_ZERO`: an anonymous fault's zeroed page (no effect in the model; traced).
     pub const ZERO: u32 = 1 << 10;
+    /// `__GFP_RECLAIMABLE`: a page of a `SLAB_RECLAIM_ACCOUNT` cache (`MIGRATE_RECLAIMABLE`;
+    /// no other effect in the model; traced).
+    pub const RECLAIMABLE: u32 = 1 << 11;
+    /// `__GFP_NOTRACK`: SLUB's slab pages (no effect in the model; traced).
+    pub const NOTRACK: u32 = 1 << 12;
     /// `GFP_KERNEL`.
     pub const KERNEL: Gfp = Gfp(Self::WAIT | Self::IO | Self::FS);
     /// `GFP_NOFS`.
@@ -163,6 +176,8 @@ pub struct Kernel {
     pub rng: ChaCha8Rng,
     /// Behaviour switches in force.
     pub sw: Switches,
+    /// The release the kernel is built on.
+    pub base: crate::presets::Base,
     /// Sysctls.
     pub vm: VmSysctls,
     /// `min_free_kbytes` in force (computed or given).
@@ -184,8 +199,15 @@ pub struct Kernel {
     /// First sector of the swap partition on `swap_bdi`: 0 for a whole raw disk, the end of
     /// the disk when a filesystem shares it.
     pub swap_sector_base: u64,
-    /// The dentry/inode cache.
+    /// The slab caches (dentries, inodes, buffer heads).
     pub slab: Slab,
+    /// The dentry cache.
+    pub dcache: dcache::Dcache,
+    /// The inode cache (in-memory inodes).
+    pub icache: inode::Icache,
+    /// Mounted filesystems; 0 is the system's root filesystem. Their shrinkers run in this
+    /// order (`shrinker_list`).
+    pub super_blocks: Vec<super_block::SuperBlock>,
     /// Address spaces.
     pub mms: Vec<Mm>,
     /// Files; a file page's `mapping` is its index here.
@@ -194,6 +216,10 @@ pub struct Kernel {
     pub bdis: Vec<backing_dev::Bdi>,
     /// The per-bdi shares of writeback completions (`writeout_completions`).
     pub bdi_props: page_writeback::BdiProportions,
+    /// 2.6.37's dirty throttling: event-clocked proportions and per-CPU rate limits.
+    pub old_wb: page_writeback::OldWriteback,
+    /// Every pause and throttled call of `balance_dirty_pages` (reports only).
+    pub throttle: page_writeback::ThrottleStats,
     /// The smoothed global dirty limit (`global_dirty_limit`, 3.1+).
     pub global_dirty_limit: page_writeback::GlobalDirtyLimit,
     /// Per-CPU dirtying counters (one CPU's worth: mmsim does not place tasks on CPUs).
@@ -271,6 +297,20 @@ impl Kernel {
     #[inline]
     pub fn stopping(&self) -> bool {
         self.fatal.is_some() || self.halt
+    }
+
+    /// Whether the kernel is built on 2.6.37 (its writeback: event-clocked proportions, no
+    /// `dirty_balance_reserve`, 4 MiB flusher slices, background writeback on global counts).
+    #[inline]
+    pub fn writeback_2_6_37(&self) -> bool {
+        self.base == crate::presets::Base::V2_6_37
+    }
+
+    /// Whether dirtiers write pages in `balance_dirty_pages` (2.6.36 – 3.0): a 2.6.37 kernel
+    /// without the IO-less series.
+    #[inline]
+    pub fn old_dirty_throttle(&self) -> bool {
+        self.writeback_2_6_37() && !self.sw.on(crate::presets::Switch::IolessBalanceDirtyPages)
     }
 
     /// Count an event.

@@ -245,8 +245,39 @@ impl Pages {
     }
 }
 
-/// The head of an intrusive list threaded through [`Pages::links`]. The head
-/// end is where new pages go; the tail end is where reclaim takes them from.
+/// What an intrusive list is threaded through: `[prev, next]` links, one per element
+/// ([`Pages::links`] for page lists; the dentry and inode tables for their LRUs).
+pub trait Links {
+    /// The links, indexed by element.
+    fn links(&self) -> &[[u32; 2]];
+    /// The links, mutably.
+    fn links_mut(&mut self) -> &mut [[u32; 2]];
+}
+
+impl Links for Pages {
+    #[inline]
+    fn links(&self) -> &[[u32; 2]] {
+        &self.links
+    }
+    #[inline]
+    fn links_mut(&mut self) -> &mut [[u32; 2]] {
+        &mut self.links
+    }
+}
+
+impl Links for Vec<[u32; 2]> {
+    #[inline]
+    fn links(&self) -> &[[u32; 2]] {
+        self
+    }
+    #[inline]
+    fn links_mut(&mut self) -> &mut [[u32; 2]] {
+        self
+    }
+}
+
+/// The head of an intrusive list threaded through [`Links`] ([`Pages::links`] for pages).
+/// The head end is where new elements go; the tail end is where reclaim takes them from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ListHead {
     pub head: u32,
@@ -273,11 +304,12 @@ impl ListHead {
 
     /// `list_add`: insert at the head.
     #[inline]
-    pub fn add(&mut self, pages: &mut Pages, pfn: Pfn) {
+    pub fn add(&mut self, pages: &mut impl Links, pfn: Pfn) {
         let p = pfn as usize;
-        pages.links[p] = [NIL, self.head];
+        let links = pages.links_mut();
+        links[p] = [NIL, self.head];
         if self.head != NIL {
-            pages.links[self.head as usize][PREV] = pfn;
+            links[self.head as usize][PREV] = pfn;
         } else {
             self.tail = pfn;
         }
@@ -287,11 +319,12 @@ impl ListHead {
 
     /// `list_add_tail`: insert at the tail.
     #[inline]
-    pub fn add_tail(&mut self, pages: &mut Pages, pfn: Pfn) {
+    pub fn add_tail(&mut self, pages: &mut impl Links, pfn: Pfn) {
         let p = pfn as usize;
-        pages.links[p] = [self.tail, NIL];
+        let links = pages.links_mut();
+        links[p] = [self.tail, NIL];
         if self.tail != NIL {
-            pages.links[self.tail as usize][NEXT] = pfn;
+            links[self.tail as usize][NEXT] = pfn;
         } else {
             self.head = pfn;
         }
@@ -301,34 +334,36 @@ impl ListHead {
 
     /// `list_del`: unlink a page that is on this list.
     #[inline]
-    pub fn del(&mut self, pages: &mut Pages, pfn: Pfn) {
+    pub fn del(&mut self, pages: &mut impl Links, pfn: Pfn) {
         let p = pfn as usize;
-        let [prev, next] = pages.links[p];
+        let links = pages.links_mut();
+        let [prev, next] = links[p];
         if prev != NIL {
-            pages.links[prev as usize][NEXT] = next;
+            links[prev as usize][NEXT] = next;
         } else {
             debug_assert_eq!(self.head, pfn);
             self.head = next;
         }
         if next != NIL {
-            pages.links[next as usize][PREV] = prev;
+            links[next as usize][PREV] = prev;
         } else {
             debug_assert_eq!(self.tail, pfn);
             self.tail = prev;
         }
-        pages.links[p] = [NIL; 2];
+        links[p] = [NIL; 2];
         self.len -= 1;
     }
 
     /// Iterate from head to tail (for checks and dumps; not for hot paths).
-    pub fn iter<'a>(&self, pages: &'a Pages) -> impl Iterator<Item = Pfn> + 'a {
+    pub fn iter<'a>(&self, pages: &'a impl Links) -> impl Iterator<Item = Pfn> + 'a {
         let mut cur = self.head;
+        let links = pages.links();
         std::iter::from_fn(move || {
             if cur == NIL {
                 None
             } else {
                 let p = cur;
-                cur = pages.links[p as usize][NEXT];
+                cur = links[p as usize][NEXT];
                 Some(p)
             }
         })

@@ -102,7 +102,7 @@
 //! bdi.dirty_ratelimit = 2_560;
 //! bdi.balanced_dirty_ratelimit = 2_560;
 //! let mut gdl = GlobalDirtyLimit::default();
-//! let mut task = DirtyTask { nr_dirtied: 32, nr_dirtied_pause: 32, dirty_paused_when: now };
+//! let mut task = DirtyTask { nr_dirtied: 32, nr_dirtied_pause: 32, dirty_paused_when: now, ..Default::default() };
 //! let mut call = BalanceDirtyPages::new(now, 32);
 //! let input = BdpInput {
 //!     now,
@@ -1013,6 +1013,9 @@ pub struct DirtyTask {
     /// `dirty_paused_when`: end of the last paid-for period, whole jiffies; 0 = never
     /// (no think-time credit).
     pub dirty_paused_when: Nanos,
+    /// `dirties`: the task's recent page dirtyings, for its share of the limit (2.6.37,
+    /// `task_dirty_limit`).
+    pub dirties: proportions::PropLocal,
 }
 
 impl Default for DirtyTask {
@@ -1021,6 +1024,7 @@ impl Default for DirtyTask {
             nr_dirtied: 0,
             nr_dirtied_pause: INIT_NR_DIRTIED_PAUSE,
             dirty_paused_when: 0,
+            dirties: Default::default(),
         }
     }
 }
@@ -1375,10 +1379,15 @@ pub fn over_bground_thresh(
 
 mod account;
 mod balance;
+mod balance_old;
+pub mod proportions;
+mod throttle_stats;
 mod write_cache_pages;
 
 pub use account::*;
 pub use balance::*;
+pub use balance_old::*;
+pub use throttle_stats::*;
 pub use write_cache_pages::*;
 
 #[cfg(test)]
@@ -2325,6 +2334,7 @@ mod tests {
             nr_dirtied: 40,
             nr_dirtied_pause: 32,
             dirty_paused_when: 0,
+            ..Default::default()
         };
         let mut bdi = BdiBandwidth::new(0);
         let mut g = GlobalDirtyLimit::default();
@@ -2343,7 +2353,8 @@ mod tests {
             DirtyTask {
                 nr_dirtied: 0,
                 nr_dirtied_pause: want,
-                dirty_paused_when: 50 * SEC
+                dirty_paused_when: 50 * SEC,
+                ..Default::default()
             }
         );
         assert!(!d.kick_flusher());
@@ -2362,6 +2373,7 @@ mod tests {
             nr_dirtied: 1_000,
             nr_dirtied_pause: 1_000,
             dirty_paused_when: now,
+            ..Default::default()
         };
         let mut call = BalanceDirtyPages::new(now, 1_000);
         match call.iterate(&mut task, &mut bdi, &mut g, &input(now, setpoint)) {
@@ -2384,6 +2396,7 @@ mod tests {
             nr_dirtied: 1_000,
             nr_dirtied_pause: 1_000,
             dirty_paused_when: now,
+            ..Default::default()
         };
         let mut i = input(now, setpoint);
         i.bdi_thresh = 8_000;
@@ -2407,6 +2420,7 @@ mod tests {
             nr_dirtied: 200,
             nr_dirtied_pause: 200,
             dirty_paused_when: now,
+            ..Default::default()
         };
         let d = BalanceDirtyPages::new(now, 200).iterate(
             &mut task,
@@ -2452,6 +2466,7 @@ mod tests {
             nr_dirtied: 32,
             nr_dirtied_pause: 32,
             dirty_paused_when: now - 2 * JIFFY,
+            ..Default::default()
         };
         let d = BalanceDirtyPages::new(now, 32).iterate(
             &mut task,
@@ -2469,6 +2484,7 @@ mod tests {
             nr_dirtied: 32,
             nr_dirtied_pause: 32,
             dirty_paused_when: now - 3 * SEC,
+            ..Default::default()
         };
         let d = BalanceDirtyPages::new(now, 32).iterate(
             &mut task,
@@ -2483,6 +2499,7 @@ mod tests {
             nr_dirtied: 4,
             nr_dirtied_pause: 4,
             dirty_paused_when: 0,
+            ..Default::default()
         };
         BalanceDirtyPages::new(now, 4).iterate(&mut task, &mut bdi, &mut g, &input(now, setpoint));
         assert_eq!(task.nr_dirtied_pause, 8);
@@ -2647,6 +2664,7 @@ mod tests {
             nr_dirtied: 32,
             nr_dirtied_pause: 32,
             dirty_paused_when: now,
+            ..Default::default()
         };
         let i = BdpInput {
             now,

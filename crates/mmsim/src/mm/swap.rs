@@ -77,3 +77,31 @@ pub fn rotate_reclaimable_page(k: &mut Kernel, pfn: Pfn) {
     add_page_to_lru_list_tail(k, pfn, lru);
     k.count(VmEvent::pgrotated, 1);
 }
+
+/// `deactivate_page` (`lru_deactivate_fn`; mmsim applies it at once, without the per-cpu
+/// pagevec): a page `invalidate_mapping_pages` could not drop goes to its inactive list,
+/// unreferenced: at the head with PG_reclaim if dirty or under writeback (reclaim takes it
+/// when its IO ends), else at the tail (`pgrotated`). Mapped and unevictable pages, and
+/// pages off the LRU, stay as they are.
+pub fn deactivate_page(k: &mut Kernel, pfn: Pfn) {
+    let f = k.pages.flags[pfn as usize];
+    if f & PG_LRU == 0 || f & PG_UNEVICTABLE != 0 || k.pages.mapped(pfn) {
+        return;
+    }
+    let lru = k.pages.lru(pfn);
+    let inactive = Lru::of(lru.is_file(), false);
+    del_page_from_lru_list(k, pfn);
+    k.pages.clear(pfn, PG_ACTIVE | super::page::PG_REFERENCED);
+    if f & (PG_WRITEBACK | PG_DIRTY) != 0 {
+        add_page_to_lru_list(k, pfn, inactive);
+        k.pages.set(pfn, super::page::PG_RECLAIM);
+    } else {
+        add_page_to_lru_list_tail(k, pfn, inactive);
+        k.count(VmEvent::pgrotated, 1);
+    }
+    if f & PG_ACTIVE != 0 {
+        k.count(VmEvent::pgdeactivate, 1);
+    }
+    let zi = k.page_zone(pfn);
+    k.zones[zi].lruvec.recent_scanned[lru.is_file() as usize] += 1;
+}

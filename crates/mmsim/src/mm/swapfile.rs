@@ -5,10 +5,9 @@
 //! swap header and never handed out.
 
 use super::page::{Pfn, PG_DIRTY, PG_SWAPCACHE, PG_WRITEBACK};
+use super::radix_tree::PageTree;
 use super::Kernel;
 use crate::engine::Nanos;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// What `swapon` is given (the scenario's `[swap]`): the size of the swap area, where it
 /// is, and the simple device model used when it is on no `[[device]]` (issue 2; the block
@@ -33,24 +32,6 @@ pub const SWAP_HAS_CACHE: u8 = 0x40;
 /// Mask of the reference count.
 pub const SWAP_COUNT_MASK: u8 = 0x3f;
 
-/// A deterministic hasher for integer keys (the swap cache is looked up, never iterated).
-#[derive(Default, Clone, Copy, Debug)]
-pub struct IntHasher(u64);
-
-impl Hasher for IntHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100000001b3);
-        }
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
 /// One swap area (`struct swap_info_struct`).
 #[derive(Clone, Debug, Default)]
 pub struct SwapInfo {
@@ -62,8 +43,8 @@ pub struct SwapInfo {
     pub inuse_pages: u32,
     /// Where the next allocation search starts (the kernel's `cluster_next`).
     pub cluster_next: u32,
-    /// The swap cache: slot -> page.
-    cache: HashMap<u32, Pfn, BuildHasherDefault<IntHasher>>,
+    /// The swap cache: slot -> page (`swapper_space`'s radix tree).
+    cache: PageTree,
 }
 
 impl SwapInfo {
@@ -74,7 +55,7 @@ impl SwapInfo {
             swap_map: vec![0; pages as usize],
             inuse_pages: 0,
             cluster_next: 1,
-            cache: HashMap::default(),
+            cache: PageTree::default(),
         }
     }
 
@@ -99,7 +80,7 @@ impl SwapInfo {
     /// `lookup_swap_cache`.
     #[inline]
     pub fn lookup_swap_cache(&self, slot: u32) -> Option<Pfn> {
-        self.cache.get(&slot).copied()
+        self.cache.get(slot as u64)
     }
 
     /// Pages in the swap cache.
@@ -149,7 +130,7 @@ pub fn add_to_swap_cache(k: &mut Kernel, pfn: Pfn, slot: u32) {
     k.zones[zi].mod_stat(super::vmstat::ZoneStat::nr_file_pages, 1);
     k.pages.set(pfn, PG_SWAPCACHE);
     k.pages.private[pfn as usize] = slot;
-    k.swap.cache.insert(slot, pfn);
+    k.swap.cache.insert(slot as u64, pfn);
 }
 
 /// `swapcache_prepare`: claim the cache flag of a slot still referenced by PTEs, for a read.
@@ -168,7 +149,7 @@ pub fn swapcache_prepare(k: &mut Kernel, slot: u32) -> bool {
 pub fn delete_from_swap_cache(k: &mut Kernel, pfn: Pfn) {
     debug_assert!(k.pages.test(pfn, PG_SWAPCACHE));
     let slot = k.pages.private[pfn as usize];
-    k.swap.cache.remove(&slot);
+    k.swap.cache.remove(slot as u64, pfn);
     let zi = k.page_zone(pfn);
     k.zones[zi].mod_stat(super::vmstat::ZoneStat::nr_file_pages, -1);
     k.pages.clear(pfn, PG_SWAPCACHE);

@@ -246,7 +246,7 @@ fn emit_ctx(k: &mut Kernel, irqs: Irqs, event: &str, fields: Arguments<'_>) {
 
 /// The `gfp_t` bits of 3.9 (`include/linux/gfp.h`) for the model's flags.
 fn gfp_bits(g: Gfp) -> u64 {
-    const MAP: [(u32, u64); 11] = [
+    const MAP: [(u32, u64); 13] = [
         (Gfp::WAIT, 0x10),
         (Gfp::HIGH, 0x20),
         (Gfp::IO, 0x40),
@@ -258,6 +258,8 @@ fn gfp_bits(g: Gfp) -> u64 {
         (Gfp::WRITE, 0x100_0000),
         (Gfp::HARDWALL, 0x2_0000),
         (Gfp::ZERO, 0x8000),
+        (Gfp::RECLAIMABLE, 0x8_0000),
+        (Gfp::NOTRACK, 0x20_0000),
     ];
     MAP.iter()
         .filter(|&&(m, _)| g.0 & m != 0)
@@ -335,10 +337,13 @@ fn page_ptr(pfn: u32) -> u64 {
     0xffff_ea00_0000_0000u64 + pfn as u64 * 64
 }
 
-/// 3.9's `MIGRATE_*` of an allocation (`allocflags_to_migratetype`).
+/// 3.9's `MIGRATE_*` of an allocation (`allocflags_to_migratetype`): movable 2,
+/// reclaimable 1, unmovable 0.
 fn migratetype(g: Gfp) -> u32 {
     if g.has(Gfp::MOVABLE) {
         2
+    } else if g.has(Gfp::RECLAIMABLE) {
+        1
     } else {
         0
     }
@@ -515,6 +520,27 @@ pub fn balance_dirty_pages(
     );
 }
 
+/// `global_dirty_state` (3.1+, and patch 33 of the IO-less series v3): the global dirty
+/// counters and limits, each time `global_dirty_limits` computes them. 2.6.37 without the
+/// series has no such event.
+pub fn global_dirty_state(k: &mut Kernel, bg_thresh: u64, thresh: u64) {
+    use super::vmstat::ZoneStat as S;
+    if !enabled(k) || k.old_dirty_throttle() {
+        return;
+    }
+    let g = |s| k.global_stat(s);
+    let (dirty, writeback, unstable) = (g(S::nr_dirty), g(S::nr_writeback), g(S::nr_unstable));
+    let (dirtied, written) = (g(S::nr_dirtied), g(S::nr_written));
+    let limit = k.global_dirty_limit.limit;
+    emit(
+        k,
+        "global_dirty_state",
+        format_args!(
+            "dirty={dirty} writeback={writeback} unstable={unstable} bg_thresh={bg_thresh} thresh={thresh} limit={limit} dirtied={dirtied} written={written}"
+        ),
+    );
+}
+
 /// `writeback_single_inode`: one inode's turn in a writeback pass (jiffies at HZ=250,
 /// from [`INITIAL_JIFFIES`]).
 pub fn writeback_single_inode(k: &mut Kernel, ino: usize, to_write: u64, wrote: u64) {
@@ -547,10 +573,16 @@ pub fn writeback_single_inode(k: &mut Kernel, ino: usize, to_write: u64, wrote: 
     );
 }
 
-/// The superblock shrinker as `%pF %p` prints it: `prune_super` (fs/super.c in 3.9) and
-/// the address of a `super_block`'s embedded `s_shrink`. mmsim has one slab cache, so one
-/// shrinker; its size and address are made up but fixed.
-const SB_SHRINKER: &str = "prune_super+0x0/0x1b0 ffff88007b0c2ec8";
+/// The shrinker of superblock `sb` as `%pF %p` prints it: `prune_super` (fs/super.c in 3.9)
+/// and the address of the `super_block`'s embedded `s_shrink`. The symbol's size and the
+/// addresses are made up but fixed: the root filesystem's superblock (0) at
+/// `ffff88007b0c2ec8`, each later one 2 KiB on (superblocks come from `kmalloc-2048`).
+fn sb_shrinker(sb: usize) -> String {
+    format!(
+        "prune_super+0x0/0x1b0 {:x}",
+        0xffff_8800_7b0c_2ec8u64 + 0x800 * sb as u64
+    )
+}
 
 /// `mm_shrink_slab_start` (3.9 fields): the deferred count taken (`nr`), the LRU pages
 /// scanned and eligible, the cache's object count (`max_pass`), the new scan `delta` and
@@ -558,6 +590,7 @@ const SB_SHRINKER: &str = "prune_super+0x0/0x1b0 ffff88007b0c2ec8";
 #[allow(clippy::too_many_arguments)]
 pub fn mm_shrink_slab_start(
     k: &mut Kernel,
+    sb: usize,
     gfp: Gfp,
     nr: u64,
     pgs_scanned: u64,
@@ -573,7 +606,8 @@ pub fn mm_shrink_slab_start(
         k,
         "mm_shrink_slab_start",
         format_args!(
-            "{SB_SHRINKER}: objects to shrink {nr} gfp_flags {} pgs_scanned {pgs_scanned} lru_pgs {lru_pgs} cache items {cache_items} delta {delta} total_scan {total_scan}",
+            "{}: objects to shrink {nr} gfp_flags {} pgs_scanned {pgs_scanned} lru_pgs {lru_pgs} cache items {cache_items} delta {delta} total_scan {total_scan}",
+            sb_shrinker(sb),
             show_gfp_flags(gfp)
         ),
     );
@@ -582,13 +616,14 @@ pub fn mm_shrink_slab_start(
 /// `mm_shrink_slab_end`: the deferred count taken at the start (`unused_scan`), the
 /// deferred count left (`new_scan`), their difference and the shrinker's last return
 /// value (objects left, or 0 if it was not called).
-pub fn mm_shrink_slab_end(k: &mut Kernel, retval: i64, unused_scan: u64, new_scan: u64) {
+pub fn mm_shrink_slab_end(k: &mut Kernel, sb: usize, retval: i64, unused_scan: u64, new_scan: u64) {
     let total = new_scan as i64 - unused_scan as i64;
     emit(
         k,
         "mm_shrink_slab_end",
         format_args!(
-            "{SB_SHRINKER}: unused scan count {unused_scan} new scan count {new_scan} total_scan {total} last shrinker return val {retval}"
+            "{}: unused scan count {unused_scan} new scan count {new_scan} total_scan {total} last shrinker return val {retval}",
+            sb_shrinker(sb)
         ),
     );
 }
@@ -649,16 +684,16 @@ pub fn mm_page_free_batched(k: &mut Kernel, pfn: u32, cold: bool) {
     );
 }
 
+/// Tracing into memory, for the unit tests.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::{run_cpu, CpuMode};
-    use crate::sim::{add_test_disk, boot_for_test, run_task};
+pub(crate) mod testing {
+    use super::Tracer;
+    use std::io::Write;
     use std::sync::{Arc, Mutex};
 
     /// A writer whose bytes the test reads afterwards.
     #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
+    pub(crate) struct Captured(Arc<Mutex<Vec<u8>>>);
 
     impl Write for Captured {
         fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
@@ -671,17 +706,38 @@ mod tests {
     }
 
     impl Captured {
-        fn lines(&self) -> Vec<String> {
+        /// The lines traced so far.
+        pub(crate) fn lines(&self) -> Vec<String> {
             let text = String::from_utf8(self.0.lock().unwrap().clone()).unwrap();
             text.lines().map(str::to_string).collect()
         }
     }
+
+    /// Trace machine `w` into memory from now on.
+    pub(crate) fn capture(w: &crate::mm::World) -> Captured {
+        let cap = Captured::default();
+        w.borrow_mut().trace = Some(Tracer::new(Box::new(cap.clone())));
+        cap
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::Captured;
+    use super::*;
+    use crate::engine::{run_cpu, CpuMode};
+    use crate::sim::{add_test_disk, boot_for_test, run_task};
 
     #[test]
     fn gfp_flags_print_as_3_9_show_gfp_flags() {
         let cases = [
             (Gfp::KERNEL, "GFP_KERNEL"),
             (Gfp::NOFS, "GFP_NOFS"),
+            (
+                Gfp(Gfp::KERNEL.0 | Gfp::RECLAIMABLE | Gfp::NOTRACK),
+                // GFP_TEMPORARY is GFP_KERNEL with __GFP_RECLAIMABLE, and comes first.
+                "GFP_TEMPORARY|GFP_NOTRACK",
+            ),
             (Gfp::ATOMIC, "GFP_ATOMIC"),
             (Gfp::HIGHUSER_MOVABLE, "GFP_HIGHUSER_MOVABLE"),
             // __GFP_WRITE (0x1000000) has no name in 3.9's table.
@@ -729,8 +785,7 @@ mod tests {
         let w = boot_for_test(128, 0, "3.9");
         add_test_disk(&w, "sda", "ext3");
         add_test_disk(&w, "sdb", "ext4");
-        let cap = Captured::default();
-        w.borrow_mut().trace = Some(Tracer::new(Box::new(cap.clone())));
+        let cap = super::testing::capture(&w);
         (w, cap)
     }
 
@@ -794,12 +849,17 @@ mod tests {
             mm_vmscan_writepage(&mut k, 4660, true);
             mm_page_free_batched(&mut k, 4660, true);
             mm_page_free(&mut k, 4660, 0);
-            mm_shrink_slab_start(&mut k, Gfp::KERNEL, 5, 32, 1000, 1200, 76, 81);
-            mm_shrink_slab_end(&mut k, 1100, 5, 81);
+            mm_shrink_slab_start(&mut k, 0, Gfp::KERNEL, 5, 32, 1000, 1200, 76, 81);
+            mm_shrink_slab_end(&mut k, 0, 1100, 5, 81);
             let ino = crate::mm::inode::new_inode(&mut k, "f", 0);
             writeback_single_inode(&mut k, ino, 1024, 0);
         });
-        let lines = cap.lines();
+        // The flushers' first background checks print global_dirty_state (tested on its own).
+        let lines: Vec<String> = cap
+            .lines()
+            .into_iter()
+            .filter(|l| !l.contains("global_dirty_state"))
+            .collect();
         let user = "            test-2000  [000] .... ";
         let want = [
             "         kswapd0-35    [000] ....     0.000000: mm_vmscan_kswapd_wake: nid=0 order=0"
@@ -827,5 +887,39 @@ mod tests {
             )),
             "{wb}"
         );
+    }
+}
+
+#[cfg(test)]
+mod global_dirty_state_tests {
+    use crate::mm::vmstat::ZoneStat;
+    use crate::sim::boot_for_test;
+
+    #[test]
+    fn global_dirty_state_prints_the_counters_and_limits_except_under_2_6_37() {
+        for (preset, want) in [("3.9", true), ("ioless-v3", true), ("2.6.37-rc5", false)] {
+            let w = boot_for_test(128, 0, preset);
+            let cap = super::testing::capture(&w);
+            let mut k = w.borrow_mut();
+            k.zones[1].mod_stat(ZoneStat::nr_dirty, 7);
+            k.zones[1].mod_stat(ZoneStat::nr_dirtied, 9);
+            k.global_dirty_limit.limit = 5000;
+            super::global_dirty_state(&mut k, 1000, 2000);
+            k.zones[1].mod_stat(ZoneStat::nr_dirty, -7);
+            drop(k);
+            let lines = cap.lines();
+            if want {
+                assert_eq!(lines.len(), 1, "{preset}");
+                assert!(
+                    lines[0].ends_with(
+                        "global_dirty_state: dirty=7 writeback=0 unstable=0 bg_thresh=1000 thresh=2000 limit=5000 dirtied=9 written=0"
+                    ),
+                    "{preset}: {}",
+                    lines[0]
+                );
+            } else {
+                assert!(lines.is_empty(), "{preset}: {lines:?}");
+            }
+        }
     }
 }

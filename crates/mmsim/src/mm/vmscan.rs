@@ -1328,12 +1328,9 @@ async fn do_try_to_free_pages(w: &World, sc: &mut ScanControl) -> u64 {
                 .iter()
                 .map(|&zi| zone_reclaimable_pages(&k, zi))
                 .sum();
-            let mut reclaimed_slab = 0;
-            let nr_scanned = sc.nr_scanned;
-            let freed =
-                slab::shrink_slab(&mut k, sc.gfp, nr_scanned, lru_pages, &mut reclaimed_slab);
-            sc.cpu += freed * SLAB_OBJECT_SCAN_NS;
-            sc.nr_reclaimed += reclaimed_slab;
+            let shrunk = slab::shrink_slab(&mut k, sc.gfp, sc.kswapd, sc.nr_scanned, lru_pages);
+            sc.cpu += shrunk.cpu;
+            sc.nr_reclaimed += shrunk.reclaimed_slab;
             if k.fatal.is_some() {
                 return sc.nr_reclaimed.max(1);
             }

@@ -16,10 +16,11 @@
 //! | `mmtests_vmstat` | object: string → number | the MMTests "vmstat" summary rows (see below) |
 //! | `workloads` | object: string → (object: string → number) | per workload, its metrics; a metric of a phase the workload did not complete is absent, never null |
 //! | `workload_states` | object: workload → `{state, note}` | where each workload was at the end: `state` is `not started`, `waiting`, `populating`, `running`, `filling`, `holding`, `retouching`, `finished` or `oom-killed`; `note` (string or null) says which metrics are missing or partial and how far the workload got |
-//! | `devices` | object: device → `{iostat: {row → number}, diskstats: {field → integer}}` | per `[[device]]`: the MMTests iostat rows ("Mean sda-await", ...) over the 10 s samples, and `/proc/diskstats` at the end (times in ms) |
+//! | `devices` | object: device → `{iostat: {row → number}, diskstats: {field → integer}, writeback: {bdi_written, written_by_dirtiers}}` | per `[[device]]`: the MMTests iostat rows ("Mean sda-await", ...) over the 10 s samples, `/proc/diskstats` at the end (times in ms), and the pages whose writeback completed with the share dirtiers wrote themselves (2.6.37's throttle) |
 //! | `nfs` | object: mount → operation → `{ops, bytes_sent, bytes_received, queue_ms, rtt_ms, execute_ms, avg_rtt_ms, avg_exe_ms}` | per NFS mount, the per-operation RPC statistics of `/proc/self/mountstats` (`READ`, `WRITE`, `COMMIT`): cumulative times in ms, and nfsiostat's averages per operation |
 //! | `threads` | array of `{name, system_seconds, user_seconds}` | CPU time per simulated thread, in run order |
 //! | `oom_kills` | array of `{at_seconds, rss_pages, victim}` | OOM kills in order: time (s), resident pages of the victim, victim workload |
+//! | `dirty_throttle` | object: `pauses`, `calls` → `{count, mean_ms, p50_ms, p99_ms, max_ms}` | every sleep in `balance_dirty_pages`, and every call that slept or wrote, from entry to return; quantiles to the millisecond below |
 //!
 //! `mmtests_vmstat` is keyed by the row label exactly as MMTests prints it (`"Kswapd
 //! efficiency"`, `"Zone dma32 velocity"`, …; see
@@ -178,6 +179,13 @@ pub fn run_to_json(r: &RunResult) -> Value {
                                 .collect(),
                         ),
                     );
+                    m.insert(
+                        "writeback".into(),
+                        serde_json::json!({
+                            "bdi_written": d.bdi_written,
+                            "written_by_dirtiers": d.written_by_dirtiers,
+                        }),
+                    );
                     (d.name.clone(), Value::Object(m))
                 })
                 .collect(),
@@ -242,6 +250,23 @@ pub fn run_to_json(r: &RunResult) -> Value {
                 .collect(),
         ),
     );
+    let durations = |d: &crate::mm::page_writeback::Durations| {
+        let ms = |ns: u64| float(ns as f64 / 1e6);
+        serde_json::json!({
+            "count": d.count(),
+            "mean_ms": ms(d.mean()),
+            "p50_ms": ms(d.quantile(0.5)),
+            "p99_ms": ms(d.quantile(0.99)),
+            "max_ms": ms(d.max()),
+        })
+    };
+    o.insert(
+        "dirty_throttle".into(),
+        serde_json::json!({
+            "pauses": durations(&r.dirty_throttle.pauses),
+            "calls": durations(&r.dirty_throttle.calls),
+        }),
+    );
     Value::Object(o)
 }
 
@@ -280,6 +305,8 @@ mod tests {
             }],
             devices: Vec::new(),
             nfs: Vec::new(),
+            dirty_throttle: Default::default(),
+            bdi_writeback: Vec::new(),
             oom_kills: vec![OomKill {
                 at_seconds: 1.5,
                 victim: "w".into(),

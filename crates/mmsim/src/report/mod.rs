@@ -44,6 +44,11 @@ pub struct RunResult {
     pub devices: Vec<DeviceReport>,
     /// NFS mounts and their per-operation RPC statistics.
     pub nfs: Vec<NfsReport>,
+    /// The pauses and throttled calls of `balance_dirty_pages`.
+    pub dirty_throttle: crate::mm::page_writeback::ThrottleStats,
+    /// Every backing device, NFS mounts included: (name, `BDI_WRITTEN`, pages dirtiers
+    /// wrote themselves).
+    pub bdi_writeback: Vec<(String, u64, u64)>,
 }
 
 /// An NFS mount's RPC statistics at the end of the run (`/proc/self/mountstats`).
@@ -65,6 +70,11 @@ pub struct DeviceReport {
     pub iostat_times: Vec<f64>,
     /// `/proc/diskstats` at the end of the run.
     pub diskstats: crate::block::DiskStats,
+    /// Pages whose writeback completed (`BDI_WRITTEN`), cumulative.
+    pub bdi_written: u64,
+    /// Of the pages written, those a dirtier wrote itself in `balance_dirty_pages` (2.6.37's
+    /// throttle); the flusher, reclaim and `fsync` wrote the rest.
+    pub written_by_dirtiers: u64,
 }
 
 impl DeviceReport {

@@ -19,6 +19,7 @@ pub const COLUMNS: &[&str] = &[
     "nr_unstable",
     "nr_anon_pages",
     "nr_file_pages",
+    "nr_slab_reclaimable",
     "nr_active_anon",
     "nr_inactive_anon",
     "nr_active_file",

@@ -2,6 +2,7 @@
 //! data, the simulated tables in the same shape, and the authors' claims as checks that
 //! either table can be judged by.
 
+pub mod dirty_throttling;
 pub mod parallelio;
 pub mod seed000;
 

@@ -436,7 +436,7 @@ pub struct Procedure {
     /// Where swap lives (`docs/seed-000-procedure.md` weighs the evidence).
     pub swap_on: SwapOn,
     /// RAM under the MMIO hole below 4 GiB, which moves the DMA32/Normal boundary down
-    /// (`docs/seed-000-procedure.md` §3: not settled; 0 keeps DMA32 to 4 GiB).
+    /// (`docs/seed-000-procedure.md` §4: not settled; 0 keeps DMA32 to 4 GiB).
     pub pci_hole: u64,
     /// memcachetest's run per iteration (`MEMCACHETEST_DURATION`, 200 s).
     pub duration: Nanos,
@@ -520,7 +520,7 @@ impl Procedure {
     /// and, when they are not the published ones, that the published figures do not compare
     /// cell by cell.
     pub fn describe(&self) -> String {
-        // Neither the seed nor the zone split (unsettled, `docs/seed-000-procedure.md` §3)
+        // Neither the seed nor the zone split (unsettled, `docs/seed-000-procedure.md` §4)
         // makes a procedure other than the published one.
         let published = Procedure {
             seed: self.seed,

@@ -37,9 +37,11 @@
 //! preset = "3.9"            # optional string; checked against the presets at run time
 //! [kernel.switches]         # optional: name = true|false, kept in file order
 //!
-//! [slab]
-//! objects = 100000          # integer >= 0, default 100000
-//! object_size = 1024        # size (integer bytes or string), 1..=4096, default 1024
+//! [slab]                    # the system's dentries and inodes cached at boot
+//! files = 50000             # integer >= 0, default 50000: files whose dentry and inode
+//!                           # are cached unused on the root filesystem (two objects each)
+//! inode_size = 1024         # size (integer bytes or string), 1..=4096, default 1024:
+//!                           # bytes per inode object (dentries are 192 bytes)
 //!
 //! [[workload]]              # any number, including none
 //! type = "memcachetest"     # required: memcachetest, mem_eater, dd, cat, mmap, parallelio
@@ -60,11 +62,14 @@
 //! pause = "100ms"           # time, default "0s"
 //! then = "hold"             # "hold" (default) or "retouch"
 //! retouch_interval = "10s"  # time > 0, only with then = "retouch"; default "10s"
-//! # dd, cat and mmap keys (each works on one file of a [[device]] with a filesystem):
+//! # dd, cat and mmap keys (each works on files of a [[device]] with a filesystem):
 //! device = "sda"            # required; the name of a [[device]] whose filesystem is not raw
 //! size = "1G"               # required; size, whole 4 KiB pages, > 0, at most the device size
+//! # cat keys (reads files that are on the device at boot):
+//! files = 1                 # integer 1..=size in pages, default 1: that many files share
+//!                           # size and are read one after another
 //! # dd keys (writes a new file):
-//! bs = "1M"                 # size, whole pages, default "1M"
+//! bs = "1M"                 # size: whole pages, or 512, 1K or 2K; default "1M"
 //! conv = "fdatasync"        # "fdatasync", "fsync" or "none" (default)
 //! truncate_to = "512M"      # size, whole pages, at most size: truncate the file after the sync
 //! unlink = false            # boolean, default false: remove the file at the end
@@ -99,7 +104,7 @@
 //!
 //! Whole-file checks: the memory of all workloads together (memcachetest `pool` plus
 //! mem_eater `size`) must fit in RAM + swap. The slab is not checked against RAM (the default
-//! 100000 objects of 1024 bytes take about 98M, more than a 64M machine has).
+//! 50000 files take about 58M of slab pages, nearly all a 64M machine has).
 //!
 //! Key paths in errors are dotted, with 0-based indexes for arrays: `workload[0].size`,
 //! `vm.lowmem_reserve_ratio[2]`. The first problem found is reported.

@@ -84,8 +84,8 @@ fn minimal_file_gets_every_default() {
     assert_eq!(
         s.slab,
         SlabParams {
-            objects: 100_000,
-            object_size: 1024
+            files: 50_000,
+            inode_size: 1024
         }
     );
     assert!(s.workloads.is_empty());
@@ -230,7 +230,7 @@ fn sizes_may_be_integers_and_percentages_of_ram() {
 [machine]
 ram = 1073741824
 [slab]
-object_size = "512"
+inode_size = "512"
 [[workload]]
 type = "mem_eater"
 size = "25%"
@@ -241,7 +241,7 @@ pool = "12.5%"
 value_size = 100
 "#);
     assert_eq!(s.machine.ram, G);
-    assert_eq!(s.slab.object_size, 512);
+    assert_eq!(s.slab.inode_size, 512);
     let WorkloadKind::MemEater { size, chunk, .. } = s.workloads[0].kind else {
         panic!("not a mem_eater");
     };
@@ -345,8 +345,8 @@ kswapd_balance_fix = false
 lumpy = true
 
 [slab]
-objects = 5000
-object_size = "2K"
+files = 5000
+inode_size = "2K"
 
 [[workload]]
 type = "memcachetest"
@@ -405,8 +405,8 @@ fn full_example_round_trips_every_value() {
             switches: vec![("kswapd_balance_fix".into(), false), ("lumpy".into(), true)],
         },
         slab: SlabParams {
-            objects: 5000,
-            object_size: 2048,
+            files: 5000,
+            inode_size: 2048,
         },
         workloads: vec![
             Workload {
@@ -549,7 +549,7 @@ fn unknown_keys_in_each_section_are_caught() {
             "kernel.switchs",
             "switches",
         ),
-        ("[slab]\nobject = 4\n", "slab.object", "objects"),
+        ("[slab]\nfile = 4\n", "slab.file", "files"),
         ("[machine.x]\n", "machine.x", ""),
     ];
     for (tail, key, sugg) in cases {
@@ -900,11 +900,11 @@ fn preset_must_be_a_string() {
 }
 
 #[test]
-fn slab_object_size_is_limited_to_a_page() {
-    let e = err("[machine]\nram = \"4G\"\n[slab]\nobject_size = \"8K\"\n");
-    assert_err(&e, "slab.object_size", 4, "from 1 to 4096");
-    let e = err("[machine]\nram = \"4G\"\n[slab]\nobject_size = 0\n");
-    assert_err(&e, "slab.object_size", 4, "from 1 to 4096");
+fn slab_inode_size_is_limited_to_a_page() {
+    let e = err("[machine]\nram = \"4G\"\n[slab]\ninode_size = \"8K\"\n");
+    assert_err(&e, "slab.inode_size", 4, "from 1 to 4096");
+    let e = err("[machine]\nram = \"4G\"\n[slab]\ninode_size = 0\n");
+    assert_err(&e, "slab.inode_size", 4, "from 1 to 4096");
 }
 
 #[test]
@@ -1289,6 +1289,22 @@ fn mmap_defaults_to_one_sequential_read_pass_without_msync() {
 }
 
 #[test]
+fn a_dd_block_is_whole_pages_or_a_power_of_two_below_a_page() {
+    let base = format!("{DISK}type = \"dd\"\ndevice = \"sda\"\nsize = \"1G\"\n");
+    for (bs, bytes) in [("1K", 1024), ("512", 512), ("4K", 4096), ("8M", 8 << 20)] {
+        let s = ok(&format!("{base}bs = \"{bs}\"\n"));
+        let WorkloadKind::Dd(d) = &s.workloads[0].kind else {
+            panic!("a dd")
+        };
+        assert_eq!(d.bs, bytes, "{bs}");
+    }
+    for bs in ["3K", "256", "6K"] {
+        let e = err(&format!("{base}bs = \"{bs}\"\n"));
+        assert_err(&e, "workload[0].bs", 11, "or 512, 1K or 2K");
+    }
+}
+
+#[test]
 fn mmap_keys_are_checked() {
     let base = format!("{DISK}type = \"mmap\"\ndevice = \"sda\"\nsize = \"1G\"\n");
     let e = err(&format!("{base}access = \"rw\"\n"));
@@ -1524,4 +1540,40 @@ fn scheduler_defaults_to_cfq_on_rotating_disks_and_takes_sysfs_names() {
     assert_eq!(dev("hdd", "scheduler = \"noop\"\n"), Scheduler::Noop);
     let e = err("[machine]\nram = \"4G\"\n[[device]]\nname = \"sdb\"\ntype = \"hdd\"\nscheduler = \"bfq\"\n");
     assert_err(&e, "device[0].scheduler", 6, "cfq");
+}
+
+/// cat reads `files` files (default 1) sharing its size; each needs a page at least.
+#[test]
+fn cat_takes_a_file_count_of_at_least_one_page_each() {
+    let s = ok(&format!(
+        "{DISK}type = \"cat\"\ndevice = \"sda\"\nsize = \"40K\"\nfiles = 10\n"
+    ));
+    assert_eq!(
+        s.workloads[0].kind,
+        WorkloadKind::Cat {
+            device: "sda".into(),
+            size: 40960,
+            files: 10
+        }
+    );
+    let s = ok(&format!(
+        "{DISK}type = \"cat\"\ndevice = \"sda\"\nsize = \"40K\"\n"
+    ));
+    assert!(matches!(
+        s.workloads[0].kind,
+        WorkloadKind::Cat { files: 1, .. }
+    ));
+    let e = err(&format!(
+        "{DISK}type = \"cat\"\ndevice = \"sda\"\nsize = \"40K\"\nfiles = 11\n"
+    ));
+    assert_err(
+        &e,
+        "workload[0].files",
+        11,
+        "11 files cannot share 40960 bytes",
+    );
+    let e = err(&format!(
+        "{DISK}type = \"cat\"\ndevice = \"sda\"\nsize = \"40K\"\nfiles = 0\n"
+    ));
+    assert_err(&e, "workload[0].files", 11, "integer >= 1");
 }

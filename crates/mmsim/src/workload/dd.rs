@@ -1,12 +1,14 @@
 //! `dd if=/dev/zero of=FILE bs=BS count=N [conv=fdatasync|fsync]`: buffered writes of a new
 //! file on a filesystem, then optionally `fdatasync` or `fsync`. Its io-duration (MMTests'
 //! parallelio row) runs from the first write to the end of the sync. With `truncate_to` the
-//! file is then cut to that size (`truncate -s`), and with `unlink = true` removed, its pages
-//! freed.
+//! file is then cut to that size (`truncate -s`); it is closed, and with `unlink = true`
+//! removed (`rm`), its pages and inode freed.
 
 use super::{enter, exit, killed, CpuDebt, Phase};
-use crate::calibration::PAGE_SIZE;
+use crate::calibration::{PAGE_SIZE, WRITE_SYSCALL_NS};
 use crate::fs::fs_writeback::vfs_fsync_range;
+use crate::mm::namei::{self, OpenFile};
+use crate::mm::page_alloc::AllocError;
 use crate::mm::page_writeback::{balance_dirty_pages_ratelimited, DirtyTask};
 use crate::mm::{filemap, World};
 use crate::scenario::{DdConv, DdParams};
@@ -19,21 +21,41 @@ pub async fn run(w: World, idx: usize, mm: usize, bdi: usize, dd: DdParams) {
         .file
         .clone()
         .unwrap_or_else(|| w.borrow().mms[mm].name.clone() + "-largefile");
-    let ino = open_trunc(&w, bdi, &name).await;
+    let Ok(file) = open_trunc(&w, bdi, &name).await else {
+        return exit(&w, mm, idx);
+    };
+    let ino = file.ino;
+    // Killed: its exit closes the file.
+    let die = |w: &World| {
+        namei::close(&mut w.borrow_mut(), file);
+        exit(w, mm, idx)
+    };
     enter(&mut w.borrow_mut(), idx, Phase::Running, size / PAGE_SIZE);
     let mut task = DirtyTask::default();
     let mut debt = CpuDebt::default();
-    for index in 0..size / PAGE_SIZE {
-        if killed(&w) {
-            return exit(&w, mm, idx);
+    // A block smaller than a page takes several write(2) calls per page; each copies its
+    // part, marks the page accessed and runs the throttle hook (`generic_perform_write`).
+    let writes_per_page = (PAGE_SIZE / dd.bs.max(1)).max(1);
+    let per_write_cpu = |cpu: u64| {
+        if writes_per_page > 1 {
+            cpu / writes_per_page + WRITE_SYSCALL_NS
+        } else {
+            cpu
         }
-        match filemap::write_page(&w, ino, index, &mut task).await {
-            Ok(cpu) => debt.system(cpu),
-            Err(_) => return exit(&w, mm, idx),
+    };
+    for index in 0..size / PAGE_SIZE {
+        for _ in 0..writes_per_page {
+            if killed(&w) {
+                return die(&w);
+            }
+            match filemap::write_page(&w, ino, index, &mut task).await {
+                Ok(cpu) => debt.system(per_write_cpu(cpu)),
+                Err(_) => return die(&w),
+            }
+            debt.maybe_flush(&w).await;
+            balance_dirty_pages_ratelimited(&w, bdi, &mut task).await;
         }
         super::page_done(&w, idx);
-        debt.maybe_flush(&w).await;
-        balance_dirty_pages_ratelimited(&w, bdi, &mut task).await;
     }
     debt.flush(&w).await;
     match dd.conv {
@@ -46,25 +68,22 @@ pub async fn run(w: World, idx: usize, mm: usize, bdi: usize, dd: DdParams) {
     if let Some(bytes) = dd.truncate_to {
         filemap::truncate_setsize(&w, ino, bytes / PAGE_SIZE).await;
     }
-    if dd.unlink {
-        filemap::truncate_inode_pages(&w, ino).await;
+    namei::close(&mut w.borrow_mut(), file);
+    if dd.unlink && namei::unlink(&w, bdi, &name).await.is_err() {
+        return exit(&w, mm, idx);
     }
     super::finished(&mut w.borrow_mut(), idx);
 }
 
-/// `open(name, O_WRONLY|O_CREAT|O_TRUNC)` on device `bdi`: the file's inode, emptied.
-pub async fn open_trunc(w: &World, bdi: usize, name: &str) -> usize {
-    let found = {
-        let k = w.borrow();
-        k.inodes.iter().position(|i| i.bdi == bdi && i.name == name)
-    };
-    match found {
-        Some(ino) => {
-            filemap::truncate_inode_pages(w, ino).await;
-            ino
-        }
-        None => crate::mm::inode::new_inode(&mut w.borrow_mut(), name, bdi),
+/// `open(name, O_WRONLY|O_CREAT|O_TRUNC)` on device `bdi`: the file, created or emptied.
+pub async fn open_trunc(w: &World, bdi: usize, name: &str) -> Result<OpenFile, AllocError> {
+    let f = namei::open(w, bdi, name, true)
+        .await?
+        .expect("O_CREAT opens a missing file");
+    if !f.created {
+        filemap::truncate_inode_pages(w, f.ino).await;
     }
+    Ok(f)
 }
 
 /// MMTests parallelio's wait before the IO (`mmtests.md` §6.1 step 4): poll every 2 s until

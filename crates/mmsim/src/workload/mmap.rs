@@ -7,11 +7,19 @@
 use super::{access, exit, killed, uniform, CpuDebt};
 use crate::calibration::{PAGE_SIZE, TOUCH_PAGE_NS};
 use crate::fs::fs_writeback::vfs_fsync_range;
-use crate::mm::{memory, World};
+use crate::mm::{memory, namei, World};
 use crate::scenario::{AccessPattern, MmapAccess, MmapParams};
 
 /// The mmap task on file `ino`.
 pub async fn run(w: World, idx: usize, mm: usize, ino: usize, p: MmapParams) {
+    // The mapping holds the open file (`vm_file`) until munmap.
+    let Some(file) = super::cat::open_file(&w, ino).await else {
+        return exit(&w, mm, idx);
+    };
+    let die = |w: &World| {
+        exit(w, mm, idx);
+        namei::close(&mut w.borrow_mut(), file);
+    };
     let pages = p.size / PAGE_SIZE;
     let write = p.access == MmapAccess::Write;
     let start = memory::mmap_file(&mut w.borrow_mut(), mm, ino, 0, pages as u32, 0);
@@ -25,7 +33,7 @@ pub async fn run(w: World, idx: usize, mm: usize, ino: usize, p: MmapParams) {
     for _ in 0..p.passes {
         for n in 0..pages {
             if killed(&w) {
-                return exit(&w, mm, idx);
+                return die(&w);
             }
             let index = match p.pattern {
                 AccessPattern::Sequential => n,
@@ -35,7 +43,7 @@ pub async fn run(w: World, idx: usize, mm: usize, ino: usize, p: MmapParams) {
                 .await
                 .is_err()
             {
-                return exit(&w, mm, idx);
+                return die(&w);
             }
             debt.user(TOUCH_PAGE_NS);
             super::page_done(&w, idx);
@@ -52,5 +60,6 @@ pub async fn run(w: World, idx: usize, mm: usize, ino: usize, p: MmapParams) {
     let now = k.sched.now();
     super::stats(&mut k, idx).io_done_at = Some(now);
     memory::munmap(&mut k, mm, start);
+    namei::close(&mut k, file);
     super::finished(&mut k, idx);
 }

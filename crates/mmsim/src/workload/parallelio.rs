@@ -1,12 +1,15 @@
 //! MMTests' parallelio driver (`mmtests.md` §6.1): how much does a background streaming
 //! write hurt a memory-resident foreground load? One warm-up memcachetest, then for each IO
-//! step and iteration: start memcachetest, wait until "used" memory reaches 80% of its pool
+//! step and iteration: start memcached and, 10 s later, the memcachetest client
+//! (`shellpack-install-memcached`), wait until "used" memory reaches 80% of its pool
 //! (polling every 2 s) and 5 s more, run `dd of=largefile bs=1M count=N conv=fdatasync`
-//! in the foreground, wait for memcachetest, take the /proc/vmstat deltas, and remove
+//! in the foreground, wait for memcachetest and for memcached's shutdown (a `ps` poll
+//! each second), take the /proc/vmstat deltas, and remove
 //! largefile (`rm -rf $SHELLPACK_TEMP/*`, which also follows the warm-up). Everything runs
 //! on one machine, so each iteration starts with what the last one left in memory.
 
 use super::{dd, finished, memcachetest, new_task, wait_for};
+use crate::engine::{self, Nanos, SEC};
 use crate::mm::vmstat::VmEvent;
 use crate::mm::World;
 use crate::scenario::{DdConv, DdParams, ParallelioParams};
@@ -47,7 +50,16 @@ fn snapshot(w: &World) -> [u64; 4] {
     .map(|e| k.events.get(e))
 }
 
-/// Run memcachetest once to its end; returns its task slot.
+/// `shellpack-install-memcached` sleeps this long after starting memcached, before the
+/// memcachetest client starts.
+const MEMCACHED_START_SLEEP: Nanos = 10 * SEC;
+
+/// `shutdown_pid` polls `ps` for memcached every second after its `kill`; the first poll
+/// comes straight after the signal, before the server is gone.
+const SHUTDOWN_POLL: Nanos = SEC;
+
+/// Start memcached and, after MMTests' start-up sleep, the memcachetest client; returns
+/// the task slot.
 async fn memcachetest_run(w: &World, name: &str, p: &ParallelioParams) -> usize {
     let mc = new_task(&mut w.borrow_mut(), name);
     let cfg = memcachetest::Config {
@@ -59,21 +71,21 @@ async fn memcachetest_run(w: &World, name: &str, p: &ParallelioParams) -> usize 
         // MMTests does not pass -S.
         populate: true,
     };
-    memcachetest::spawn(w, mc, name, cfg, 0);
+    memcachetest::spawn(w, mc, name, cfg, MEMCACHED_START_SLEEP);
     mc
 }
 
-/// `rm -rf $SHELLPACK_TEMP/*`: largefile's pages leave the page cache.
+/// Wait for a memcachetest run to end, and for MMTests to see memcached gone.
+async fn memcachetest_wait(w: &World, mc: usize) {
+    wait_for(w, mc).await;
+    engine::sleep(w, SHUTDOWN_POLL).await;
+}
+
+/// `rm -rf $SHELLPACK_TEMP/*`: largefile is unlinked, its pages and inode freed; its
+/// dentry stays cached, negative, for the next dd to take.
 async fn rm_largefile(w: &World, bdi: usize) {
-    let found = {
-        let k = w.borrow();
-        k.inodes
-            .iter()
-            .position(|i| i.bdi == bdi && i.name == LARGEFILE)
-    };
-    if let Some(ino) = found {
-        crate::mm::filemap::truncate_inode_pages(w, ino).await;
-    }
+    // rm's allocations may fail only for a task the OOM killer chose; the driver goes on.
+    let _ = crate::mm::namei::unlink(w, bdi, LARGEFILE).await;
 }
 
 /// The driver task (slot `idx`), writing `largefile` on device `bdi`.
@@ -82,7 +94,7 @@ pub async fn run(w: World, idx: usize, bdi: usize, p: ParallelioParams) {
     super::enter(&mut w.borrow_mut(), idx, super::Phase::Running, iterations);
     if p.warmup {
         let mc = memcachetest_run(&w, "memcachetest", &p).await;
-        wait_for(&w, mc).await;
+        memcachetest_wait(&w, mc).await;
     }
     for &size in &p.steps {
         for iteration in 0..p.iterations {
@@ -115,7 +127,7 @@ pub async fn run(w: World, idx: usize, bdi: usize, p: ParallelioParams) {
                     .io_done_at
                     .map(|t| super::secs(t.saturating_sub(st.started_at)));
             }
-            wait_for(&w, mc).await;
+            memcachetest_wait(&w, mc).await;
             let after = snapshot(&w);
             rm_largefile(&w, bdi).await;
             let ops_per_sec = {

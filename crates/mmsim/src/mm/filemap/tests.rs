@@ -26,6 +26,9 @@ fn machine() -> World {
 fn mapped_file(w: &World, pages: u64) -> (usize, usize, u32) {
     let ino = crate::workload::cat::create_file(w, "f", 0, pages * crate::calibration::PAGE_SIZE);
     let mut k = w.borrow_mut();
+    // Opened for good: its inode in memory, held.
+    let sb = crate::mm::inode::sb_of(&k, 0);
+    crate::mm::inode::iget_boot(&mut k, sb, ino as u32);
     k.mms.push(Mm::default());
     let mm = k.mms.len() - 1;
     let start = memory::mmap_file(&mut k, mm, ino, 0, pages as u32, 0);
@@ -149,6 +152,10 @@ fn page_mkclean_write_protects_the_pte_so_the_next_write_dirties_the_page_again(
         {
             let k = w.borrow();
             assert!(k.pages.test(pfn, PG_DIRTY));
+            assert!(
+                k.inodes[ino].tagged_dirty(0),
+                "writeback finds it by its tag"
+            );
             assert!(k.mms[mm].pte(start) & PTE_DIRTY != 0);
             assert_eq!(k.global_stat(ZoneStat::nr_dirty), 1);
             assert_eq!(k.global_stat(ZoneStat::nr_dirtied), 1);
@@ -172,6 +179,7 @@ fn page_mkclean_write_protects_the_pte_so_the_next_write_dirties_the_page_again(
             );
             assert!(k.mms[mm].pte(start) & PTE_PRESENT != 0, "still mapped");
             assert_eq!(k.global_stat(ZoneStat::nr_dirty), 0);
+            assert!(!k.inodes[ino].tagged_dirty(0), "untagged when cleaned");
         }
         assert!(
             access(&w, mm, start, false).await.is_none(),
@@ -189,7 +197,13 @@ fn page_mkclean_write_protects_the_pte_so_the_next_write_dirties_the_page_again(
         assert_eq!(k.global_stat(ZoneStat::nr_dirty), 1);
         assert_eq!(k.global_stat(ZoneStat::nr_dirtied), 2);
         assert_eq!(k.pages.mapcount(pfn), 1, "the same mapping, made writable");
+        assert!(k.inodes[ino].tagged_dirty(0), "tagged again");
         invariants::check(&k).unwrap();
+        drop(k);
+        // A dirty page without its tag is one writeback would never find.
+        crate::mm::inode::untag_page_dirty(&mut w.borrow_mut(), pfn);
+        let e = invariants::check(&w.borrow()).unwrap_err();
+        assert!(e.contains("invariant 'dirty tags' violated"), "{e}");
     });
 }
 

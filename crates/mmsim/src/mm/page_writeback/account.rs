@@ -16,12 +16,18 @@ pub fn global_dirtyable(k: &crate::mm::Kernel) -> u64 {
     let g = |s| k.global_stat(s);
     // Called for every page a writer dirties: no allocation.
     let reserve = k.zones.each_ref().map(ZoneReserve::of);
+    // dirty_balance_reserve came with 3.3 ("mm: try to distribute dirty pages fairly").
+    let reserve = if k.writeback_2_6_37() {
+        0
+    } else {
+        dirty_balance_reserve(&reserve)
+    };
     let d = Dirtyable {
         free_pages: g(S::nr_free_pages),
         file_lru: g(S::nr_active_file) + g(S::nr_inactive_file),
         anon_lru: g(S::nr_active_anon) + g(S::nr_inactive_anon),
         nr_swap_pages: k.swap.nr_free(),
-        dirty_balance_reserve: dirty_balance_reserve(&reserve),
+        dirty_balance_reserve: reserve,
         highmem_dirtyable: 0,
     };
     global_dirtyable_memory(&d)
@@ -30,6 +36,14 @@ pub fn global_dirtyable(k: &crate::mm::Kernel) -> u64 {
 /// `global_dirty_limits` from the machine's counters: (background, dirty) thresholds.
 pub fn dirty_limits(k: &crate::mm::Kernel) -> (u64, u64) {
     global_dirty_limits(global_dirtyable(k), &k.vm.dirty, false)
+}
+
+/// [`dirty_limits`] where the kernel calls `global_dirty_limits`, which emits
+/// `global_dirty_state`.
+pub fn global_dirty_limits_traced(k: &mut crate::mm::Kernel) -> (u64, u64) {
+    let (bg, thresh) = dirty_limits(k);
+    crate::mm::trace::global_dirty_state(k, bg, thresh);
+    (bg, thresh)
 }
 
 /// `account_page_dirtied`: a clean file page became dirty.
@@ -46,6 +60,9 @@ pub fn account_page_dirtied(
     k.bdis[bdi].reclaimable += 1;
     k.bdis[bdi].dirtied += 1;
     task_dirtied(task, &mut k.cpu_dirty);
+    if k.writeback_2_6_37() {
+        k.old_wb.task_dirty_inc(task);
+    }
 }
 
 /// `set_page_dirty()`: dirty a page from a page table (write faults, unmapping a dirty PTE,
@@ -77,6 +94,7 @@ pub fn clear_page_dirty_for_io(k: &mut crate::mm::Kernel, pfn: crate::mm::page::
     if !k.pages.test_and_clear(pfn, crate::mm::page::PG_DIRTY) {
         return false;
     }
+    crate::mm::inode::untag_page_dirty(k, pfn);
     let zi = k.page_zone(pfn);
     k.zones[zi].mod_stat(S::nr_dirty, -1);
     let bdi = page_bdi(k, pfn);
@@ -88,6 +106,7 @@ pub fn clear_page_dirty_for_io(k: &mut crate::mm::Kernel, pfn: crate::mm::page::
 pub fn redirty_page_for_writepage(k: &mut crate::mm::Kernel, pfn: crate::mm::page::Pfn) {
     use crate::mm::vmstat::ZoneStat as S;
     k.pages.set(pfn, crate::mm::page::PG_DIRTY);
+    crate::mm::inode::tag_page_dirty(k, pfn);
     let zi = k.page_zone(pfn);
     k.zones[zi].mod_stat(S::nr_dirty, 1);
     let bdi = page_bdi(k, pfn);
@@ -115,6 +134,10 @@ pub fn test_clear_page_writeback(k: &mut crate::mm::Kernel, pfn: crate::mm::page
     let bdi = page_bdi(k, pfn);
     k.bdis[bdi].writeback -= 1;
     k.bdis[bdi].written += 1;
-    let now = k.sched.now();
-    k.bdi_props.writeout_inc(bdi, now);
+    if k.writeback_2_6_37() {
+        k.old_wb.writeout_inc(bdi);
+    } else {
+        let now = k.sched.now();
+        k.bdi_props.writeout_inc(bdi, now);
+    }
 }

@@ -7,8 +7,12 @@ use super::*;
 fn bdp_input(k: &mut crate::mm::Kernel, bdi: usize) -> BdpInput {
     use crate::mm::vmstat::ZoneStat as S;
     let now = k.sched.now();
-    let (bg_thresh, thresh) = dirty_limits(k);
-    let (num, den) = k.bdi_props.fraction(bdi, now);
+    let (bg_thresh, thresh) = global_dirty_limits_traced(k);
+    let (num, den) = if k.writeback_2_6_37() {
+        k.old_wb.bdi_fraction(bdi)
+    } else {
+        k.bdi_props.fraction(bdi, now)
+    };
     let b = &k.bdis[bdi];
     BdpInput {
         now,
@@ -33,6 +37,9 @@ pub async fn balance_dirty_pages_ratelimited(
     bdi: usize,
     task: &mut DirtyTask,
 ) {
+    if w.borrow().old_dirty_throttle() {
+        return balance_dirty_pages_ratelimited_old(w, bdi, task).await;
+    }
     let pages = {
         let mut k = w.borrow_mut();
         let (_, thresh) = dirty_limits(&k);
@@ -56,6 +63,7 @@ pub async fn balance_dirty_pages(
 ) {
     let now = w.borrow().sched.now();
     let mut bdp = BalanceDirtyPages::new(now, pages_dirtied);
+    let mut throttled = false;
     loop {
         let decision = {
             let mut k = w.borrow_mut();
@@ -96,6 +104,8 @@ pub async fn balance_dirty_pages(
         };
         match decision {
             BdpDecision::Sleep { pause, again, .. } => {
+                throttled = true;
+                w.borrow_mut().throttle.pauses.record(pause);
                 let q = w.borrow().wq.timer;
                 let killed = crate::engine::sleep_killable(w, q, pause).await;
                 if !again || killed {
@@ -107,6 +117,10 @@ pub async fn balance_dirty_pages(
     }
     let mut k = w.borrow_mut();
     let k = &mut *k;
+    if throttled {
+        let end = k.sched.now();
+        k.throttle.calls.record(end - now);
+    }
     let running = k.bdis[bdi].writeback_running;
     let laptop = k.vm.laptop_mode;
     if bdp.finish(&mut k.bdis[bdi].bw, running, laptop) {

@@ -4,9 +4,7 @@ use super::*;
 
 /// The next dirty page of `ino` at or after `from` (the DIRTY tag lookup).
 pub fn next_dirty_page(k: &Kernel, ino: usize, from: u64) -> Option<(u64, Pfn)> {
-    k.inodes[ino]
-        .cached_from(from)
-        .find(|&(_, pfn)| k.pages.test(pfn, PG_DIRTY))
+    k.inodes[ino].next_dirty(from, |pfn| k.pages.test(pfn, PG_DIRTY))
 }
 
 /// What one `write_cache_pages` call did (counters of `struct writeback_control`).

@@ -37,11 +37,10 @@ pub(super) fn find_end_zone(k: &mut Kernel, order: u32, sc: &mut ScanControl) ->
 /// Shrink slab after a zone and account what it freed; marks the zone unreclaimable when
 /// neither the LRU nor slab made progress.
 pub(super) fn kswapd_shrink_slab(k: &mut Kernel, zi: usize, sc: &mut ScanControl, lru_pages: u64) {
-    let mut reclaimed_slab = 0;
-    let freed = slab::shrink_slab(k, sc.gfp, sc.nr_scanned, lru_pages, &mut reclaimed_slab);
-    sc.cpu += freed * SLAB_OBJECT_SCAN_NS;
-    sc.nr_reclaimed += reclaimed_slab;
-    if freed == 0 && !zone_reclaimable(k, zi) {
+    let shrunk = slab::shrink_slab(k, sc.gfp, sc.kswapd, sc.nr_scanned, lru_pages);
+    sc.cpu += shrunk.cpu;
+    sc.nr_reclaimed += shrunk.reclaimed_slab;
+    if shrunk.ret == 0 && !zone_reclaimable(k, zi) {
         k.zones[zi].all_unreclaimable = true;
     }
 }

@@ -5,8 +5,6 @@
 use super::testing::*;
 use super::*;
 use crate::engine::{Executor, SEC};
-use crate::mm::fs_ops::{AddressSpaceOps, EMPTY_AOPS};
-use crate::mm::inode::Inode;
 use crate::mm::memory::{Mm, PTE_DIRTY, PTE_PRESENT, PTE_YOUNG, VM_EXEC, VM_LOCKED};
 use crate::mm::mmzone::{WMARK_HIGH, WMARK_LOW, WMARK_MIN, ZONE_DMA, ZONE_DMA32};
 use crate::mm::page_writeback;
@@ -33,9 +31,7 @@ fn switches(preset: &str) -> crate::presets::Switches {
 /// `n` page-cache stand-ins (not swap-backed, unmapped) on `lru`: pages of a file on device
 /// 0 if the machine has one, else of a file on no filesystem.
 fn file_pages(k: &mut Kernel, lru: Lru, n: u64) -> Vec<Pfn> {
-    let ino = k.inodes.len();
-    let a_ops: &'static dyn AddressSpaceOps = k.bdis.first().map_or(&EMPTY_AOPS, |b| b.a_ops);
-    k.inodes.push(Inode::new("test-file", 0, a_ops));
+    let ino = crate::mm::inode::new_inode(k, "test-file", 0);
     (0..n)
         .map(|i| {
             let pfn = take_page(k);
@@ -1750,4 +1746,26 @@ fn clear_page_dirty_for_io_and_write(k: &mut Kernel, pfn: Pfn, bdi: usize) -> bo
     let queued = k.bdis[bdi].queue.queued();
     assert_eq!(pageout(k, pfn, true), Pageout::Success);
     k.bdis[bdi].queue.queued() > queued || k.pages.test(pfn, PG_WRITEBACK)
+}
+
+/// A file on no filesystem (`EMPTY_AOPS`, ramfs' `__set_page_dirty_no_writeback`) dirties a
+/// page without accounting, says whether it was clean, and tags it in the file's index.
+#[test]
+fn a_file_on_no_filesystem_dirties_and_tags_its_page() {
+    use crate::mm::fs_ops::{AddressSpaceOps, EMPTY_AOPS};
+    let w = world(0, "3.9");
+    let mut k = w.borrow_mut();
+    let pfn = file_pages(&mut k, Lru::InactiveFile, 1)[0];
+    let ino = k.pages.mapping[pfn as usize] as usize;
+    let mut task = page_writeback::DirtyTask::default();
+    assert!(
+        EMPTY_AOPS.set_page_dirty(&mut k, pfn, &mut task),
+        "it was clean"
+    );
+    assert!(
+        !EMPTY_AOPS.set_page_dirty(&mut k, pfn, &mut task),
+        "already dirty"
+    );
+    assert!(k.pages.test(pfn, PG_DIRTY) && k.inodes[ino].tagged_dirty(0));
+    assert_eq!(k.global_stat(ZoneStat::nr_dirty), 0, "not accounted");
 }

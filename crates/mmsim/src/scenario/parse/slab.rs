@@ -1,27 +1,27 @@
-//! `[slab]`: the reclaimable dentry and inode objects present at boot.
+//! `[slab]`: the system's dentries and inodes cached at boot.
 
 use super::check::{opt, Cx, Res, Table};
 use super::values::{size, u64_min, SizeKind};
 use super::PAGE;
 use crate::scenario::SlabParams;
 
-const SLAB_KEYS: &[&str] = &["objects", "object_size"];
+const SLAB_KEYS: &[&str] = &["files", "inode_size"];
 
 pub(super) fn slab(cx: &Cx<'_>, t: &Table<'_>) -> Res<SlabParams> {
     t.check_keys(cx, SLAB_KEYS, "[slab]")?;
     let mut s = SlabParams::default();
-    if let Some(item) = opt(t, "objects") {
-        s.objects = u64_min(cx, &item, 0, "an object count, an integer >= 0")?;
+    if let Some(item) = opt(t, "files") {
+        s.files = u64_min(cx, &item, 0, "a file count, an integer >= 0")?;
     }
-    if let Some(item) = opt(t, "object_size") {
+    if let Some(item) = opt(t, "inode_size") {
         let b = size(cx, &item, SizeKind::Size, None)?;
         if !(1..=PAGE).contains(&b) {
             return Err(item.fail(
                 cx,
-                format!("expected an object size from 1 to 4096 bytes, found {b} bytes"),
+                format!("expected an inode size from 1 to 4096 bytes, found {b} bytes"),
             ));
         }
-        s.object_size = b;
+        s.inode_size = b;
     }
     Ok(s)
 }

@@ -2,7 +2,7 @@
 //! it, `type = "dd"` writes it, `type = "mmap"` maps it.
 
 use super::super::check::{nearest, opt, with_suggestion, Cx, Item, Res, Table};
-use super::super::values::{boolean, choice, size, string, u32_in, SizeKind};
+use super::super::values::{boolean, choice, size, string, u32_in, u64_min, SizeKind};
 use super::super::MIB;
 use crate::fs::Filesystem;
 use crate::scenario::{
@@ -18,7 +18,7 @@ pub(super) const DD_KEYS: &[&str] = &[
     "unlink",
     "file",
 ];
-pub(super) const CAT_KEYS: &[&str] = &["device", "size"];
+pub(super) const CAT_KEYS: &[&str] = &["device", "size", "files"];
 pub(super) const MMAP_KEYS: &[&str] = &["device", "size", "access", "pattern", "passes", "msync"];
 const MAX_PASSES: u32 = 1_000_000;
 
@@ -72,9 +72,25 @@ fn file_on_device<'d>(
 /// A cat workload's keys.
 pub(super) fn cat(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<WorkloadKind> {
     let (dev, size) = file_on_device(cx, t, devices, "the file is on")?;
+    let files = match opt(t, "files") {
+        Some(item) => {
+            let n = u64_min(cx, &item, 1, "a file count, an integer >= 1")?;
+            if n > size / 4096 {
+                return Err(item.fail(
+                    cx,
+                    format!(
+                        "{n} files cannot share {size} bytes: each needs a 4 KiB page at least"
+                    ),
+                ));
+            }
+            n
+        }
+        None => 1,
+    };
     Ok(WorkloadKind::Cat {
         device: dev.name.clone(),
         size,
+        files,
     })
 }
 
@@ -85,10 +101,12 @@ pub(super) fn dd(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<Wor
     let bs = match opt(t, "bs") {
         Some(b) => {
             let v = size(cx, &b, SizeKind::Size, None)?;
-            if v == 0 || v % 4096 != 0 {
+            // Whole pages, or a power of two from 512 bytes that divides a page.
+            let sub_page = (512..4096).contains(&v) && v.is_power_of_two();
+            if !sub_page && (v == 0 || v % 4096 != 0) {
                 return Err(b.fail(
                     cx,
-                    format!("expected a block size of whole 4 KiB pages, found {v} bytes"),
+                    format!("expected a block size of whole 4 KiB pages, or 512, 1K or 2K, found {v} bytes"),
                 ));
             }
             v

@@ -1,0 +1,160 @@
+//! Superblocks (`fs/super.c`): one per mounted filesystem, each with its unused-dentry and
+//! unused-inode LRUs and its own shrinker, `prune_super` (`kernel-reclaim.md` §6).
+//!
+//! Superblock 0 is the system's root filesystem, which holds the dentries and inodes the
+//! distribution's programs left cached before the run (`[slab] files`); every `[[device]]`
+//! with a filesystem mounts one more (`mount`). mmsim's files sit in their filesystem's
+//! root directory, which the mount pins.
+
+use super::page::{ListHead, NIL};
+use super::slab::CacheId;
+use super::{dcache, inode, Gfp, Kernel};
+use crate::calibration::SLAB_OBJECT_SCAN_NS;
+use crate::engine::Nanos;
+
+/// One superblock.
+#[derive(Clone, Debug, Default)]
+pub struct SuperBlock {
+    /// The device it is mounted from (`/` for the system's root filesystem).
+    pub name: String,
+    /// `s_dentry_lru`: unused dentries, newest at the head; `len` is `s_nr_dentry_unused`.
+    pub dentry_lru: ListHead,
+    /// `s_inode_lru`: unused inodes, newest at the head; `len` is `s_nr_inodes_unused`.
+    pub inode_lru: ListHead,
+    /// Its shrinker's deferred scan count (`s_shrink.nr_in_batch`).
+    pub nr_deferred: u64,
+    /// Its root dentry (`s_root`), pinned by the mount.
+    pub root: u32,
+}
+
+/// What a reclaimer's `shrink_slab` call carries through the shrinkers.
+#[derive(Clone, Copy, Debug)]
+pub struct PruneCx {
+    /// The reclaimer's allocation flags (`sc->gfp_mask`).
+    pub gfp: Gfp,
+    /// `current_is_kswapd()`.
+    pub kswapd: bool,
+    /// CPU time used.
+    pub cpu: Nanos,
+    /// Page-cache pages dropped from pruned inodes (`reap`, added to `reclaimed_slab`).
+    pub reap: u64,
+}
+
+impl PruneCx {
+    /// One object (or page) looked at.
+    #[inline]
+    pub fn visit(&mut self) {
+        self.cpu += SLAB_OBJECT_SCAN_NS;
+    }
+}
+
+/// `alloc_super` + `register_shrinker`: a new superblock named `name` with its root dentry
+/// and inode, whose objects come from the free lists without waiting (mounts happen at
+/// boot). Returns its index.
+pub fn mount(k: &mut Kernel, name: &str) -> u32 {
+    let sb = k.super_blocks.len() as u32;
+    k.super_blocks.push(SuperBlock {
+        name: name.to_string(),
+        root: NIL,
+        ..Default::default()
+    });
+    let d = dcache::d_alloc_boot(k, sb, None);
+    let i = inode::iget_boot(k, sb, NIL);
+    dcache::d_instantiate(k, d, i);
+    k.super_blocks[sb as usize].root = d;
+    sb
+}
+
+/// Populate superblock `sb` with `n` cached files left unused: each a dentry on its LRU,
+/// marked referenced by its last `dput`, pinning its inode. Objects come from the free
+/// lists without waiting (boot).
+pub fn populate(k: &mut Kernel, sb: u32, n: u64) {
+    // Room for the run's own files too, so that the first of them does not double tables
+    // sized to the boot population.
+    let room = n as usize + 4096;
+    k.dcache.reserve(room);
+    k.icache.reserve(room);
+    for _ in 0..n {
+        let d = dcache::d_alloc_boot(k, sb, None);
+        let i = inode::iget_boot(k, sb, NIL);
+        dcache::d_instantiate(k, d, i);
+        dcache::dput(k, d);
+    }
+}
+
+/// The slab pages [`populate`] takes for `files` files (densely packed, as boot allocates
+/// them in order).
+pub fn boot_pages(k: &Kernel, files: u64) -> u64 {
+    let need = |id: CacheId, n: u64| n.div_ceil(k.slab.cache(id).objects_per_slab as u64);
+    need(CacheId::Dentry, files) + need(CacheId::Inode, files)
+}
+
+/// `prune_super` (`kernel-reclaim.md` §6), the superblock's shrinker. With `nr_to_scan` 0
+/// it answers its object count; otherwise it prunes that many objects, split between the
+/// dentry and inode LRUs in proportion to their lengths, dentries first (they pin inodes),
+/// and answers what is left. Counts are `vfs_cache_pressure` percent of the unused
+/// objects. -1: a scan the caller's flags forbid (no `__GFP_FS`).
+pub fn prune_super(k: &mut Kernel, sb: usize, nr_to_scan: u64, cx: &mut PruneCx) -> i64 {
+    if nr_to_scan > 0 && !cx.gfp.has(Gfp::FS) {
+        return -1;
+    }
+    let s = &k.super_blocks[sb];
+    let (dentries, inodes) = (s.dentry_lru.len, s.inode_lru.len);
+    // mmsim's filesystems cache no objects of their own (`nr_cached_objects`).
+    let mut total = dentries + inodes + 1;
+    if nr_to_scan > 0 {
+        dcache::prune_dcache_sb(k, sb, nr_to_scan * dentries / total, cx);
+        inode::prune_icache_sb(k, sb, nr_to_scan * inodes / total, cx);
+        let s = &k.super_blocks[sb];
+        total = s.dentry_lru.len + s.inode_lru.len;
+    }
+    ((total / 100) * k.vm.vfs_cache_pressure as u64) as i64
+}
+
+/// The object counts of superblock `sb` against its lists and objects (invariants).
+pub fn check(k: &Kernel, sb: usize) -> Result<(), String> {
+    let s = &k.super_blocks[sb];
+    let fail = |what: String| {
+        Err(format!(
+            "invariant 'slab objects' violated: superblock {sb} ({}) {what}",
+            s.name
+        ))
+    };
+    // Each LRU lists only unused objects of this superblock, as many as it counts.
+    let lru =
+        |list: &ListHead, links: &Vec<[u32; 2]>, what: [&str; 2], ours: &dyn Fn(u32) -> bool| {
+            let [one, many] = what;
+            let mut n = 0;
+            for x in list.iter(links) {
+                if !ours(x) {
+                    return fail(format!(
+                        "lists {one} {x}, which is not one of its unused {many}"
+                    ));
+                }
+                n += 1;
+            }
+            if n != list.len {
+                return fail(format!("counts {} unused {many} and lists {n}", list.len));
+            }
+            Ok(())
+        };
+    let sb32 = sb as u32;
+    lru(
+        &s.dentry_lru,
+        &k.dcache.links,
+        ["dentry", "dentries"],
+        &|d| {
+            let de = &k.dcache.dentries[d as usize];
+            de.live() && de.sb == sb32 && de.flags & dcache::DCACHE_LRU != 0
+        },
+    )?;
+    lru(&s.inode_lru, &k.icache.links, ["inode", "inodes"], &|i| {
+        let vi = &k.icache.inodes[i as usize];
+        vi.live() && vi.sb == sb32 && vi.state & inode::I_LRU != 0
+    })?;
+    let root = k.dcache.dentries.get(s.root as usize);
+    if !root.is_some_and(|d| d.live() && d.d_count > 0 && d.sb == sb32) {
+        return fail("has lost its pinned root dentry".into());
+    }
+    Ok(())
+}

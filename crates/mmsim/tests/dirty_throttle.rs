@@ -1,0 +1,139 @@
+//! 2.6.37's throttle against the IO-less one on whole runs (seed 003): who writes the
+//! pages, where dirty pages settle, and that both are deterministic.
+
+mod common;
+
+use mmsim::engine::{Executor, SEC};
+use mmsim::mm::page_writeback::dirty_limits;
+use mmsim::mm::vmstat::ZoneStat;
+use mmsim::mm::Kernel;
+use mmsim::presets;
+use mmsim::scenario::Scenario;
+use mmsim::sim::{self, RunOptions};
+
+/// `n` dd writers of 2 GiB each to one ext4 disk of a 3 GiB machine (on a small one the
+/// request queue's 64 MiB under writeback is most of the limit, and dirtiers mostly sleep).
+fn concurrent_dd(n: usize, seconds: u64) -> Scenario {
+    let mut s = common::single_dd(3072, 2048, seconds);
+    let one = s.workloads.pop().expect("single_dd has a dd");
+    for i in 0..n {
+        let mut w = one.clone();
+        w.name = format!("dd{i}");
+        s.workloads.push(w);
+    }
+    s
+}
+
+/// Pages written with their writeback completed, and the dirtiers' part of them, after
+/// `seconds` under `preset`.
+fn who_writes(s: &Scenario, preset: &str, seconds: u64) -> (u64, u64) {
+    let k = presets::resolve(preset, &[]).unwrap();
+    let w = sim::boot(s, &k, 1).unwrap();
+    Executor::new(w.clone()).run_until(seconds * SEC, |_: &mut Kernel| false);
+    let k = w.borrow();
+    (k.bdis[0].written, k.bdis[0].written_by_dirtiers)
+}
+
+#[test]
+fn under_2_6_37_throttled_dirtiers_write_pages_and_under_ioless_they_do_not() {
+    let s = concurrent_dd(10, 20);
+    let (written, by_dirtiers) = who_writes(&s, "2.6.37-rc5", 20);
+    assert!(written > 100_000, "the disk was busy: {written} pages");
+    assert!(
+        by_dirtiers * 10 > written,
+        "10 dd over their limits write a good share themselves: {by_dirtiers} of {written}"
+    );
+    for preset in ["ioless-v3", "3.9"] {
+        let (written, by_dirtiers) = who_writes(&s, preset, 20);
+        assert!(written > 100_000, "{preset}: {written} pages");
+        assert_eq!(by_dirtiers, 0, "{preset}: only the flusher writes");
+    }
+}
+
+#[test]
+fn the_old_throttle_keeps_a_lone_writer_between_the_midpoint_and_the_limit() {
+    let s = common::single_dd(512, 2048, 30);
+    let k = presets::resolve("2.6.37-rc5", &[]).unwrap();
+    let w = sim::boot(&s, &k, 1).unwrap();
+    let (mut samples, mut over_limit, mut under_mid) = (0, 0, 0);
+    let mut next = 10 * SEC;
+    Executor::new(w.clone()).run_until(30 * SEC, |k: &mut Kernel| {
+        let now = k.sched.now();
+        if now >= next {
+            next = now + SEC / 10;
+            let (bg, thresh) = dirty_limits(k);
+            let dirty = k.global_stat(ZoneStat::nr_dirty) + k.global_stat(ZoneStat::nr_writeback);
+            samples += 1;
+            over_limit += usize::from(dirty > thresh);
+            under_mid += usize::from(dirty < (bg + thresh) / 2);
+        }
+        false
+    });
+    assert!(samples > 40, "{samples} samples");
+    assert_eq!(over_limit, 0, "never over the global limit");
+    // The writer's own limit (its bdi's, less an eighth for a heavy dirtier) is above the
+    // midpoint, so once throttled it stays there.
+    assert!(
+        under_mid * 4 < samples,
+        "{under_mid} of {samples} under the midpoint"
+    );
+}
+
+#[test]
+fn ten_dd_under_each_2_6_37_kernel_are_deterministic() {
+    let s = concurrent_dd(10, 10);
+    for preset in ["2.6.37-rc5", "ioless-v3"] {
+        let k = presets::resolve(preset, &[]).unwrap();
+        let run = || {
+            let r = sim::run(&s, &k, 3, RunOptions::default()).unwrap();
+            serde_json::to_string(&mmsim::report::json::run_to_json(&r)).unwrap()
+        };
+        assert_eq!(run(), run(), "{preset}");
+    }
+}
+
+#[test]
+fn a_hundred_dd_stall_for_seconds_under_2_6_37_and_pause_at_most_200_ms_under_ioless() {
+    let s = concurrent_dd(100, 20);
+    let throttle = |preset: &str| {
+        let k = presets::resolve(preset, &[]).unwrap();
+        sim::run(&s, &k, 1, RunOptions::default())
+            .unwrap()
+            .dirty_throttle
+    };
+    let old = throttle("2.6.37-rc5");
+    assert!(old.calls.count() > 100);
+    assert!(
+        old.calls.at_least(SEC) * 10 > old.calls.count(),
+        "many throttled calls take a second or more: {} of {}",
+        old.calls.at_least(SEC),
+        old.calls.count()
+    );
+    assert!(old.pauses.max() <= SEC / 10, "each sleep is at most 100 ms");
+    let new = throttle("ioless-v3");
+    assert!(new.pauses.count() > 1000);
+    assert!(new.pauses.max() <= SEC / 5, "{} ns", new.pauses.max());
+    assert_eq!(new.calls.at_least(5 * SEC), 0);
+}
+
+#[test]
+fn a_1k_dd_dirties_each_page_about_once_and_its_second_write_activates_it() {
+    let mut s = common::single_dd(512, 64, 10);
+    let mmsim::scenario::WorkloadKind::Dd(d) = &mut s.workloads[0].kind else {
+        panic!("single_dd is a dd")
+    };
+    d.bs = 1024;
+    for preset in ["2.6.37-rc5", "ioless-v3", "3.9"] {
+        let k = presets::resolve(preset, &[]).unwrap();
+        let r = sim::run(&s, &k, 1, RunOptions::default()).unwrap();
+        let pages = 64 * 256;
+        // Once each, unless the flusher cleaned a page between two of its writes.
+        let dirtied = r.vmstat("nr_dirtied");
+        assert!(
+            (pages..pages + pages / 100).contains(&dirtied),
+            "{preset}: {dirtied}"
+        );
+        // Four writes a page, each marks it accessed: the second one activates it.
+        assert_eq!(r.vmstat("pgactivate"), pages, "{preset}");
+    }
+}
