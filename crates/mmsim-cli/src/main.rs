@@ -337,7 +337,13 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                     ))
                     .into());
                 }
-                return reproduce_dirty_throttling(full, case, jobs.map(|j| j as usize), json_path);
+                return reproduce_dirty_throttling(
+                    full,
+                    case,
+                    jobs.map(|j| j as usize),
+                    json_path,
+                    html,
+                );
             }
             if full || case.is_some() {
                 return Err(
@@ -782,6 +788,7 @@ fn reproduce_dirty_throttling(
     case: Option<String>,
     jobs: Option<usize>,
     json_path: Option<PathBuf>,
+    html_dir: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     use mmsim::reproduce::dirty_throttling as dt;
     let cases = match case {
@@ -801,6 +808,9 @@ fn reproduce_dirty_throttling(
         .as_deref()
         .map(|p| create_output("--json", p))
         .transpose()?;
+    if let Some(dir) = &html_dir {
+        create_html_dir(dir)?;
+    }
     let work: Vec<(usize, usize)> = (0..cases.len())
         .flat_map(|c| (0..dt::KERNELS.len()).map(move |k| (c, k)))
         .collect();
@@ -812,7 +822,7 @@ fn reproduce_dirty_throttling(
         indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs {elapsed_precise}")
             .expect("a valid template"),
     );
-    let slots: std::sync::Mutex<Vec<Option<Result<dt::Summary, sim::SimError>>>> =
+    let slots: std::sync::Mutex<Vec<Option<Result<dt::CaseRun, sim::SimError>>>> =
         std::sync::Mutex::new((0..work.len()).map(|_| None).collect());
     let next = AtomicUsize::new(0);
     std::thread::scope(|scope| {
@@ -828,13 +838,47 @@ fn reproduce_dirty_throttling(
     });
     bar.finish_and_clear();
     let mut results: dt::Results = Vec::new();
+    let mut runs: Vec<[dt::CaseRun; 2]> = Vec::new();
     let mut done = slots.into_inner().expect("no worker panicked").into_iter();
     for c in &cases {
         let old = done.next().flatten().expect("every run finished")?;
         let new = done.next().flatten().expect("every run finished")?;
-        results.push((*c, [old, new]));
+        results.push((*c, [old.summary.clone(), new.summary.clone()]));
+        runs.push([old, new]);
     }
-    print!("{}", dt::report(&results));
+    let text = dt::report(&results);
+    print!("{text}");
+    if let Some(dir) = &html_dir {
+        let report = html::Report {
+            title: "mmsim reproduce dirty-throttling".into(),
+            sections: vec![html::Section::Table {
+                heading: "Cases and claims".into(),
+                text,
+            }],
+            cases: cases
+                .iter()
+                .zip(&runs)
+                .map(|(c, pair)| html::Case {
+                    id: c.name(),
+                    title: format!(
+                        "{} under {} and {}",
+                        c.name(),
+                        dt::KERNELS[0],
+                        dt::KERNELS[1]
+                    ),
+                    runs: pair
+                        .iter()
+                        .map(|r| html::KernelRun {
+                            kernel: &r.result.kernel,
+                            series: &r.series,
+                            devices: &r.result.devices,
+                        })
+                        .collect(),
+                })
+                .collect(),
+        };
+        write_html(dir, &report)?;
+    }
     write_json(json_out, json_path.as_deref(), &dt::to_json(&results))?;
     Ok(())
 }

@@ -820,6 +820,7 @@ fn reproduce_dirty_throttling_runs_a_case_under_both_kernels_alike_at_any_thread
     }
     // One 1-dd case on 256 MiB: no claim has its cases.
     assert!(one.contains("0 of 5 claims hold, 5 not judged"), "{one}");
+    let site = scratch("dirty-throttling-html").join("site");
     let (code, two, err) = mmsim(&[
         "reproduce",
         "dirty-throttling",
@@ -827,9 +828,19 @@ fn reproduce_dirty_throttling_runs_a_case_under_both_kernels_alike_at_any_thread
         case,
         "--jobs",
         "2",
+        "--html",
+        site.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(one, two);
+    assert_eq!(one, two, "the same at any thread count, and with --html");
+    let index = std::fs::read_to_string(site.join("index.html")).unwrap();
+    assert!(index.contains(case), "{index}");
+    for kernel in ["2.6.37-rc5", "ioless-v3"] {
+        let svg = site
+            .join("graphs")
+            .join(format!("{case}-dirty.{kernel}.svg"));
+        assert!(svg.exists(), "{}", svg.display());
+    }
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["cases"][0]["case"], case);

@@ -377,22 +377,36 @@ pub fn summarize(r: &RunResult, series: &TimeSeries) -> Summary {
     }
 }
 
+/// One case run under one kernel: its figures, and the run with its time series (for
+/// graphs).
+#[derive(Clone, Debug)]
+pub struct CaseRun {
+    pub summary: Summary,
+    pub result: RunResult,
+    pub series: TimeSeries,
+}
+
 /// Run `case` under `kernel` and sum it up.
-pub fn run_case(case: &Case, kernel: &str) -> Result<Summary, crate::sim::SimError> {
+pub fn run_case(case: &Case, kernel: &str) -> Result<CaseRun, crate::sim::SimError> {
     let k = crate::presets::resolve(kernel, &[]).expect("seed 003's presets exist");
     let s = case.scenario();
     let outputs = crate::sim::RunOutputs {
         sample_interval: Some(SAMPLE_INTERVAL),
         ..Default::default()
     };
-    let (r, series) = crate::sim::run_with(
+    let (result, series) = crate::sim::run_with(
         &s,
         &k,
         s.run.seed,
         crate::sim::RunOptions::default(),
         outputs,
     )?;
-    Ok(summarize(&r, &series.expect("the run was sampled")))
+    let series = series.expect("the run was sampled");
+    Ok(CaseRun {
+        summary: summarize(&result, &series),
+        result,
+        series,
+    })
 }
 
 /// Look a case up by its name among every case.
