@@ -463,6 +463,51 @@ mod tests {
     }
 
     #[test]
+    fn exactly_at_a_limit_is_not_over_it() {
+        let mut b = OldBalance::new(1536);
+        // The device's pages exactly at its limit, the global count at the limit.
+        let at = OldBdpInput {
+            nr_reclaimable: 12_000,
+            nr_writeback: 8_000,
+            bdi_reclaimable: 8_000,
+            bdi_writeback: 4_000,
+            ..input()
+        };
+        assert_eq!(b.step(&at), OldStep::Done);
+        assert!(!b.dirty_exceeded);
+        // One page more on the device: over. Its dirty pages alone are not over its limit
+        // until they pass it.
+        let over = OldBdpInput {
+            bdi_writeback: 4_001,
+            ..at
+        };
+        assert_eq!(b.step(&over), OldStep::Pause);
+        let full = OldBdpInput {
+            bdi_reclaimable: 12_000,
+            bdi_writeback: 1,
+            ..at
+        };
+        assert_eq!(
+            b.step(&full),
+            OldStep::Pause,
+            "dirty pages at the limit, not over"
+        );
+        let full = OldBdpInput {
+            bdi_reclaimable: 12_001,
+            ..full
+        };
+        assert_eq!(b.step(&full), OldStep::Writeback);
+        // The global count one over the limit, the device under its own.
+        let global = OldBdpInput {
+            nr_reclaimable: 12_001,
+            bdi_reclaimable: 1_000,
+            bdi_writeback: 0,
+            ..at
+        };
+        assert_eq!(b.step(&global), OldStep::Pause);
+    }
+
+    #[test]
     fn background_writeback_starts_after_the_loop_above_the_background_limit() {
         let mut b = OldBalance::new(1536);
         let i = OldBdpInput {
