@@ -33,6 +33,7 @@ pub enum Switch {
     BufferDirtyWritebackHook,
     NfsDirtyWritebackHook,
     IolessBalanceDirtyPages,
+    BtrfsNoBalanceOnDirtyPages,
 }
 
 /// A registry entry.
@@ -198,6 +199,14 @@ pub static SWITCHES: &[SwitchDef] = &[
               estimation, base rate limit, pause bounds, think time) for v3's, which differ in detail. \
               A 3.x kernel has this design built in.",
     },
+    SwitchDef {
+        switch: Switch::BtrfsNoBalanceOnDirtyPages,
+        name: "btrfs_no_balance_on_dirty_pages",
+        patch: "btrfs: dont call balance_dirty_pages_ratelimited() on already dirty pages (patch 36 of v3)",
+        series: IOLESS,
+        doc: "A write(2) to btrfs runs the dirty-throttle hook only when it dirtied a page that was clean before \
+              it; btrfs still re-dirties (and re-accounts) a dirty page at every small write.",
+    },
 ];
 
 /// The switches of the kswapd series (KS).
@@ -297,7 +306,10 @@ pub static PRESETS: &[Preset] = &[
 ];
 
 /// The switches of the IO-less dirty throttling series, v3.
-const IOLESS_SWITCHES: &[Switch] = &[Switch::IolessBalanceDirtyPages];
+const IOLESS_SWITCHES: &[Switch] = &[
+    Switch::IolessBalanceDirtyPages,
+    Switch::BtrfsNoBalanceOnDirtyPages,
+];
 
 /// The set of switches of one run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

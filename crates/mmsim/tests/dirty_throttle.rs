@@ -137,3 +137,26 @@ fn a_1k_dd_dirties_each_page_about_once_and_its_second_write_activates_it() {
         assert_eq!(r.vmstat("pgactivate"), pages, "{preset}");
     }
 }
+
+#[test]
+fn btrfs_accounts_a_dirtying_at_every_small_write_and_ext4_once_a_page() {
+    for (fs, per_page) in [
+        (mmsim::fs::Filesystem::Btrfs, 4),
+        (mmsim::fs::Filesystem::Ext4, 1),
+    ] {
+        let mut s = common::single_dd(512, 16, 5);
+        s.machine.devices[0].filesystem = fs;
+        let mmsim::scenario::WorkloadKind::Dd(d) = &mut s.workloads[0].kind else {
+            panic!("single_dd is a dd")
+        };
+        d.bs = 1024;
+        let k = presets::resolve("ioless-v3", &[]).unwrap();
+        let r = sim::run(&s, &k, 1, RunOptions::default()).unwrap();
+        let pages = 16 * 256;
+        let dirtied = r.vmstat("nr_dirtied");
+        assert!(
+            (per_page * pages..per_page * pages + pages / 50).contains(&dirtied),
+            "{fs:?}: {dirtied} dirtyings of {pages} pages"
+        );
+    }
+}

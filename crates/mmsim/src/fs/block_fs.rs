@@ -70,6 +70,9 @@ pub struct BlockFs {
     allocates_blocks: bool,
     /// How `writepage` answers reclaim.
     reclaim: ReclaimWritepage,
+    /// A write cleans the page's dirty bit and sets it again, accounting a new dirtying
+    /// (btrfs 2.6.37–3.1: `prepare_pages` clears it, `btrfs_dirty_pages` sets it).
+    redirty_on_write: bool,
 }
 
 /// ext2: buffer heads, no journal, and a `writepage` that writes for everyone.
@@ -79,6 +82,7 @@ pub static EXT2: BlockFs = BlockFs {
     journal: false,
     allocates_blocks: true,
     reclaim: ReclaimWritepage::Write,
+    redirty_on_write: false,
 };
 
 /// ext3 in data=ordered mode.
@@ -88,6 +92,7 @@ pub static EXT3: BlockFs = BlockFs {
     journal: true,
     allocates_blocks: true,
     reclaim: ReclaimWritepage::Write,
+    redirty_on_write: false,
 };
 
 /// ext4 with delayed allocation (`ext4_da_aops`; mmsim keeps no ext4 buffer heads).
@@ -97,6 +102,7 @@ pub static EXT4: BlockFs = BlockFs {
     journal: false,
     allocates_blocks: true,
     reclaim: ReclaimWritepage::IfAllocated,
+    redirty_on_write: false,
 };
 
 /// xfs (delayed allocation).
@@ -106,6 +112,7 @@ pub static XFS: BlockFs = BlockFs {
     journal: false,
     allocates_blocks: true,
     reclaim: ReclaimWritepage::KswapdOnly,
+    redirty_on_write: false,
 };
 
 /// btrfs.
@@ -115,6 +122,7 @@ pub static BTRFS: BlockFs = BlockFs {
     journal: false,
     allocates_blocks: true,
     reclaim: ReclaimWritepage::Never,
+    redirty_on_write: true,
 };
 
 /// The raw block device (`def_blk_aops`): buffer heads, pages mapped one to one.
@@ -124,6 +132,7 @@ pub static BLOCKDEV: BlockFs = BlockFs {
     journal: false,
     allocates_blocks: false,
     reclaim: ReclaimWritepage::Write,
+    redirty_on_write: false,
 };
 
 impl BlockFs {
@@ -208,6 +217,10 @@ impl AddressSpaceOps for BlockFs {
     /// them with the page (`mark_buffer_dirty`); on ext3 the write runs in the journal's
     /// running transaction, which files a newly dirtied buffer (`journal_dirty_data`).
     fn write_end(&self, k: &mut Kernel, ino: usize, index: u64, pfn: Pfn, task: &mut DirtyTask) {
+        if self.redirty_on_write {
+            // The dirtying below counts again (the letter's duplicate dirty accounting).
+            crate::mm::page_writeback::clear_page_dirty_for_io(k, pfn);
+        }
         let newly_dirty_buffers = self.buffer_heads && {
             if !k.pages.test(pfn, PG_PRIVATE) {
                 buffer::create_empty_buffers(k, pfn);
@@ -219,6 +232,14 @@ impl AddressSpaceOps for BlockFs {
             let bdi = k.inodes[ino].bdi;
             jbd::journal_dirty_data(k, bdi, ino, index, newly_dirty_buffers);
         }
+    }
+
+    /// btrfs with its patch 36 of the IO-less series v3 throttles only after dirtying a clean
+    /// page (`btrfs_file_aio_write` passes the pages it newly dirtied).
+    fn throttle_after_write(&self, k: &Kernel, was_dirty: bool) -> bool {
+        !(self.redirty_on_write
+            && was_dirty
+            && k.sw.on(crate::presets::Switch::BtrfsNoBalanceOnDirtyPages))
     }
 
     /// Map the page's block, then `block_write_full_page` (buffer heads) or start writeback,
@@ -332,6 +353,25 @@ impl AddressSpaceOps for BlockFs {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn btrfs_with_patch_36_throttles_only_after_dirtying_a_clean_page() {
+        let w = crate::sim::boot_for_test(64, 0, "ioless-v3");
+        let k = w.borrow();
+        assert!(BTRFS.throttle_after_write(&k, false));
+        assert!(!BTRFS.throttle_after_write(&k, true));
+        assert!(
+            EXT4.throttle_after_write(&k, true),
+            "generic_perform_write always does"
+        );
+        drop(k);
+        let w = crate::sim::boot_for_test(64, 0, "2.6.37-rc5");
+        assert!(
+            BTRFS.throttle_after_write(&w.borrow(), true),
+            "without the patch"
+        );
+    }
+
     use super::*;
 
     /// Issue 3: each filesystem's answer to reclaim's `writepage` (3.x sources:

@@ -80,13 +80,14 @@ pub fn mark_page_accessed(k: &mut Kernel, pfn: Pfn) {
 
 /// One page of `generic_perform_write`: find or allocate the page-cache page at `index`
 /// (`grab_cache_page_write_begin`), copy a whole page into it and [`write_end`]. Returns
-/// the CPU time used; the caller then calls `balance_dirty_pages_ratelimited`.
+/// the CPU time used and whether the caller should now call
+/// `balance_dirty_pages_ratelimited` (the filesystem's `throttle_after_write`).
 pub async fn write_page(
     w: &World,
     ino: usize,
     index: u64,
     task: &mut DirtyTask,
-) -> Result<Nanos, AllocError> {
+) -> Result<(Nanos, bool), AllocError> {
     if w.borrow().inodes[ino].a_ops.buffer_heads() {
         // write_begin's buffer head (`alloc_buffer_head`, GFP_NOFS) may sleep: make room
         // for it before the page is taken.
@@ -106,8 +107,11 @@ pub async fn write_page(
         add_to_page_cache_lru(&mut k, p, ino, index);
         break p;
     };
-    write_end(&mut w.borrow_mut(), ino, index, pfn, task);
-    Ok(COPY_PAGE_NS)
+    let mut k = w.borrow_mut();
+    let was_dirty = k.pages.test(pfn, super::page::PG_DIRTY);
+    write_end(&mut k, ino, index, pfn, task);
+    let throttle = k.inodes[ino].a_ops.throttle_after_write(&k, was_dirty);
+    Ok((COPY_PAGE_NS, throttle))
 }
 
 /// The end of a whole-page write to page `index` of `ino`: the filesystem's `write_begin`

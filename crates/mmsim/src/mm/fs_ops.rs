@@ -119,6 +119,13 @@ pub trait AddressSpaceOps: fmt::Debug {
         self.set_page_dirty(k, pfn, task);
     }
 
+    /// Whether a `write(2)` that copied into a page which was already dirty (`was_dirty`)
+    /// runs the dirty-throttle hook after it. `generic_perform_write` always does.
+    fn throttle_after_write(&self, k: &Kernel, was_dirty: bool) -> bool {
+        let _ = (k, was_dirty);
+        true
+    }
+
     /// `->writepage` of a locked page whose dirty bit the caller has just cleared
     /// (`clear_page_dirty_for_io`) and which is not under writeback. `data` is the
     /// filesystem's state of the `write_cache_pages` call ([`writepages_start`]), or `None`

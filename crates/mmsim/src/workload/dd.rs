@@ -48,12 +48,17 @@ pub async fn run(w: World, idx: usize, mm: usize, bdi: usize, dd: DdParams) {
             if killed(&w) {
                 return die(&w);
             }
-            match filemap::write_page(&w, ino, index, &mut task).await {
-                Ok(cpu) => debt.system(per_write_cpu(cpu)),
+            let throttle = match filemap::write_page(&w, ino, index, &mut task).await {
+                Ok((cpu, throttle)) => {
+                    debt.system(per_write_cpu(cpu));
+                    throttle
+                }
                 Err(_) => return die(&w),
-            }
+            };
             debt.maybe_flush(&w).await;
-            balance_dirty_pages_ratelimited(&w, bdi, &mut task).await;
+            if throttle {
+                balance_dirty_pages_ratelimited(&w, bdi, &mut task).await;
+            }
         }
         super::page_done(&w, idx);
     }
