@@ -350,6 +350,14 @@ mod tests {
     }
 
     #[test]
+    fn a_completion_on_a_device_never_seen_counts_for_it() {
+        let mut o = OldWriteback::new(16, 1 << 14, 2);
+        o.writeout_inc(2);
+        assert_eq!(o.bdi_fraction(2), (1, 17));
+        assert_eq!(o.bdi_completions.len(), 3);
+    }
+
+    #[test]
     fn device_shares_follow_completions_and_task_shares_follow_dirtyings() {
         // A dirty limit of 16 pages: half-periods of 16 events.
         let mut o = OldWriteback::new(16, 1 << 14, 2);
@@ -523,6 +531,11 @@ mod tests {
         assert!(
             !b.start_background(false, true),
             "laptop mode: only once it wrote"
+        );
+        b.wrote(1);
+        assert!(
+            b.start_background(false, true),
+            "laptop mode, after writing"
         );
         let i = OldBdpInput {
             nr_reclaimable: 10_000,
