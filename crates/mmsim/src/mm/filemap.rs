@@ -149,13 +149,42 @@ pub async fn wait_on_page_writeback(w: &World, pfn: Pfn) {
 /// caller's context and wait for all writeback of the range to end.
 pub async fn filemap_write_and_wait_range(w: &World, ino: usize, range: Range<u64>) {
     write_cache_pages(w, ino, u64::MAX, Some(range.clone()), false).await;
-    let pages: Vec<Pfn> = w.borrow().inodes[ino]
-        .cached_from(range.start)
-        .take_while(|&(i, _)| i < range.end)
-        .map(|(_, p)| p)
-        .collect();
-    for pfn in pages {
-        wait_on_page_writeback(w, pfn).await;
+    filemap_fdatawait_range(w, ino, range).await;
+}
+
+/// `PAGEVEC_SIZE`: the pages a pagevec holds.
+pub const PAGEVEC_SIZE: usize = 14;
+
+/// `filemap_fdatawait_range`: wait for the writeback of every page in `range` of the file,
+/// taking a pagevec of pages under writeback at a time (`pagevec_lookup_tag` of
+/// `PAGECACHE_TAG_WRITEBACK`), so the wait holds one pagevec, not a list of the range.
+pub async fn filemap_fdatawait_range(w: &World, ino: usize, range: Range<u64>) {
+    let mut pvec = [(0u64, 0 as Pfn); PAGEVEC_SIZE];
+    let mut index = range.start;
+    loop {
+        let n = {
+            let k = w.borrow();
+            let under_writeback = k.inodes[ino]
+                .cached_from(index)
+                .take_while(|&(i, _)| i < range.end)
+                .filter(|&(_, p)| k.pages.test(p, PG_WRITEBACK));
+            let mut n = 0;
+            for (slot, found) in pvec.iter_mut().zip(under_writeback) {
+                *slot = found;
+                n += 1;
+            }
+            n
+        };
+        let Some(&(last, _)) = pvec[..n].last() else {
+            return;
+        };
+        for &(i, pfn) in &pvec[..n] {
+            // The pagevec's reference keeps the page this file's while we wait on others.
+            if find_get_page(&w.borrow(), ino, i) == Some(pfn) {
+                wait_on_page_writeback(w, pfn).await;
+            }
+        }
+        index = last + 1;
     }
 }
 

@@ -369,7 +369,7 @@ pub fn check(k: &Kernel) -> Result<(), String> {
         }
     }
     let mut inuse = 0;
-    for (slot, &m) in k.swap.swap_map.iter().enumerate() {
+    for (slot, m) in k.swap.swap_map.iter().enumerate() {
         if m != 0 {
             inuse += 1;
         }

@@ -285,7 +285,7 @@ async fn read_swap_cache_async(w: &World, slot: u32) -> Result<Option<Pfn>, Allo
             if let Some(p) = k.swap.lookup_swap_cache(slot) {
                 return Ok(Some(p));
             }
-            if k.swap.swap_map[slot as usize] & swapfile::SWAP_COUNT_MASK == 0 {
+            if k.swap.swap_map.get(slot) & swapfile::SWAP_COUNT_MASK == 0 {
                 return Ok(None);
             }
         }
@@ -296,7 +296,7 @@ async fn read_swap_cache_async(w: &World, slot: u32) -> Result<Option<Pfn>, Allo
                 // Freed, or another reader won the race while we allocated.
                 super::page_alloc::free_page(&mut k, pfn);
                 if k.swap.lookup_swap_cache(slot).is_none()
-                    && k.swap.swap_map[slot as usize] & swapfile::SWAP_COUNT_MASK == 0
+                    && k.swap.swap_map.get(slot) & swapfile::SWAP_COUNT_MASK == 0
                 {
                     return Ok(None);
                 }

@@ -32,13 +32,82 @@ pub const SWAP_HAS_CACHE: u8 = 0x40;
 /// Mask of the reference count.
 pub const SWAP_COUNT_MASK: u8 = 0x3f;
 
+/// Slots one chunk of a [`SwapMap`] covers.
+const MAP_CHUNK: usize = 1024;
+
+/// `swap_map`: a byte a slot. The kernel allocates it whole at `swapon`; here it is kept in
+/// chunks, each made when one of its slots is first used and dropped when all of them are
+/// free again, so a run's heap grows with the swap it uses rather than the area's size.
+#[derive(Clone, Debug, Default)]
+pub struct SwapMap {
+    chunks: Vec<Option<Box<[u8; MAP_CHUNK]>>>,
+    /// Slots in use in each chunk.
+    used: Vec<u16>,
+    len: u32,
+}
+
+impl SwapMap {
+    /// A map of `len` free slots.
+    pub fn new(len: u32) -> SwapMap {
+        let n = (len as usize).div_ceil(MAP_CHUNK);
+        SwapMap {
+            chunks: vec![None; n],
+            used: vec![0; n],
+            len,
+        }
+    }
+
+    /// Slot `slot`'s count and cache flag; 0 for a free slot.
+    #[inline]
+    pub fn get(&self, slot: u32) -> u8 {
+        let s = slot as usize;
+        match &self.chunks[s / MAP_CHUNK] {
+            Some(c) => c[s % MAP_CHUNK],
+            None => 0,
+        }
+    }
+
+    /// Set slot `slot` to `v`.
+    pub fn set(&mut self, slot: u32, v: u8) {
+        let s = slot as usize;
+        let (ci, i) = (s / MAP_CHUNK, s % MAP_CHUNK);
+        let chunk = &mut self.chunks[ci];
+        if chunk.is_none() && v == 0 {
+            return;
+        }
+        let c = chunk.get_or_insert_with(|| Box::new([0; MAP_CHUNK]));
+        let was = c[i];
+        c[i] = v;
+        match (was != 0, v != 0) {
+            (false, true) => self.used[ci] += 1,
+            (true, false) => {
+                self.used[ci] -= 1;
+                if self.used[ci] == 0 {
+                    *chunk = None;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Chunks allocated.
+    pub fn chunks(&self) -> usize {
+        self.chunks.iter().filter(|c| c.is_some()).count()
+    }
+
+    /// Every slot's value, in slot order.
+    pub fn iter(&self) -> impl Iterator<Item = u8> + '_ {
+        (0..self.len).map(|s| self.get(s))
+    }
+}
+
 /// One swap area (`struct swap_info_struct`).
 #[derive(Clone, Debug, Default)]
 pub struct SwapInfo {
     /// Slots, including the header slot 0.
     pub max: u32,
     /// Per-slot reference count and cache flag.
-    pub swap_map: Vec<u8>,
+    pub swap_map: SwapMap,
     /// Slots in use.
     pub inuse_pages: u32,
     /// Where the next allocation search starts (the kernel's `cluster_next`).
@@ -52,7 +121,7 @@ impl SwapInfo {
     pub fn new(pages: u32) -> SwapInfo {
         SwapInfo {
             max: pages,
-            swap_map: vec![0; pages as usize],
+            swap_map: SwapMap::new(pages),
             inuse_pages: 0,
             cluster_next: 1,
             cache: PageTree::default(),
@@ -100,7 +169,7 @@ impl SwapInfo {
             if s >= n {
                 s = 1;
             }
-            if self.swap_map[s as usize] == 0 {
+            if self.swap_map.get(s) == 0 {
                 self.cluster_next = s + 1;
                 return Some(s);
             }
@@ -116,7 +185,7 @@ pub fn add_to_swap(k: &mut Kernel, pfn: Pfn) -> bool {
     let Some(slot) = k.swap.scan_swap_map() else {
         return false;
     };
-    k.swap.swap_map[slot as usize] = SWAP_HAS_CACHE;
+    k.swap.swap_map.set(slot, SWAP_HAS_CACHE);
     k.swap.inuse_pages += 1;
     add_to_swap_cache(k, pfn, slot);
     k.pages.set(pfn, PG_DIRTY);
@@ -136,11 +205,11 @@ pub fn add_to_swap_cache(k: &mut Kernel, pfn: Pfn, slot: u32) {
 /// `swapcache_prepare`: claim the cache flag of a slot still referenced by PTEs, for a read.
 /// Fails if the slot is free or already has a cache page.
 pub fn swapcache_prepare(k: &mut Kernel, slot: u32) -> bool {
-    let m = &mut k.swap.swap_map[slot as usize];
-    if *m & SWAP_COUNT_MASK == 0 || *m & SWAP_HAS_CACHE != 0 {
+    let m = k.swap.swap_map.get(slot);
+    if m & SWAP_COUNT_MASK == 0 || m & SWAP_HAS_CACHE != 0 {
         return false;
     }
-    *m |= SWAP_HAS_CACHE;
+    k.swap.swap_map.set(slot, m | SWAP_HAS_CACHE);
     true
 }
 
@@ -159,26 +228,26 @@ pub fn delete_from_swap_cache(k: &mut Kernel, pfn: Pfn) {
 
 /// `swapcache_free`: clear the cache flag; free the slot if nothing refers to it.
 pub fn swapcache_free(k: &mut Kernel, slot: u32) {
-    let m = &mut k.swap.swap_map[slot as usize];
-    *m &= !SWAP_HAS_CACHE;
-    if *m == 0 {
+    let m = k.swap.swap_map.get(slot) & !SWAP_HAS_CACHE;
+    k.swap.swap_map.set(slot, m);
+    if m == 0 {
         k.swap.inuse_pages -= 1;
     }
 }
 
 /// `swap_duplicate`: one more PTE refers to the slot.
 pub fn swap_duplicate(k: &mut Kernel, slot: u32) {
-    let m = &mut k.swap.swap_map[slot as usize];
-    debug_assert!(*m & SWAP_COUNT_MASK < SWAP_COUNT_MASK);
-    *m += 1;
+    let m = k.swap.swap_map.get(slot);
+    debug_assert!(m & SWAP_COUNT_MASK < SWAP_COUNT_MASK);
+    k.swap.swap_map.set(slot, m + 1);
 }
 
 /// `swap_free`: one PTE fewer refers to the slot; free it if nothing refers to it.
 pub fn swap_free(k: &mut Kernel, slot: u32) {
-    let m = &mut k.swap.swap_map[slot as usize];
-    debug_assert!(*m & SWAP_COUNT_MASK > 0, "swap_free of unused slot {slot}");
-    *m -= 1;
-    if *m == 0 {
+    let m = k.swap.swap_map.get(slot);
+    debug_assert!(m & SWAP_COUNT_MASK > 0, "swap_free of unused slot {slot}");
+    k.swap.swap_map.set(slot, m - 1);
+    if m == 1 {
         k.swap.inuse_pages -= 1;
     }
 }
@@ -186,7 +255,7 @@ pub fn swap_free(k: &mut Kernel, slot: u32) {
 /// `page_swapcount`: PTEs referring to the page's slot.
 pub fn page_swapcount(k: &Kernel, pfn: Pfn) -> u8 {
     let slot = k.pages.private[pfn as usize];
-    k.swap.swap_map[slot as usize] & SWAP_COUNT_MASK
+    k.swap.swap_map.get(slot) & SWAP_COUNT_MASK
 }
 
 /// `try_to_free_swap`: drop the swap copy of a page nothing else needs (the page becomes
@@ -220,10 +289,45 @@ mod tests {
         let mut s = SwapInfo::new(8);
         assert_eq!(s.total(), 7);
         let a = s.scan_swap_map().unwrap();
-        s.swap_map[a as usize] = 1;
+        s.swap_map.set(a, 1);
         s.inuse_pages += 1;
         let b = s.scan_swap_map().unwrap();
         assert_eq!((a, b), (1, 2));
+    }
+
+    #[test]
+    fn the_swap_map_holds_chunks_only_for_slots_in_use() {
+        let mut m = SwapMap::new(3 * MAP_CHUNK as u32 + 5);
+        assert_eq!(m.chunks(), 0);
+        m.set(1, 0);
+        assert_eq!(
+            m.chunks(),
+            0,
+            "writing a free slot as free allocates nothing"
+        );
+        m.set(1, SWAP_HAS_CACHE);
+        m.set(2, 1);
+        m.set(3 * MAP_CHUNK as u32 + 4, 2);
+        assert_eq!(m.chunks(), 2);
+        assert_eq!((m.get(1), m.get(2), m.get(3)), (SWAP_HAS_CACHE, 1, 0));
+        assert_eq!(m.get(3 * MAP_CHUNK as u32 + 4), 2);
+        assert_eq!(
+            m.get(MAP_CHUNK as u32),
+            0,
+            "a slot of a chunk never made is free"
+        );
+        m.set(1, 1);
+        m.set(1, 0);
+        assert_eq!(m.chunks(), 2, "slot 2 still holds the first chunk");
+        m.set(2, 0);
+        assert_eq!(
+            m.chunks(),
+            1,
+            "the first chunk goes with its last slot in use"
+        );
+        assert_eq!(m.get(2), 0);
+        assert_eq!(m.iter().count(), 3 * MAP_CHUNK + 5);
+        assert_eq!(m.iter().filter(|&v| v != 0).count(), 1);
     }
 
     #[test]

@@ -398,3 +398,39 @@ fn the_invariant_checker_catches_a_mapped_truncated_page_and_a_lost_rmap_entry()
     k.inodes[ino].i_mmap.push(entry);
     invariants::check(&k).unwrap();
 }
+
+/// `filemap_write_and_wait_range` (fsync): the range's dirty pages are written, and the
+/// caller returns only when every one of them has finished writeback, across several
+/// pagevecs of the wait; pages past the range stay dirty.
+#[test]
+fn fsync_of_a_range_writes_it_and_waits_for_every_page_of_it() {
+    let w = machine();
+    let mut ex = Executor::new(w.clone());
+    let pages = 3 * super::PAGEVEC_SIZE as u64 + 5;
+    let (ino, mm, start) = mapped_file(&w, pages + 8);
+    let w2 = w.clone();
+    run_task(&mut ex, &w, 10 * SEC, async move {
+        let w = w2;
+        for i in 0..pages + 8 {
+            access(&w, mm, start + i as u32, true)
+                .await
+                .expect("a fault");
+        }
+        let before = w.borrow().sched.now();
+        super::filemap_write_and_wait_range(&w, ino, 0..pages).await;
+        let k = w.borrow();
+        assert!(k.sched.now() > before, "the writes took disk time");
+        for (i, pfn) in k.inodes[ino].cached() {
+            let (dirty, writeback) = (
+                k.pages.test(pfn, PG_DIRTY),
+                k.pages.test(pfn, crate::mm::page::PG_WRITEBACK),
+            );
+            if i < pages {
+                assert!(!dirty && !writeback, "page {i} written and waited for");
+            } else {
+                assert!(dirty && !writeback, "page {i} past the range left alone");
+            }
+        }
+        assert_eq!(k.global_stat(ZoneStat::nr_written), pages);
+    });
+}

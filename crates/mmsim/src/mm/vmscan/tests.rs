@@ -1151,7 +1151,7 @@ fn shrink_page_list_swaps_out_a_dirty_anon_page_and_frees_it_once_written() {
                     slot + 1,
                     "its PTE is the swap entry"
                 );
-                assert_eq!(k.swap.swap_map[slot as usize], 1 | SWAP_HAS_CACHE);
+                assert_eq!(k.swap.swap_map.get(slot), 1 | SWAP_HAS_CACHE);
                 assert!(k.pages.test(p, PG_WRITEBACK) && k.pages.test(p, PG_RECLAIM));
                 assert!(!k.pages.test(p, PG_DIRTY), "cleaned for IO");
             }
@@ -1214,7 +1214,7 @@ fn shrink_page_list_swaps_out_a_dirty_anon_page_and_frees_it_once_written() {
                 k.pages.test(p, PG_BUDDY) || k.pages.flags[p as usize] == 0,
                 "pfn {p} is free"
             );
-            assert_eq!(k.swap.swap_map[slot as usize], 1);
+            assert_eq!(k.swap.swap_map.get(slot), 1);
         }
         k.zones[Z].mod_stat(ZoneStat::nr_isolated_anon, -(N as i64));
         invariants::check(&k).unwrap();
@@ -1458,13 +1458,19 @@ fn invariants_hold_at_boot_and_name_the_broken_invariant_and_page() {
     invariants::check(&w.borrow()).unwrap();
 
     // A swap slot counting a reference no PTE holds.
-    w.borrow_mut().swap.swap_map[5] += 1;
+    {
+        let m = &mut w.borrow_mut().swap.swap_map;
+        m.set(5, m.get(5) + 1);
+    }
     let e = invariants::check(&w.borrow()).unwrap_err();
     assert!(
         e.contains("swap slots balanced") && e.contains("slot 5 "),
         "{e}"
     );
-    w.borrow_mut().swap.swap_map[5] -= 1;
+    {
+        let m = &mut w.borrow_mut().swap.swap_map;
+        m.set(5, m.get(5) - 1);
+    }
     invariants::check(&w.borrow()).unwrap();
 
     // A mapcount no PTE accounts for.
