@@ -282,8 +282,10 @@ impl AddressSpaceOps for BlockFs {
     /// A write, unless the page is redirtied or (buffer heads) has no dirty unlocked
     /// buffer; at its block's sector if the block is allocated.
     fn writepage_plan(&self, k: &Kernel, pfn: Pfn, wbc: &WritebackControl) -> PlannedWrite {
-        if !self.writes(k, pfn, wbc) || (self.buffer_heads && !buffer::block_write_needs_io(k, pfn))
-        {
+        if !self.writes(k, pfn, wbc) {
+            return PlannedWrite::Redirty;
+        }
+        if self.buffer_heads && !buffer::block_write_needs_io(k, pfn) {
             return PlannedWrite::NoIo;
         }
         let (ino, index) = file_index(k, pfn);
@@ -469,7 +471,7 @@ mod tests {
             let mut k = w.borrow_mut();
             let ino = new_file(&mut k);
             let pfn = written_page(&mut k, ino, 3);
-            assert_eq!(EXT4.writepage_plan(&k, pfn, &wbc), PlannedWrite::NoIo);
+            assert_eq!(EXT4.writepage_plan(&k, pfn, &wbc), PlannedWrite::Redirty);
             assert!(clear_page_dirty_for_io(&mut k, pfn));
             assert_eq!(
                 EXT4.writepage(&mut k, pfn, &wbc, &mut None),

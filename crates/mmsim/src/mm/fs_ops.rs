@@ -83,8 +83,10 @@ pub enum WritePage {
 /// free request before it calls `pageout`, as `writepage` would in `get_request`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PlannedWrite {
-    /// None: it would redirty the page, find nothing to write, or send it by other means.
+    /// None: it would find nothing to write, or send it by other means.
     NoIo,
+    /// None: it would decline the page (`redirty_page_for_writepage`) and do nothing else.
+    Redirty,
     /// A one-page async write to device `bdi`, at `sector` when the page's block is known.
     Block { bdi: usize, sector: Option<u64> },
 }

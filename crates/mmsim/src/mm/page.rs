@@ -170,6 +170,24 @@ impl Pages {
         self.flags.is_empty()
     }
 
+    /// `prefetchw_prev_lru_page`: ask the host CPU for the flags and list links of the page
+    /// before `pfn` on its list, which a walk from the tail takes next.
+    #[inline]
+    pub fn prefetch_prev_lru(&self, pfn: Pfn) {
+        let prev = self.links[pfn as usize][PREV];
+        if prev != NIL {
+            crate::mm::memory::prefetch(&self.flags[prev as usize]);
+            crate::mm::memory::prefetch(&self.links[prev as usize]);
+        }
+    }
+
+    /// Ask the host CPU for the mapping and index of `pfn`, which reclaim reads next.
+    #[inline]
+    pub fn prefetch_owner(&self, pfn: Pfn) {
+        crate::mm::memory::prefetch(&self.mapping[pfn as usize]);
+        crate::mm::memory::prefetch(&self.index[pfn as usize]);
+    }
+
     /// Test flag bits.
     #[inline]
     pub fn test(&self, pfn: Pfn, f: u32) -> bool {

@@ -370,6 +370,7 @@ fn isolate_lru_pages(
             break;
         }
         scan += 1;
+        k.pages.prefetch_prev_lru(pfn);
         let f = k.pages.flags[pfn as usize];
         let busy = (clean_only && f & (PG_DIRTY | PG_WRITEBACK) != 0)
             || (unmapped_only && k.pages.mapped(pfn));
@@ -382,6 +383,7 @@ fn isolate_lru_pages(
         k.pages.clear(pfn, PG_LRU);
         k.pages.set(pfn, PG_ISOLATED);
         k.zones[zi].mod_stat(super::mmzone::Zone::lru_stat(lru), -1);
+        k.pages.prefetch_owner(pfn);
         out.push(pfn);
     }
     k.pages_isolated += out.len as u64;
@@ -514,8 +516,9 @@ pub enum Pageout {
 /// `pageout` of a page reclaim has unmapped (`kernel-reclaim.md` §4.4): its mapping's
 /// `writepage` (the swap cache's, or the filesystem's) writes it. The swap BDI is never
 /// congested; a file page's BDI is, when its queue is. A write that needs a request has
-/// one: reclaim slept for it before (`write_waits_for_request`).
-fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Pageout {
+/// one: reclaim slept for it before (`write_waits_for_request`), which also planned the
+/// write when it could (`plan`).
+fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool, plan: Option<PlannedWrite>) -> Pageout {
     if k.pages.mapped(pfn) {
         return Pageout::Keep;
     }
@@ -533,22 +536,32 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Pageout {
     }
     let a_ops = page_aops(k, pfn);
     let wbc = WritebackControl::for_reclaim(kswapd);
-    if !write_would_queue(k, pfn, a_ops.writepage_plan(k, pfn, &wbc)) {
+    let plan = plan.unwrap_or_else(|| a_ops.writepage_plan(k, pfn, &wbc));
+    if !write_would_queue(k, pfn, plan) {
         // Not reached: shrink_one_page waited for a request first. Kept so that a write
         // never goes without a request.
         debug_assert!(false, "reclaim waited for a request before writing");
         return Pageout::Keep;
     }
-    if swap {
-        // clear_page_dirty_for_io of a mapping that does not account dirty pages.
-        k.pages.clear(pfn, PG_DIRTY);
-    } else if !super::page_writeback::clear_page_dirty_for_io(k, pfn) {
-        return Pageout::Clean;
-    }
-    k.pages.set(pfn, PG_RECLAIM);
-    if let WritePage::Submit { bdi, bio } = a_ops.writepage(k, pfn, &wbc, &mut None) {
-        let queued = backing_dev::try_submit_bio(k, bdi, bio);
-        debug_assert!(queued, "a queue with room accepts a bio");
+    if plan == PlannedWrite::Redirty {
+        // clear_page_dirty_for_io, then a writepage that redirties the page: for a dirty,
+        // unmapped page the pair leaves its flags, tag and counters as they were, so
+        // neither is run (mmsim: kswapd meets ext4's delayed-allocation pages by the
+        // million). PG_reclaim, set and cleared around the call, ends clear.
+        debug_assert!(!swap && k.pages.test(pfn, PG_DIRTY));
+        k.pages.clear(pfn, PG_RECLAIM);
+    } else {
+        if swap {
+            // clear_page_dirty_for_io of a mapping that does not account dirty pages.
+            k.pages.clear(pfn, PG_DIRTY);
+        } else if !super::page_writeback::clear_page_dirty_for_io(k, pfn) {
+            return Pageout::Clean;
+        }
+        k.pages.set(pfn, PG_RECLAIM);
+        if let WritePage::Submit { bdi, bio } = a_ops.writepage(k, pfn, &wbc, &mut None) {
+            let queued = backing_dev::try_submit_bio(k, bdi, bio);
+            debug_assert!(queued, "a queue with room accepts a bio");
+        }
     }
     trace::mm_vmscan_writepage(k, pfn, !swap);
     if !k.pages.test(pfn, PG_WRITEBACK) {
@@ -565,7 +578,7 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Pageout {
 /// write, or a request is free (`kernel-cfq.md` §2.2).
 fn write_would_queue(k: &mut Kernel, pfn: Pfn, plan: PlannedWrite) -> bool {
     match plan {
-        PlannedWrite::NoIo => true,
+        PlannedWrite::NoIo | PlannedWrite::Redirty => true,
         PlannedWrite::Block { bdi, sector } => {
             let bio = sector.map(|sector| crate::block::Bio {
                 dir: crate::block::Dir::Write,
@@ -579,24 +592,28 @@ fn write_would_queue(k: &mut Kernel, pfn: Pfn, plan: PlannedWrite) -> bool {
     }
 }
 
-/// The device whose request pool a dirty page's `pageout` would find empty, if it would:
-/// `writepage` then sleeps in `get_request` until a request is freed. None when pageout
-/// would not write (a file page mapped, or, for direct reclaim, on a congested queue it
-/// skips) or the page's `writepage` submits no block IO.
-fn write_waits_for_request(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Option<usize> {
+/// The device whose request pool a dirty page's `pageout` would find empty, if it would
+/// (`Err`): `writepage` then sleeps in `get_request` until a request is freed. Otherwise the
+/// write `pageout` will plan, or None when it would not write (a file page mapped, or, for
+/// direct reclaim, on a congested queue it skips) and decides for itself.
+fn write_waits_for_request(
+    k: &mut Kernel,
+    pfn: Pfn,
+    kswapd: bool,
+) -> Result<Option<PlannedWrite>, usize> {
     if !k.pages.test(pfn, PG_SWAPCACHE) {
         if k.pages.test(pfn, PG_SWAPBACKED) || k.pages.mapped(pfn) || !k.pages.test(pfn, PG_DIRTY) {
-            return None;
+            return Ok(None);
         }
         let bdi = super::page_writeback::page_bdi(k, pfn);
         if !kswapd && backing_dev::bdi_write_congested(k, bdi) {
-            return None;
+            return Ok(None);
         }
     }
     let wbc = WritebackControl::for_reclaim(kswapd);
     match page_aops(k, pfn).writepage_plan(k, pfn, &wbc) {
-        plan @ PlannedWrite::Block { bdi, .. } if !write_would_queue(k, pfn, plan) => Some(bdi),
-        _ => None,
+        plan @ PlannedWrite::Block { bdi, .. } if !write_would_queue(k, pfn, plan) => Err(bdi),
+        plan => Ok(Some(plan)),
     }
 }
 
@@ -757,10 +774,11 @@ fn shrink_one_page(
             return Verdict::Keep;
         }
         // writepage sleeps in get_request when its device's pool is empty.
-        if let Some(bdi) = write_waits_for_request(k, pfn, sc.kswapd) {
-            return Verdict::WaitForRequest(bdi);
-        }
-        match pageout(k, pfn, sc.kswapd) {
+        let plan = match write_waits_for_request(k, pfn, sc.kswapd) {
+            Ok(plan) => plan,
+            Err(bdi) => return Verdict::WaitForRequest(bdi),
+        };
+        match pageout(k, pfn, sc.kswapd, plan) {
             Pageout::Keep => {
                 if !sw.on(Switch::StallOnDirtyEncountered) {
                     st.nr_congested += 1;

@@ -1655,19 +1655,19 @@ fn a_swap_write_queues_past_a_full_pool_only_by_merging_or_as_a_batcher() {
         );
         stop_batching(&mut k);
         // A full pool and nothing queued beside slot 1: its write would sleep.
-        assert!(write_waits_for_request(&mut k, pfns[1], true).is_some());
+        assert!(write_waits_for_request(&mut k, pfns[1], true).is_err());
         // Woken from that sleep, the task is a batcher and may allocate.
         backing_dev::woken_for_request(&mut k);
-        assert!(write_waits_for_request(&mut k, pfns[1], true).is_none());
-        assert_eq!(pageout(&mut k, pfns[1], true), Pageout::Success);
+        assert!(write_waits_for_request(&mut k, pfns[1], true).is_ok());
+        assert_eq!(pageout(&mut k, pfns[1], true, None), Pageout::Success);
         assert!(k.pages.test(pfns[1], PG_WRITEBACK));
         // Its allowance gone, the task still queues the writes of the neighbouring slots:
         // they merge into slot 1's request.
         stop_batching(&mut k);
         let queued = k.bdis[bdi].queue.count(crate::block::Class::Async);
         for p in [pfns[2], pfns[0]] {
-            assert!(write_waits_for_request(&mut k, p, true).is_none());
-            assert_eq!(pageout(&mut k, p, true), Pageout::Success);
+            assert!(write_waits_for_request(&mut k, p, true).is_ok());
+            assert_eq!(pageout(&mut k, p, true, None), Pageout::Success);
         }
         assert_eq!(
             k.bdis[bdi].queue.count(crate::block::Class::Async),
@@ -1720,37 +1720,90 @@ fn a_file_page_written_by_kswapd_waits_for_a_request_unless_its_write_would_queu
         fill_async_pool(&mut k, bdi);
         stop_batching(&mut k);
         // A clean page is not written.
-        assert_eq!(write_waits_for_request(&mut k, pfns[1], true), None);
+        assert_eq!(write_waits_for_request(&mut k, pfns[1], true), Ok(None));
         page_writeback::set_page_dirty(&mut k, pfns[1], &mut page_writeback::DirtyTask::default());
-        assert_eq!(write_waits_for_request(&mut k, pfns[0], true), Some(bdi));
+        assert_eq!(write_waits_for_request(&mut k, pfns[0], true), Err(bdi));
         // Direct reclaim skips a congested queue instead (may_write_to_queue).
-        assert_eq!(write_waits_for_request(&mut k, pfns[0], false), None);
+        assert_eq!(write_waits_for_request(&mut k, pfns[0], false), Ok(None));
         // ext4 does not write a delalloc page from reclaim: nothing to wait for.
-        assert_eq!(write_waits_for_request(&mut k, pfns[2], true), None);
+        assert_eq!(
+            write_waits_for_request(&mut k, pfns[2], true),
+            Ok(Some(PlannedWrite::Redirty))
+        );
         // Once page 0's write is queued (as a batcher), page 1's merges with it.
         backing_dev::woken_for_request(&mut k);
-        assert_eq!(write_waits_for_request(&mut k, pfns[0], true), None);
+        assert!(matches!(
+            write_waits_for_request(&mut k, pfns[0], true),
+            Ok(Some(PlannedWrite::Block { bdi: b, sector: Some(_) })) if b == bdi
+        ));
         assert!(clear_page_dirty_for_io_and_write(&mut k, pfns[0], bdi));
         stop_batching(&mut k);
-        assert!(write_waits_for_request(&mut k, pfns[1], true).is_none());
-        assert_eq!(write_waits_for_request(&mut k, pfns[1], true), None);
+        assert!(matches!(
+            write_waits_for_request(&mut k, pfns[1], true),
+            Ok(Some(PlannedWrite::Block { .. }))
+        ));
         // Anonymous and mapped pages never take this path.
         let (_, _, anon) = anon_pages(&mut k, Lru::InactiveAnon, 1, false, 0);
         k.pages.set(anon[0], PG_DIRTY);
-        assert_eq!(write_waits_for_request(&mut k, anon[0], true), None);
+        assert_eq!(write_waits_for_request(&mut k, anon[0], true), Ok(None));
         let (mapped, _, _) = mapped_file_page(&mut k, Lru::InactiveFile, false, 0);
         let mino = k.pages.mapping[mapped as usize] as usize;
         k.inodes[mino].add_extent(0, base + 4096, 1);
         page_writeback::set_page_dirty(&mut k, mapped, &mut page_writeback::DirtyTask::default());
-        assert_eq!(write_waits_for_request(&mut k, mapped, true), None);
+        assert_eq!(write_waits_for_request(&mut k, mapped, true), Ok(None));
     });
+}
+
+/// kswapd's pageout of an ext4 delalloc page the filesystem declines leaves the page as
+/// clear_page_dirty_for_io and the redirtying writepage would (mmsim runs neither), with
+/// PG_reclaim clear and the write counted.
+#[test]
+fn a_declined_pageout_leaves_the_page_as_the_clear_and_redirty_pair_would() {
+    let w = world_with_swap_on_sda("3.9");
+    let mut k = w.borrow_mut();
+    let pfns = file_pages(&mut k, Lru::InactiveFile, 2);
+    let ino = k.pages.mapping[pfns[0] as usize] as usize;
+    k.inodes[ino].bdi = 0;
+    for &p in &pfns {
+        page_writeback::set_page_dirty(&mut k, p, &mut page_writeback::DirtyTask::default());
+        k.pages.set(p, PG_RECLAIM);
+    }
+    let state = |k: &Kernel, p: Pfn| {
+        (
+            k.pages.flags[p as usize],
+            k.inodes[ino].tagged_dirty(k.pages.index[p as usize] as u64),
+            k.global_stat(ZoneStat::nr_dirty),
+            k.bdis[0].reclaimable,
+        )
+    };
+    // The pair, run on page 0 as the kernel runs it.
+    let wbc = WritebackControl::for_reclaim(true);
+    assert!(page_writeback::clear_page_dirty_for_io(&mut k, pfns[0]));
+    assert_eq!(
+        page_aops(&k, pfns[0]).writepage(&mut k, pfns[0], &wbc, &mut None),
+        WritePage::Redirtied
+    );
+    k.pages.clear(pfns[0], PG_RECLAIM);
+    let paired = state(&k, pfns[0]);
+    assert_eq!(paired.0 & (PG_DIRTY | PG_RECLAIM), PG_DIRTY);
+    // pageout on page 1 with the plan reclaim made.
+    let plan = write_waits_for_request(&mut k, pfns[1], true);
+    assert_eq!(plan, Ok(Some(PlannedWrite::Redirty)));
+    let written = k.global_stat(ZoneStat::nr_vmscan_write);
+    assert_eq!(
+        pageout(&mut k, pfns[1], true, plan.unwrap()),
+        Pageout::Success
+    );
+    assert_eq!(state(&k, pfns[1]), paired);
+    assert_eq!(k.global_stat(ZoneStat::nr_vmscan_write), written + 1);
+    crate::mm::invariants::check(&k).expect("invariants");
 }
 
 /// Reclaim's write of a dirty file page as kswapd's pageout does it; true if it went to
 /// the queue.
 fn clear_page_dirty_for_io_and_write(k: &mut Kernel, pfn: Pfn, bdi: usize) -> bool {
     let queued = k.bdis[bdi].queue.queued();
-    assert_eq!(pageout(k, pfn, true), Pageout::Success);
+    assert_eq!(pageout(k, pfn, true, None), Pageout::Success);
     k.bdis[bdi].queue.queued() > queued || k.pages.test(pfn, PG_WRITEBACK)
 }
 
