@@ -33,6 +33,23 @@ pub enum Switch {
     BufferDirtyWritebackHook,
     NfsDirtyWritebackHook,
     IolessBalanceDirtyPages,
+    IolessBdiLimitGate,
+    IolessBdiStatMargin,
+    IolessPerTaskRatelimit,
+    IolessNoDuplicateBalance,
+    IolessBandwidthEstimation,
+    IolessQuitOnBdiDrop,
+    IolessFastBdiRampUp,
+    IolessDirtyBgGap,
+    IolessTaskThreshSplit,
+    IolessMaxPause200ms,
+    IolessEarlyBackgroundWriteback,
+    IolessThinkTime,
+    IolessBaseThrottleBandwidth,
+    IolessSmoothedBdiDirty,
+    IolessMaxPauseByMemory,
+    IolessMinPauseConcurrent,
+    IolessChunkByBandwidth,
     BtrfsNoBalanceOnDirtyPages,
 }
 
@@ -192,12 +209,152 @@ pub static SWITCHES: &[SwitchDef] = &[
     SwitchDef {
         switch: Switch::IolessBalanceDirtyPages,
         name: "ioless_balance_dirty_pages",
-        patch: "writeback: IO-less balance_dirty_pages() (patch 03 of the series, with the control rules of 01-35)",
+        patch: "writeback: IO-less balance_dirty_pages() (patch 03; with 04, and the trace points of 14, 32 and 33)",
         series: IOLESS,
-        doc: "On a 2.6.37 kernel: dirtiers no longer write pages themselves; they pause as the IO-less loop says, \
-              and the flusher alone writes. mmsim substitutes the merged 3.3 rules (position control, bandwidth \
-              estimation, base rate limit, pause bounds, think time) for v3's, which differ in detail. \
-              A 3.x kernel has this design built in.",
+        doc: "On a 2.6.37 kernel: dirtiers no longer write pages; the flusher alone does. A dirtier sleeps \
+              HZ x pages_dirtied / bw jiffies, clamped to [1 jiffy, 100 ms], with bw falling linearly from \
+              100 MB/s to 0 across the top sixteenth of its task limit (the bdi limit less bdi_limit/16 x its \
+              share of recent dirtyings), and 100 ms at or above it; it loops while the bdi or the machine \
+              was over its limit before the sleep. The later patches below refine each rule. \
+              A 3.x kernel has the reworked, merged design built in.",
+    },
+    SwitchDef {
+        switch: Switch::IolessBdiLimitGate,
+        name: "ioless_bdi_limit_gate",
+        patch: "writeback: enabling gate limit for light dirtied bdi (patch 01)",
+        series: IOLESS,
+        doc: "bdi_dirty_limit keeps a global margin of 1/128 of the limit (at most 32 MiB) and gives a bdi \
+              with a small share at least half of the global headroom left.",
+    },
+    SwitchDef {
+        switch: Switch::IolessBdiStatMargin,
+        name: "ioless_bdi_stat_margin",
+        patch: "writeback: safety margin for bdi stat error (patch 02)",
+        series: IOLESS,
+        doc: "bdi_dirty_limit first takes bdi_stat_error off the global limit (0 if the limit is smaller).",
+    },
+    SwitchDef {
+        switch: Switch::IolessPerTaskRatelimit,
+        name: "ioless_per_task_ratelimit",
+        patch: "writeback: per-task rate limit on balance_dirty_pages() (patch 05, with its fix 19)",
+        series: IOLESS,
+        doc: "The per-CPU rate limit goes: a task enters the throttle after nr_dirtied_pause pages (1 + the \
+              square root of the headroom at first and after a call that stayed below the background \
+              limit; +1/32 + 1 after a short pause, -1/4 after a maximum one), or at every page while its \
+              bdi is over its limit.",
+    },
+    SwitchDef {
+        switch: Switch::IolessNoDuplicateBalance,
+        name: "ioless_no_duplicate_balance",
+        patch: "writeback: prevent duplicate balance_dirty_pages_ratelimited() calls (patch 06)",
+        series: IOLESS,
+        doc: "generic_perform_write runs the throttle hook only after a write that dirtied a clean page \
+              (a 1 KiB dd calls it once a page, not four times).",
+    },
+    SwitchDef {
+        switch: Switch::IolessBandwidthEstimation,
+        name: "ioless_bandwidth_estimation",
+        patch: "writeback: bdi write bandwidth estimation (patches 07, 08 and 18, in the final form of 20-23)",
+        series: IOLESS,
+        doc: "Each bdi estimates its write bandwidth from its written pages: at most every 100 ms, a moving \
+              average with the new sample weighted elapsed/256 jiffies (at most 1/2), updated from the \
+              throttle and the flusher; it replaces the fixed 100 MB/s base.",
+    },
+    SwitchDef {
+        switch: Switch::IolessQuitOnBdiDrop,
+        name: "ioless_quit_on_bdi_drop",
+        patch: "writeback: quit throttling when bdi dirty pages dropped low (patch 10, with 25)",
+        series: IOLESS,
+        doc: "A throttled task leaves the loop when the machine is within its limit and the bdi's dirty \
+              pages fell by more than an eighth of a second of write bandwidth since the last iteration.",
+    },
+    SwitchDef {
+        switch: Switch::IolessFastBdiRampUp,
+        name: "ioless_fast_bdi_ramp_up",
+        patch: "writeback: reduce per-bdi dirty threshold ramp up time (patch 11)",
+        series: IOLESS,
+        doc: "The proportions' period shift is ilog2(dirty_total - 1) - 1 instead of + 2: bdi and task \
+              shares follow 8 times faster.",
+    },
+    SwitchDef {
+        switch: Switch::IolessDirtyBgGap,
+        name: "ioless_dirty_bg_gap",
+        patch: "writeback: make reasonable gap between the dirty/background thresholds (patch 12, v3 only)",
+        series: IOLESS,
+        doc: "The background limit is at most 3/4 of the dirty limit (it was halved only when at or above it).",
+    },
+    SwitchDef {
+        switch: Switch::IolessTaskThreshSplit,
+        name: "ioless_task_thresh_split",
+        patch: "writeback: scale down max throttle bandwidth on concurrent dirtiers (patch 13)",
+        series: IOLESS,
+        doc: "The bdi limit stays raw beside the task limit: the rate is base x (bdi_limit - dirty)/(bdi_limit/8) \
+              x (task_limit - dirty)/(bdi_limit/16), hard throttling starts at the task limit, and the loop \
+              test uses the bdi limit.",
+    },
+    SwitchDef {
+        switch: Switch::IolessMaxPause200ms,
+        name: "ioless_max_pause_200ms",
+        patch: "writeback: increase pause time on concurrent dirtiers (patch 24)",
+        series: IOLESS,
+        doc: "MAX_PAUSE is 200 ms (HZ/5) instead of 100 ms.",
+    },
+    SwitchDef {
+        switch: Switch::IolessEarlyBackgroundWriteback,
+        name: "ioless_early_background_writeback",
+        patch: "writeback: start background writeback earlier (patch 26)",
+        series: IOLESS,
+        doc: "Every throttled iteration starts background writeback if the flusher is idle, not only the \
+              end of the call.",
+    },
+    SwitchDef {
+        switch: Switch::IolessThinkTime,
+        name: "ioless_think_time",
+        patch: "writeback: user space think time compensation (patch 27)",
+        series: IOLESS,
+        doc: "A task's pause is its period (HZ x pages/rate + 1) from the end of its last paid-for period: \
+              one that arrives up to 10 s late does not sleep (up to 100 ms late it carries the debt); more \
+              than 10 s late, or never paused, it sleeps the maximum. The machine over its limit also throttles hard.",
+    },
+    SwitchDef {
+        switch: Switch::IolessBaseThrottleBandwidth,
+        name: "ioless_base_throttle_bandwidth",
+        patch: "writeback: bdi base throttle bandwidth (patch 28)",
+        series: IOLESS,
+        doc: "The rate's base is a per-bdi throttle bandwidth, cut when the bdi's dirty pages reach the top \
+              sixteenth of its limit (or two sixteenths, while above 1.5 x the write bandwidth) and raised \
+              by 1/16 + 1 below 2.5 sixteenths while under half of it, at each bandwidth update.",
+    },
+    SwitchDef {
+        switch: Switch::IolessSmoothedBdiDirty,
+        name: "ioless_smoothed_bdi_dirty",
+        patch: "writeback: smoothed bdi dirty pages (patch 29)",
+        series: IOLESS,
+        doc: "The throttle reads a smoothed bdi dirty count (1/16 moving average with hysteresis, never \
+              below the instantaneous count), which also steers the base throttle bandwidth.",
+    },
+    SwitchDef {
+        switch: Switch::IolessMaxPauseByMemory,
+        name: "ioless_max_pause_by_memory",
+        patch: "writeback: adapt max balance pause time to memory size (patch 30)",
+        series: IOLESS,
+        doc: "The longest pause is 1 ms per 4 MiB of the bdi's limit plus 2 jiffies, at most MAX_PAUSE.",
+    },
+    SwitchDef {
+        switch: Switch::IolessMinPauseConcurrent,
+        name: "ioless_min_pause_concurrent",
+        patch: "writeback: increase min pause time on concurrent dirtiers (patch 31)",
+        series: IOLESS,
+        doc: "nr_dirtied_pause grows after any pause up to 10 ms per halving of the base throttle bandwidth \
+              below the write bandwidth (at most half the maximum pause), not only after 1 jiffy.",
+    },
+    SwitchDef {
+        switch: Switch::IolessChunkByBandwidth,
+        name: "ioless_chunk_by_bandwidth",
+        patch: "writeback: scale IO chunk size up to device bandwidth (patch 35)",
+        series: IOLESS,
+        doc: "The flusher's slice per inode is one second of write bandwidth rounded down to a power of two, \
+              at least 4 MiB.",
     },
     SwitchDef {
         switch: Switch::BtrfsNoBalanceOnDirtyPages,
@@ -308,6 +465,23 @@ pub static PRESETS: &[Preset] = &[
 /// The switches of the IO-less dirty throttling series, v3.
 const IOLESS_SWITCHES: &[Switch] = &[
     Switch::IolessBalanceDirtyPages,
+    Switch::IolessBdiLimitGate,
+    Switch::IolessBdiStatMargin,
+    Switch::IolessPerTaskRatelimit,
+    Switch::IolessNoDuplicateBalance,
+    Switch::IolessBandwidthEstimation,
+    Switch::IolessQuitOnBdiDrop,
+    Switch::IolessFastBdiRampUp,
+    Switch::IolessDirtyBgGap,
+    Switch::IolessTaskThreshSplit,
+    Switch::IolessMaxPause200ms,
+    Switch::IolessEarlyBackgroundWriteback,
+    Switch::IolessThinkTime,
+    Switch::IolessBaseThrottleBandwidth,
+    Switch::IolessSmoothedBdiDirty,
+    Switch::IolessMaxPauseByMemory,
+    Switch::IolessMinPauseConcurrent,
+    Switch::IolessChunkByBandwidth,
     Switch::BtrfsNoBalanceOnDirtyPages,
 ];
 

@@ -233,11 +233,11 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         )));
     }
     // page_writeback_init: the proportions' period follows the dirty limit at boot.
-    k.old_wb = crate::mm::page_writeback::OldWriteback::new(
-        crate::mm::page_writeback::dirty_limits(&k).1,
-        managed,
-        m.cpus,
-    );
+    let dirty_total = crate::mm::page_writeback::dirty_limits(&k).1;
+    k.old_wb = crate::mm::page_writeback::OldWriteback::new(dirty_total, managed, m.cpus);
+    if k.sw.on(crate::presets::Switch::IolessFastBdiRampUp) {
+        k.old_wb.fast_ramp_up(dirty_total);
+    }
     let root = super_block::mount(&mut k, "/");
     super_block::populate(&mut k, root, scenario.slab.files);
     let w: World = Rc::new(RefCell::new(k));

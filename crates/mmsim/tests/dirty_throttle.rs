@@ -160,3 +160,45 @@ fn btrfs_accounts_a_dirtying_at_every_small_write_and_ext4_once_a_page() {
         );
     }
 }
+
+/// v3's rules on a lone dd (`docs/kernels.md`): its rate equals the disk's about a sixteenth
+/// of the device's limit below its own, so global dirty pages settle near 14/16 of the
+/// limit; and patch 30 bounds each pause by the device's limit (1 ms per 4 MiB + 2 jiffies,
+/// 28 ms on 512 MiB) where without it the first pause alone is the full 200 ms.
+#[test]
+fn ioless_v3_holds_a_lone_dd_near_14_16_of_the_limit_and_sizes_pauses_by_memory() {
+    let s = common::single_dd(3072, 16384, 40);
+    let k = presets::resolve("ioless-v3", &[]).unwrap();
+    let w = sim::boot(&s, &k, 1).unwrap();
+    let (mut n, mut sum) = (0u64, 0f64);
+    let mut next = 20 * SEC;
+    Executor::new(w.clone()).run_until(40 * SEC, |k: &mut Kernel| {
+        let now = k.sched.now();
+        if now >= next {
+            next = now + SEC / 10;
+            let (_, thresh) = dirty_limits(k);
+            let dirty = k.global_stat(ZoneStat::nr_dirty) + k.global_stat(ZoneStat::nr_writeback);
+            n += 1;
+            sum += dirty as f64 / thresh as f64;
+        }
+        false
+    });
+    let mean = sum / n as f64;
+    assert!(n > 100, "{n} samples");
+    assert!((0.80..0.90).contains(&mean), "mean dirty / limit {mean:.3}");
+
+    let s = common::single_dd(512, 1024, 20);
+    let max_pause = |sets: &[(String, bool)]| {
+        let k = presets::resolve("ioless-v3", sets).unwrap();
+        let r = sim::run(&s, &k, 1, RunOptions::default()).unwrap();
+        assert!(r.dirty_throttle.pauses.count() > 100);
+        r.dirty_throttle.pauses.max()
+    };
+    assert!(
+        max_pause(&[]) <= 28 * mmsim::engine::MSEC,
+        "{}",
+        max_pause(&[])
+    );
+    let off = max_pause(&[("ioless_max_pause_by_memory".into(), false)]);
+    assert_eq!(off, SEC / 5);
+}

@@ -235,11 +235,13 @@ impl AddressSpaceOps for BlockFs {
     }
 
     /// btrfs with its patch 36 of the IO-less series v3 throttles only after dirtying a clean
-    /// page (`btrfs_file_aio_write` passes the pages it newly dirtied).
+    /// page (`btrfs_file_aio_write` passes the pages it newly dirtied); the others write
+    /// through `generic_perform_write`.
     fn throttle_after_write(&self, k: &Kernel, was_dirty: bool) -> bool {
-        !(self.redirty_on_write
-            && was_dirty
-            && k.sw.on(crate::presets::Switch::BtrfsNoBalanceOnDirtyPages))
+        if !self.redirty_on_write {
+            return crate::mm::fs_ops::generic_throttle_after_write(k, was_dirty);
+        }
+        !(was_dirty && k.sw.on(crate::presets::Switch::BtrfsNoBalanceOnDirtyPages))
     }
 
     /// Map the page's block, then `block_write_full_page` (buffer heads) or start writeback,
@@ -357,17 +359,20 @@ impl AddressSpaceOps for BlockFs {
 mod tests {
 
     #[test]
-    fn btrfs_with_patch_36_throttles_only_after_dirtying_a_clean_page() {
+    fn with_patches_06_and_36_writes_throttle_only_after_dirtying_a_clean_page() {
         let w = crate::sim::boot_for_test(64, 0, "ioless-v3");
         let k = w.borrow();
         assert!(BTRFS.throttle_after_write(&k, false));
         assert!(!BTRFS.throttle_after_write(&k, true));
-        assert!(
-            EXT4.throttle_after_write(&k, true),
-            "generic_perform_write always does"
-        );
+        // generic_perform_write with patch 06: only after dirtying a clean page.
+        assert!(EXT4.throttle_after_write(&k, false));
+        assert!(!EXT4.throttle_after_write(&k, true));
         drop(k);
         let w = crate::sim::boot_for_test(64, 0, "2.6.37-rc5");
+        assert!(
+            EXT4.throttle_after_write(&w.borrow(), true),
+            "generic_perform_write always does"
+        );
         assert!(
             BTRFS.throttle_after_write(&w.borrow(), true),
             "without the patch"

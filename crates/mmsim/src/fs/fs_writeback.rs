@@ -238,7 +238,7 @@ async fn writeback_inodes(w: &World, bdi: usize, nr_pages: &mut i64, range_cycli
         let chunk = {
             let k = w.borrow();
             if k.writeback_2_6_37() {
-                MAX_WRITEBACK_PAGES
+                crate::mm::page_writeback::v3_writeback_chunk(&k, bdi)
             } else {
                 let (_, thresh) = dirty_limits(&k);
                 let gdl = k.global_dirty_limit.hard_dirty_limit(thresh);
@@ -298,6 +298,7 @@ pub async fn writeback_inodes_wb(w: &World, bdi: usize, nr_to_write: u64) -> u64
 /// `wb_writeback` (§6.3).
 async fn wb_writeback(w: &World, bdi: usize, pass: Pass, mut nr_pages: i64) -> u64 {
     let work_start = w.borrow().sched.now();
+    crate::mm::page_writeback::v3_flusher_update_bandwidth(&mut w.borrow_mut(), bdi, work_start);
     let mut total = 0;
     loop {
         if nr_pages <= 0 {
@@ -331,6 +332,7 @@ async fn wb_writeback(w: &World, bdi: usize, pass: Pass, mut nr_pages: i64) -> u
             k.bdis[bdi]
                 .bw
                 .wb_update_bandwidth(now, written, dirtied, work_start);
+            crate::mm::page_writeback::v3_flusher_update_bandwidth(&mut k, bdi, work_start);
         }
         if progress > 0 {
             continue;

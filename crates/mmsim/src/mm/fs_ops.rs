@@ -103,6 +103,13 @@ pub enum Release {
     Wait,
 }
 
+/// Whether `generic_perform_write` runs the dirty-throttle hook after copying into a page
+/// that was dirty (`was_dirty`) or clean: always, or with patch 06 of the IO-less series v3
+/// ("prevent duplicate balance_dirty_pages_ratelimited() calls") only for a clean one.
+pub fn generic_throttle_after_write(k: &Kernel, was_dirty: bool) -> bool {
+    !(was_dirty && k.sw.on(crate::presets::Switch::IolessNoDuplicateBalance))
+}
+
 /// The operations of a filesystem (or of the swap cache) on its pages.
 pub trait AddressSpaceOps: fmt::Debug {
     /// The filesystem's name in messages (`Ext4`, `Nfs`, ...).
@@ -122,10 +129,10 @@ pub trait AddressSpaceOps: fmt::Debug {
     }
 
     /// Whether a `write(2)` that copied into a page which was already dirty (`was_dirty`)
-    /// runs the dirty-throttle hook after it. `generic_perform_write` always does.
+    /// runs the dirty-throttle hook after it. `generic_perform_write` always does, except
+    /// with patch 06 of the IO-less series v3.
     fn throttle_after_write(&self, k: &Kernel, was_dirty: bool) -> bool {
-        let _ = (k, was_dirty);
-        true
+        generic_throttle_after_write(k, was_dirty)
     }
 
     /// `->writepage` of a locked page whose dirty bit the caller has just cleared

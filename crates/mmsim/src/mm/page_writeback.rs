@@ -1016,6 +1016,8 @@ pub struct DirtyTask {
     /// `dirties`: the task's recent page dirtyings, for its share of the limit (2.6.37,
     /// `task_dirty_limit`).
     pub dirties: proportions::PropLocal,
+    /// The task's fields under the IO-less series v3.
+    pub v3: TaskV3,
 }
 
 impl Default for DirtyTask {
@@ -1025,6 +1027,7 @@ impl Default for DirtyTask {
             nr_dirtied_pause: INIT_NR_DIRTIED_PAUSE,
             dirty_paused_when: 0,
             dirties: Default::default(),
+            v3: TaskV3::default(),
         }
     }
 }
@@ -1380,6 +1383,7 @@ pub fn over_bground_thresh(
 mod account;
 mod balance;
 mod balance_old;
+mod balance_v3;
 pub mod proportions;
 mod throttle_stats;
 mod write_cache_pages;
@@ -1387,6 +1391,7 @@ mod write_cache_pages;
 pub use account::*;
 pub use balance::*;
 pub use balance_old::*;
+pub use balance_v3::*;
 pub use throttle_stats::*;
 pub use write_cache_pages::*;
 

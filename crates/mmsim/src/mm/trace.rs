@@ -520,6 +520,42 @@ pub fn balance_dirty_pages(
     );
 }
 
+/// `balance_dirty_pages` of the IO-less series v3 (its patches 14 and 32): the bdi's and the
+/// task's limits, its dirty pages raw and smoothed, the gaps in percent of the ramps, the
+/// three rates in KB/s, and the period, think time and pause in ms.
+pub fn balance_dirty_pages_v3(k: &mut Kernel, bdi: usize, t: &super::page_writeback::V3Trace) {
+    if !enabled(k) {
+        return;
+    }
+    let name = bdi_dev_name(&k.bdis, bdi);
+    let limit = t.bdi_limit as i64;
+    // BDP_PERCENT(a, b, c): (a - b) in hundredths of limit / c, rounded.
+    let bdp = |a: u64, b: u64, c: i64| ((a as i64 - b as i64) * 100 * c + limit / 2) / (limit | 1);
+    let ms = |j: i64| j * (crate::engine::JIFFY / crate::engine::MSEC) as i64;
+    let kbps = |pages: u64| pages * (crate::calibration::PAGE_SIZE >> 10);
+    emit(
+        k,
+        "balance_dirty_pages",
+        format_args!(
+            "bdi {name}: bdi_limit={} task_limit={} bdi_dirty={} avg_dirty={} bdi_gap={}% task_gap={}% task_weight={}% bdi_bw={} base_bw={} task_bw={} dirtied={} period={} think={} pause={}",
+            t.bdi_limit,
+            t.task_limit,
+            t.bdi_dirty,
+            t.avg_dirty,
+            bdp(t.bdi_limit, t.bdi_dirty, 8),
+            bdp(t.task_limit, t.avg_dirty, 16),
+            bdp(t.bdi_limit, t.task_limit, 16),
+            kbps(t.bdi_bw),
+            kbps(t.base_bw),
+            kbps(t.task_bw),
+            t.dirtied,
+            ms(t.period as i64),
+            ms(t.think),
+            ms(t.pause),
+        ),
+    );
+}
+
 /// `global_dirty_state` (3.1+, and patch 33 of the IO-less series v3): the global dirty
 /// counters and limits, each time `global_dirty_limits` computes them. 2.6.37 without the
 /// series has no such event.
@@ -921,5 +957,39 @@ mod global_dirty_state_tests {
                 assert!(lines.is_empty(), "{preset}: {lines:?}");
             }
         }
+    }
+
+    /// v3's layout (its patches 14 and 32): gaps as BDP_PERCENT, rates in KB/s, times in
+    /// ms (4 per jiffy at HZ 250), signed think time and pause.
+    #[test]
+    fn balance_dirty_pages_of_ioless_v3_prints_gaps_rates_and_times() {
+        let w = boot_for_test(128, 0, "ioless-v3");
+        let sda = crate::sim::add_test_disk(&w, "sda", "xfs");
+        let cap = super::testing::capture(&w);
+        let t = crate::mm::page_writeback::V3Trace {
+            bdi_dirty: 14_500,
+            avg_dirty: 14_000,
+            bdi_limit: 16_000,
+            task_limit: 15_000,
+            dirtied: 32,
+            bdi_bw: 25_600,
+            base_bw: 12_800,
+            task_bw: 3_000,
+            period: 3,
+            think: -2,
+            pause: 5,
+        };
+        super::balance_dirty_pages_v3(&mut w.borrow_mut(), sda, &t);
+        let lines = cap.lines();
+        assert_eq!(lines.len(), 1);
+        // bdi_gap = (16000 - 14500) x 800 / 16000 = 75; task_gap = 1000 x 1600 / 16000 =
+        // 100; task_weight = 1000 x 1600 / 16000 = 100 (each rounded from + 8000).
+        assert!(
+            lines[0].ends_with(
+                "balance_dirty_pages: bdi 8:0: bdi_limit=16000 task_limit=15000 bdi_dirty=14500 avg_dirty=14000 bdi_gap=75% task_gap=100% task_weight=100% bdi_bw=102400 base_bw=51200 task_bw=12000 dirtied=32 period=12 think=-8 pause=20"
+            ),
+            "{}",
+            lines[0]
+        );
     }
 }

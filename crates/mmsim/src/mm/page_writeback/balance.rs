@@ -8,11 +8,7 @@ fn bdp_input(k: &mut crate::mm::Kernel, bdi: usize) -> BdpInput {
     use crate::mm::vmstat::ZoneStat as S;
     let now = k.sched.now();
     let (bg_thresh, thresh) = global_dirty_limits_traced(k);
-    let (num, den) = if k.writeback_2_6_37() {
-        k.old_wb.bdi_fraction(bdi)
-    } else {
-        k.bdi_props.fraction(bdi, now)
-    };
+    let (num, den) = k.bdi_props.fraction(bdi, now);
     let b = &k.bdis[bdi];
     BdpInput {
         now,
@@ -39,6 +35,9 @@ pub async fn balance_dirty_pages_ratelimited(
 ) {
     if w.borrow().old_dirty_throttle() {
         return balance_dirty_pages_ratelimited_old(w, bdi, task).await;
+    }
+    if w.borrow().writeback_2_6_37() {
+        return balance_dirty_pages_ratelimited_v3(w, bdi, task).await;
     }
     let pages = {
         let mut k = w.borrow_mut();

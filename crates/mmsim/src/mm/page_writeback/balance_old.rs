@@ -22,6 +22,8 @@ pub struct OldWriteback {
     pub cpu_ratelimits: Vec<u64>,
     /// `ratelimit_pages`.
     pub ratelimit_pages: u64,
+    /// Each bdi's state under the IO-less series v3, by bdi index.
+    pub v3_bdis: Vec<super::BdiV3>,
 }
 
 impl OldWriteback {
@@ -35,7 +37,16 @@ impl OldWriteback {
             dirties: PropGlobal::new(shift),
             cpu_ratelimits: vec![0; cpus.max(1) as usize],
             ratelimit_pages: ratelimit_pages_old(vm_total_pages, cpus),
+            v3_bdis: Vec::new(),
         }
+    }
+
+    /// Patch 11 of the IO-less series v3 ("reduce per-bdi dirty threshold ramp up time"):
+    /// both proportions get a period of `ilog2(dirty_total − 1) − 1`, 8 times shorter.
+    pub fn fast_ramp_up(&mut self, dirty_total: u64) {
+        let shift = calc_period_shift(dirty_total).saturating_sub(3).max(1);
+        self.completions = PropGlobal::new(shift);
+        self.dirties = PropGlobal::new(shift);
     }
 
     /// `bdi_writeout_inc`: one page writeback completed on `bdi`.
@@ -63,6 +74,13 @@ impl OldWriteback {
     /// the CPU's count reaches the rate limit (8 pages while the bdi is over its limit);
     /// whoever crosses it is throttled.
     pub fn ratelimit(&mut self, cpu: usize, bdi_dirty_exceeded: bool) -> Option<u64> {
+        self.ratelimit_count(cpu, bdi_dirty_exceeded)
+            .map(|dirtied| sync_writeback_pages(dirtied, self.ratelimit_pages))
+    }
+
+    /// [`Self::ratelimit`] as patch 03 of the IO-less series v3 left it: the CPU's count
+    /// itself when it reaches the limit.
+    pub fn ratelimit_count(&mut self, cpu: usize, bdi_dirty_exceeded: bool) -> Option<u64> {
         let limit = if bdi_dirty_exceeded {
             8
         } else {
@@ -71,11 +89,7 @@ impl OldWriteback {
         let n = self.cpu_ratelimits.len();
         let p = &mut self.cpu_ratelimits[cpu % n];
         *p += 1;
-        if *p < limit {
-            return None;
-        }
-        let dirtied = std::mem::take(p);
-        Some(sync_writeback_pages(dirtied, self.ratelimit_pages))
+        (*p >= limit).then(|| std::mem::take(p))
     }
 }
 
