@@ -274,6 +274,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                         kernel: &r.kernel,
                         series,
                         devices: &r.devices,
+                        pauses: &r.dirty_throttle.pauses,
                     })
                     .collect();
                 let report = html::Report {
@@ -758,6 +759,7 @@ fn reproduce(
                                 kernel: &r.kernel,
                                 series: series.as_ref().expect("sampled for --html"),
                                 devices: &r.devices,
+                                pauses: &r.dirty_throttle.pauses,
                             }
                         })
                         .collect();
@@ -872,6 +874,7 @@ fn reproduce_dirty_throttling(
                             kernel: &r.result.kernel,
                             series: &r.series,
                             devices: &r.result.devices,
+                            pauses: &r.result.dirty_throttle.pauses,
                         })
                         .collect(),
                 })

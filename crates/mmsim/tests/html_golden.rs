@@ -68,6 +68,7 @@ fn site() -> Vec<(String, String)> {
                     kernel: &r.kernel,
                     series: ts,
                     devices: &r.devices,
+                    pauses: &r.dirty_throttle.pauses,
                 })
                 .collect(),
         }],
@@ -101,6 +102,10 @@ fn the_tiny_site_matches_its_goldens_and_is_made_the_same_every_time() {
     check_golden(
         "html_run-dirty.3.9.svg",
         file(&files, "graphs/run-dirty.3.9.svg"),
+    );
+    check_golden(
+        "html_run-pauses.3.9.svg",
+        file(&files, "graphs/run-pauses.3.9.svg"),
     );
     check_golden(
         "html_run-sda-await.lessdisrupt-v7r10.svg",

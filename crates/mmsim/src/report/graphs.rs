@@ -38,6 +38,9 @@ pub struct Line {
     pub kind: LineKind,
 }
 
+/// The x axis of the time-series graphs.
+const TIME_AXIS: &str = "time (s)";
+
 /// One graph of one run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Graph {
@@ -45,6 +48,8 @@ pub struct Graph {
     pub id: String,
     pub title: String,
     pub y_label: String,
+    /// The x axis: simulated time for every graph but a distribution's.
+    pub x_label: String,
     /// Where each line comes from, in a sentence or two.
     pub about: String,
     /// Fixed y range (percentages); else from 0 to the largest value.
@@ -166,6 +171,7 @@ pub fn graphs(ts: &TimeSeries, devices: &[DeviceReport]) -> Vec<Graph> {
         id: id.to_string(),
         title: title.to_string(),
         y_label: y_label.to_string(),
+        x_label: TIME_AXIS.to_string(),
         about: about.to_string(),
         y_max: None,
         lines,
@@ -338,6 +344,7 @@ fn device_graphs(c: &Columns, devices: &[DeviceReport]) -> Vec<Graph> {
             id: format!("{}-{id}", file_safe(name)),
             title: format!("{name}: {title}"),
             y_label: y_label.to_string(),
+            x_label: TIME_AXIS.to_string(),
             about: about.to_string(),
             y_max: None,
             lines,
@@ -386,6 +393,34 @@ fn device_graphs(c: &Columns, devices: &[DeviceReport]) -> Vec<Graph> {
         });
     }
     out
+}
+
+/// The distribution of `balance_dirty_pages`' pauses (Wu's pause-time graph): the share of
+/// all pauses in each jiffy (4 ms, the kernel's unit of sleep) from 0 to the longest. None
+/// if the run never paused.
+pub fn pause_graph(pauses: &crate::mm::page_writeback::Durations) -> Option<Graph> {
+    let per_ms = pauses.per_ms();
+    if per_ms.is_empty() {
+        return None;
+    }
+    let step = (crate::engine::JIFFY / crate::engine::MSEC) as usize;
+    let n = pauses.count() as f64;
+    let points = per_ms
+        .chunks(step)
+        .enumerate()
+        .map(|(j, c)| ((j * step) as f64, 100.0 * c.iter().sum::<u64>() as f64 / n))
+        .collect();
+    Some(Graph {
+        id: "pauses".into(),
+        title: "balance_dirty_pages pause times".into(),
+        y_label: "% of pauses".into(),
+        x_label: "pause (ms, in jiffies of 4 ms)".into(),
+        about: "Each sleep of a throttled writer in balance_dirty_pages, counted by the jiffy \
+                (4 ms) from 0 to the longest, as a share of all of its run's sleeps."
+            .into(),
+        y_max: None,
+        lines: vec![data("pauses", points)],
+    })
 }
 
 /// `name` with anything but ASCII letters, digits, `.`, `_` and `-` replaced by `_`.
@@ -502,7 +537,7 @@ fn draw(
         .configure_mesh()
         .light_line_style(RGBColor(235, 235, 235))
         .bold_line_style(RGBColor(210, 210, 210))
-        .x_desc("time (s)")
+        .x_desc(graph.x_label.as_str())
         .y_desc(graph.y_label.as_str())
         .x_label_formatter(&|v| tick(*v))
         .y_label_formatter(&|v| tick(*v))
@@ -646,5 +681,22 @@ mod tests {
         assert_eq!(tick(25_000.0), "25k");
         assert_eq!(tick(1_800_000.0), "1.8M");
         assert_eq!(tick(250_000.0), "0.25M");
+    }
+
+    #[test]
+    fn the_pause_graph_shares_the_pauses_out_by_the_jiffy() {
+        use crate::engine::MSEC;
+        let mut d = crate::mm::page_writeback::Durations::default();
+        assert!(pause_graph(&d).is_none(), "a run that never paused");
+        for ms in [4, 4, 5, 9] {
+            d.record(ms * MSEC);
+        }
+        let g = pause_graph(&d).unwrap();
+        assert_eq!(g.id, "pauses");
+        assert_eq!(g.x_label, "pause (ms, in jiffies of 4 ms)");
+        assert_eq!(
+            g.lines[0].points,
+            vec![(0.0, 0.0), (4.0, 75.0), (8.0, 25.0)]
+        );
     }
 }

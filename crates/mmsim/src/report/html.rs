@@ -25,6 +25,8 @@ pub struct KernelRun<'a> {
     pub kernel: &'a str,
     pub series: &'a TimeSeries,
     pub devices: &'a [DeviceReport],
+    /// Each pause of `balance_dirty_pages`, for the pause-time graph.
+    pub pauses: &'a crate::mm::page_writeback::Durations,
 }
 
 /// A run of the same thing under each kernel: its graphs are drawn side by side.
@@ -248,7 +250,11 @@ pub fn site(report: &Report) -> Vec<(String, String)> {
         let per_kernel: Vec<Vec<Graph>> = case
             .runs
             .iter()
-            .map(|r| graphs::graphs(r.series, r.devices))
+            .map(|r| {
+                let mut g = graphs::graphs(r.series, r.devices);
+                g.extend(graphs::pause_graph(r.pauses));
+                g
+            })
             .collect();
         let (drawn, empty) = rows(&per_kernel);
         let _ = writeln!(body, "<h3 id=\"{}\">{}</h3>", case.id, escape(&case.title));

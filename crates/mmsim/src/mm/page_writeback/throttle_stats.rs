@@ -46,6 +46,13 @@ impl Durations {
         self.total.checked_div(self.count).unwrap_or(0)
     }
 
+    /// How many fell in each 1 ms bucket, from 0 ms to the longest (the last bucket also
+    /// holds those of [`Self::SPAN_MS`] ms and more). Empty when none was counted.
+    pub fn per_ms(&self) -> &[u64] {
+        let last = ((self.max / MSEC) as usize).min(Self::SPAN_MS);
+        self.buckets.get(..=last).unwrap_or(&[])
+    }
+
     /// The `q` quantile (0 < q ≤ 1), to the millisecond below: the smallest bucket with at
     /// least `q` of the durations at or under it. 0 when none was counted.
     pub fn quantile(&self, q: f64) -> Nanos {
@@ -85,6 +92,23 @@ pub struct ThrottleStats {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn per_ms_counts_each_millisecond_up_to_the_longest() {
+        let mut d = super::Durations::default();
+        assert!(d.per_ms().is_empty());
+        for ms in [0, 2, 2] {
+            d.record(ms * super::MSEC + 1);
+        }
+        assert_eq!(d.per_ms(), &[1, 0, 2]);
+        d.record(20 * crate::engine::SEC);
+        assert_eq!(d.per_ms().len(), super::Durations::SPAN_MS + 1);
+        assert_eq!(
+            d.per_ms()[super::Durations::SPAN_MS],
+            1,
+            "the last holds the longer ones"
+        );
+    }
+
     use super::*;
 
     #[test]
