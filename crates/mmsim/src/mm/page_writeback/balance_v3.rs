@@ -105,11 +105,12 @@ pub fn bdi_dirty_limit_v3(
 }
 
 /// `task_dirty_limit` of v3 (patch 03): the bdi's limit less up to a sixteenth of it by the
-/// task's share `num / den` of recent dirtyings, never below half.
+/// task's share `num / den` of recent dirtyings (2.6.37's floor of half the bdi's limit
+/// stays in the code but can no longer bind).
 pub fn task_dirty_limit_v3(bdi_thresh: u64, num: u64, den: u64) -> u64 {
     let inv =
         u128::from(bdi_thresh / TASK_SOFT_DIRTY_LIMIT) * u128::from(num) / u128::from(den.max(1));
-    bdi_thresh.saturating_sub(inv as u64).max(bdi_thresh / 2)
+    bdi_thresh - inv as u64
 }
 
 /// `global_dirty_limits` with patch 12: the background limit at most 3/4 of the dirty one.
@@ -615,11 +616,13 @@ mod tests {
         let x = 99_952 - 99_952 / 128;
         // A bdi with all the completions gets all of it.
         assert_eq!(bdi_dirty_limit_v3(sw, 100_000, 1, 1, 50_000, 48), x);
-        // One with none gets half of the headroom left: (x - 50 000) / 2.
+        // One with none gets half of the headroom left: (x - 50 000) / 2; one whose share
+        // is more keeps its share.
         assert_eq!(
             bdi_dirty_limit_v3(sw, 100_000, 0, 1, 50_000, 48),
             (x - 50_000) / 2
         );
+        assert_eq!(bdi_dirty_limit_v3(sw, 100_000, 1, 4, 50_000, 48), x / 4);
         // Over the limit there is no headroom to share.
         assert_eq!(bdi_dirty_limit_v3(sw, 100_000, 0, 1, 120_000, 48), 0);
         // The 1/128 margin is at most 32 MiB.
@@ -721,6 +724,22 @@ mod tests {
         let before = b.write_bandwidth;
         b.update(sw, 1100, 1000, 7 + 2_560, 0, 0);
         assert_eq!(b.write_bandwidth, (2_560 * HZ + before * 206) >> 8);
+        // Half a second after the stamp, from a call that began since: an update (a quiet
+        // spell is longer than half a second and began before the call).
+        let mut fresh = BdiV3 {
+            bw_time_stamp: Some(1000),
+            ..BdiV3::default()
+        };
+        fresh.update(sw, 1125, 1100, 0, 0, 0);
+        assert_eq!(fresh.write_bandwidth, V3_INIT_BW * (256 - 125) / 256);
+        // 800 ms from a call that began at the stamp (the flusher's long pass): the sample
+        // weighs at most a half, at its rate (5 120 pages in 200 jiffies: 6 400 pages/s).
+        let mut long = BdiV3 {
+            bw_time_stamp: Some(1000),
+            ..BdiV3::default()
+        };
+        long.update(sw, 1200, 1000, 5_120, 0, 0);
+        assert_eq!(long.write_bandwidth, (6_400 * 128 + V3_INIT_BW * 128) >> 8);
         // After a quiet second, begun since the stamp: a new stamp only.
         let before = b.write_bandwidth;
         b.update(sw, 1400, 1390, 7 + 2_560, 0, 0);
@@ -754,6 +773,29 @@ mod tests {
         // Between: no change.
         let b = updated(13_800, 25_600, 13_800, 16_000);
         assert_eq!(b.throttle_bandwidth, 25_600);
+        // At the limit itself: the top gap's largest cut; just inside the gap, its smallest.
+        let b = updated(16_000, 25_600, 16_000, 16_000);
+        assert_eq!(b.throttle_bandwidth, 25_600 - (25_600 >> 3));
+        let b = updated(15_000, 25_600, 15_000, 16_000);
+        assert_eq!(b.throttle_bandwidth, 25_600 - (25_600 >> 6));
+        // The second gap (above thresh - 2 gaps + gap/4 = 14 248) cuts only a base above
+        // 1.5 x the write bandwidth (38 400), by 1/16 to 1/32.
+        let b = updated(14_500, 40_000, 14_500, 16_000);
+        assert_eq!(b.throttle_bandwidth, 40_000 - (40_000 >> 4));
+        let b = updated(14_249, 40_000, 14_249, 16_000);
+        assert_eq!(b.throttle_bandwidth, 40_000 - (40_000 >> 5));
+        let b = updated(14_248, 40_000, 14_248, 16_000);
+        assert_eq!(b.throttle_bandwidth, 40_000);
+        let b = updated(14_500, 38_400, 14_500, 16_000);
+        assert_eq!(b.throttle_bandwidth, 38_400);
+        // The rise needs both: at most thresh - 2.5 gaps (13 498), and under half the write
+        // bandwidth (12 800).
+        let b = updated(13_498, 12_799, 13_498, 16_000);
+        assert_eq!(b.throttle_bandwidth, 12_799 + (12_799 >> 4) + 1);
+        let b = updated(13_499, 12_799, 13_499, 16_000);
+        assert_eq!(b.throttle_bandwidth, 12_799);
+        let b = updated(10_000, 12_800, 10_000, 16_000);
+        assert_eq!(b.throttle_bandwidth, 12_800);
         // The flusher's call (0, 0) on a bdi never throttled wraps into a rise.
         let b = updated(0, 1_000, 0, 0);
         assert_eq!(b.throttle_bandwidth, 1_063);
@@ -770,6 +812,14 @@ mod tests {
         assert_eq!((b.avg_dirty, b.old_dirty), (1_000, 1_100), "held");
         b.update_dirty_smooth(2_600, 10_000);
         assert_eq!(b.avg_dirty, (1_000 * 15 + 2_600) / 16);
+        // At the limit the average still averages.
+        let mut at = BdiV3 {
+            avg_dirty: 900,
+            old_dirty: 900,
+            ..BdiV3::default()
+        };
+        at.update_dirty_smooth(500, 900);
+        assert_eq!(at.avg_dirty, (900 * 15 + 500) / 16);
         // A limit that fell below the average resets it.
         b.update_dirty_smooth(500, 900);
         assert_eq!(b.avg_dirty, 500);
