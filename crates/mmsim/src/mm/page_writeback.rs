@@ -384,6 +384,24 @@ pub fn global_dirtyable_memory(d: &Dirtyable) -> u64 {
 /// at or above the dirty threshold becomes half of it; `boosted` (a real-time task or one
 /// with `PF_LESS_THROTTLE`, i.e. nfsd) adds a quarter to both.
 pub fn global_dirty_limits(dirtyable: u64, s: &DirtySysctls, boosted: bool) -> (u64, u64) {
+    let halve = |background, dirty| {
+        if background >= dirty {
+            dirty / 2
+        } else {
+            background
+        }
+    };
+    global_dirty_limits_by(dirtyable, s, boosted, halve)
+}
+
+/// [`global_dirty_limits`] with `gap(background, dirty)` in place of its rule for a
+/// background limit too close to the dirty one.
+pub fn global_dirty_limits_by(
+    dirtyable: u64,
+    s: &DirtySysctls,
+    boosted: bool,
+    gap: impl Fn(u64, u64) -> u64,
+) -> (u64, u64) {
     let mut dirty = if s.dirty_bytes != 0 {
         s.dirty_bytes.div_ceil(PAGE_SIZE)
     } else {
@@ -394,9 +412,7 @@ pub fn global_dirty_limits(dirtyable: u64, s: &DirtySysctls, boosted: bool) -> (
     } else {
         u64::from(s.dirty_background_ratio) * dirtyable / 100
     };
-    if background >= dirty {
-        background = dirty / 2;
-    }
+    background = gap(background, dirty);
     if boosted {
         background += background / 4;
         dirty += dirty / 4;

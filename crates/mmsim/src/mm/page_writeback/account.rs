@@ -34,8 +34,14 @@ pub fn global_dirtyable(k: &crate::mm::Kernel) -> u64 {
 }
 
 /// `global_dirty_limits` from the machine's counters: (background, dirty) thresholds.
+/// With patch 12 of the IO-less series v3 the background limit is at most 3/4 of the dirty
+/// one ([`bg_gap_v3`]).
 pub fn dirty_limits(k: &crate::mm::Kernel) -> (u64, u64) {
-    global_dirty_limits(global_dirtyable(k), &k.vm.dirty, false)
+    let dirtyable = global_dirtyable(k);
+    if v3_has(k, crate::presets::Switch::IolessDirtyBgGap) {
+        return global_dirty_limits_by(dirtyable, &k.vm.dirty, false, bg_gap_v3);
+    }
+    global_dirty_limits(dirtyable, &k.vm.dirty, false)
 }
 
 /// [`dirty_limits`] where the kernel calls `global_dirty_limits`, which emits

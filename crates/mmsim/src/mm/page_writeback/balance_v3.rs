@@ -113,14 +113,10 @@ pub fn task_dirty_limit_v3(bdi_thresh: u64, num: u64, den: u64) -> u64 {
     bdi_thresh - inv as u64
 }
 
-/// `global_dirty_limits` with patch 12: the background limit at most 3/4 of the dirty one.
-pub fn dirty_limits_v3(k: &crate::mm::Kernel) -> (u64, u64) {
-    let (bg, thresh) = dirty_limits(k);
-    if k.sw.on(Switch::IolessDirtyBgGap) {
-        let cap = thresh - thresh * 2 / BDI_SOFT_DIRTY_LIMIT;
-        return (bg.min(cap), thresh);
-    }
-    (bg, thresh)
+/// Patch 12's rule in `global_dirty_limits`: a background limit at most the dirty limit
+/// less two eighths of it (it was halved only when at or above the dirty limit).
+pub fn bg_gap_v3(bg: u64, thresh: u64) -> u64 {
+    bg.min(thresh - thresh * 2 / BDI_SOFT_DIRTY_LIMIT)
 }
 
 /// `ratelimit_pages(bdi)` (patch 05): about the square root of the headroom, below the
@@ -357,7 +353,7 @@ fn ratelimit_v3(k: &mut crate::mm::Kernel, bdi: usize, task: &mut DirtyTask) -> 
 /// `ratelimit_pages(bdi)` on the machine's counters now.
 fn bdi_ratelimit_pages(k: &mut crate::mm::Kernel, bdi: usize) -> u64 {
     use crate::mm::vmstat::ZoneStat as S;
-    let (bg, thresh) = dirty_limits_v3(k);
+    let (bg, thresh) = dirty_limits(k);
     let dirty =
         k.global_stat(S::nr_dirty) + k.global_stat(S::nr_unstable) + k.global_stat(S::nr_writeback);
     let (num, den) = k.old_wb.bdi_fraction(bdi);
@@ -406,7 +402,7 @@ fn iterate(k: &mut crate::mm::Kernel, bdi: usize, task: &mut DirtyTask, c: &mut 
     let now = jiffies(k.sched.now());
     let nr_reclaimable = k.global_stat(S::nr_dirty) + k.global_stat(S::nr_unstable);
     let nr_dirty = nr_reclaimable + k.global_stat(S::nr_writeback);
-    let (bg, thresh) = dirty_limits_v3(k);
+    let (bg, thresh) = dirty_limits(k);
     crate::mm::trace::global_dirty_state(k, bg, thresh);
     (c.nr_dirty, c.nr_reclaimable, c.bg) = (nr_dirty, nr_reclaimable, bg);
     if nr_dirty <= (bg + thresh) / 2 {
@@ -640,6 +636,26 @@ mod tests {
     }
 
     #[test]
+    fn the_background_limit_is_at_most_three_quarters_of_the_dirty_limit() {
+        assert_eq!(bg_gap_v3(50_000, 100_000), 50_000);
+        assert_eq!(bg_gap_v3(90_000, 100_000), 75_000);
+        assert_eq!(bg_gap_v3(75_000, 100_000), 75_000);
+        // At or above the dirty limit: 3/4 of it, where 2.6.37 halves it.
+        assert_eq!(bg_gap_v3(100_000, 100_000), 75_000);
+        let s = DirtySysctls {
+            dirty_background_ratio: 30,
+            dirty_ratio: 20,
+            ..DirtySysctls::default()
+        };
+        assert_eq!(global_dirty_limits(100_000, &s, false), (10_000, 20_000));
+        assert_eq!(
+            global_dirty_limits_by(100_000, &s, false, bg_gap_v3),
+            (15_000, 20_000)
+        );
+        assert_eq!(bg_gap_v3(10, 3), 3, "3 - 6/8");
+    }
+
+    #[test]
     fn a_task_limit_is_at_most_a_sixteenth_below_the_bdi_limit() {
         assert_eq!(task_dirty_limit_v3(16_000, 1, 1), 15_000);
         assert_eq!(task_dirty_limit_v3(16_000, 1, 2), 15_500);
@@ -778,6 +794,9 @@ mod tests {
         assert_eq!(b.throttle_bandwidth, 25_600 - (25_600 >> 3));
         let b = updated(15_000, 25_600, 15_000, 16_000);
         assert_eq!(b.throttle_bandwidth, 25_600 - (25_600 >> 6));
+        // A whole gap below the limit is outside the top gap.
+        let b = updated(14_999, 25_600, 14_999, 16_000);
+        assert_eq!(b.throttle_bandwidth, 25_600);
         // The second gap (above thresh - 2 gaps + gap/4 = 14 248) cuts only a base above
         // 1.5 x the write bandwidth (38 400), by 1/16 to 1/32.
         let b = updated(14_500, 40_000, 14_500, 16_000);
