@@ -536,13 +536,20 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool, plan: Option<PlannedWrite>) -
     }
     let a_ops = page_aops(k, pfn);
     let wbc = WritebackControl::for_reclaim(kswapd);
-    let plan = plan.unwrap_or_else(|| a_ops.writepage_plan(k, pfn, &wbc));
-    if !write_would_queue(k, pfn, plan) {
-        // Not reached: shrink_one_page waited for a request first. Kept so that a write
-        // never goes without a request.
-        debug_assert!(false, "reclaim waited for a request before writing");
-        return Pageout::Keep;
-    }
+    let plan = match plan {
+        // shrink_one_page found that it queues.
+        Some(plan) => plan,
+        None => {
+            let plan = a_ops.writepage_plan(k, pfn, &wbc);
+            if !write_would_queue(k, pfn, plan) {
+                // Not reached: shrink_one_page waited for a request first. Kept so that a
+                // write never goes without a request.
+                debug_assert!(false, "reclaim waited for a request before writing");
+                return Pageout::Keep;
+            }
+            plan
+        }
+    };
     if plan == PlannedWrite::Redirty {
         // clear_page_dirty_for_io, then a writepage that redirties the page: for a dirty,
         // unmapped page the pair leaves its flags, tag and counters as they were, so

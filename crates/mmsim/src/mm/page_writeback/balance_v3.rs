@@ -350,15 +350,21 @@ fn ratelimit_v3(k: &mut crate::mm::Kernel, bdi: usize, task: &mut DirtyTask) -> 
     None
 }
 
+/// Bdi `bdi`'s limit ([`bdi_dirty_limit_v3`]) on its share now, with `dirty` pages dirty
+/// or under writeback machine-wide.
+fn bdi_thresh_v3(k: &mut crate::mm::Kernel, bdi: usize, thresh: u64, dirty: u64) -> u64 {
+    let (num, den) = k.old_wb.bdi_fraction(bdi);
+    let stat_error = bdi_stat_error(k.sched.cpus() as u64);
+    bdi_dirty_limit_v3(k.sw, thresh, num, den, dirty, stat_error)
+}
+
 /// `ratelimit_pages(bdi)` on the machine's counters now.
 fn bdi_ratelimit_pages(k: &mut crate::mm::Kernel, bdi: usize) -> u64 {
     use crate::mm::vmstat::ZoneStat as S;
     let (bg, thresh) = dirty_limits(k);
     let dirty =
         k.global_stat(S::nr_dirty) + k.global_stat(S::nr_unstable) + k.global_stat(S::nr_writeback);
-    let (num, den) = k.old_wb.bdi_fraction(bdi);
-    let stat_error = bdi_stat_error(k.sched.cpus() as u64);
-    let bdi_thresh = bdi_dirty_limit_v3(k.sw, thresh, num, den, dirty, stat_error);
+    let bdi_thresh = bdi_thresh_v3(k, bdi, thresh, dirty);
     let b = &k.bdis[bdi];
     ratelimit_pages_v3(bg, thresh, dirty, bdi_thresh, b.reclaimable + b.writeback)
 }
@@ -408,9 +414,7 @@ fn iterate(k: &mut crate::mm::Kernel, bdi: usize, task: &mut DirtyTask, c: &mut 
     if nr_dirty <= (bg + thresh) / 2 {
         return V3Step::Break;
     }
-    let (num, den) = k.old_wb.bdi_fraction(bdi);
-    let stat_error = bdi_stat_error(k.sched.cpus() as u64);
-    let mut bdi_thresh = bdi_dirty_limit_v3(sw, thresh, num, den, nr_dirty, stat_error);
+    let mut bdi_thresh = bdi_thresh_v3(k, bdi, thresh, nr_dirty);
     let (tn, td) = k.old_wb.dirties.fraction(&mut task.dirties);
     let task_thresh = task_dirty_limit_v3(bdi_thresh, tn, td);
     if !sw.on(Switch::IolessTaskThreshSplit) {
