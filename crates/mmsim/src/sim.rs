@@ -305,6 +305,8 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
         Scheduler::Cfq => ElevatorKind::cfq(),
     };
     let depth = cfg.depth.max(1);
+    let jbd2 = dev.filesystem == crate::fs::Filesystem::Ext4
+        && dev.data == crate::scenario::DataMode::Ordered;
     let id = {
         let mut k = w.borrow_mut();
         let now = k.sched.now();
@@ -326,6 +328,7 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             dirtied: 0,
             written: 0,
             written_by_dirtiers: 0,
+            throttle_view: Default::default(),
             bw: crate::mm::page_writeback::BdiBandwidth::new(now),
             b_dirty: Default::default(),
             b_io: Default::default(),
@@ -344,6 +347,11 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             let q = k.sched.new_queue();
             k.bdis.last_mut().expect("just pushed").fs_info =
                 Some(Box::new(crate::fs::jbd::Journal::new(q)));
+        }
+        if jbd2 {
+            let q = k.sched.new_queue();
+            k.bdis.last_mut().expect("just pushed").fs_info =
+                Some(Box::new(crate::fs::jbd2::Journal2::new(q)));
         }
         let n = k.bdis.len();
         if dev.filesystem != crate::fs::Filesystem::Raw {
@@ -383,6 +391,13 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
         w.borrow_mut().sched.spawn(
             &format!("kjournald-{}", dev.name),
             crate::fs::jbd::kjournald(w2, id),
+        );
+    }
+    if jbd2 {
+        let w2 = w.clone();
+        w.borrow_mut().sched.spawn(
+            &format!("jbd2-{}", dev.name),
+            crate::fs::jbd2::kjournald2(w2, id),
         );
     }
     Ok(id)
@@ -698,10 +713,30 @@ fn sample(k: &Kernel) -> Vec<f64> {
         k.events.get(E::allocstall) as f64,
     ];
     let (background, dirty) = crate::mm::page_writeback::dirty_limits(k);
-    row.extend([background as f64, dirty as f64]);
-    for b in &k.bdis {
-        row.push((b.bw.avg_write_bandwidth * PAGE_SIZE / 1024) as f64);
-        row.push(b.written as f64);
+    row.extend([
+        background as f64,
+        dirty as f64,
+        g(ZoneStat::nr_dirtied),
+        g(ZoneStat::nr_written),
+    ]);
+    let kbps = |pages: u64| (pages * PAGE_SIZE / 1024) as f64;
+    for (i, b) in k.bdis.iter().enumerate() {
+        let (write_bw, base_rate) = crate::mm::page_writeback::bdi_rates(k, i);
+        let v = b.throttle_view;
+        let nfs = crate::fs::nfs::mount_stats(k, i).unwrap_or_default();
+        row.extend([
+            kbps(write_bw),
+            b.written as f64,
+            b.dirtied as f64,
+            b.reclaimable as f64,
+            b.writeback as f64,
+            v.bdi_thresh as f64,
+            v.target as f64,
+            kbps(base_rate),
+            kbps(v.task_rate),
+            nfs.pages_sent_to_commit as f64,
+            nfs.pages_committed as f64,
+        ]);
     }
     row
 }

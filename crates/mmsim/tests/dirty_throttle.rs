@@ -202,3 +202,62 @@ fn ioless_v3_holds_a_lone_dd_near_14_16_of_the_limit_and_sizes_pauses_by_memory(
     let off = max_pause(&[("ioless_max_pause_by_memory".into(), false)]);
     assert_eq!(off, SEC / 5);
 }
+
+/// The per-device columns of a sampled run's last row, by name.
+fn last_sample(s: &Scenario, preset: &str) -> impl Fn(&str) -> f64 {
+    let k = presets::resolve(preset, &[]).unwrap();
+    let outputs = sim::RunOutputs {
+        sample_interval: Some(SEC),
+        ..Default::default()
+    };
+    let (_, series) = sim::run_with(s, &k, 1, RunOptions::default(), outputs).unwrap();
+    let series = series.unwrap();
+    let last = series.rows.last().unwrap().clone();
+    let columns: Vec<String> = mmsim::report::timeseries::COLUMNS
+        .iter()
+        .map(|c| c.to_string())
+        .chain(series.device_columns.iter().cloned())
+        .collect();
+    move |name: &str| last[columns.iter().position(|c| c == name).unwrap()]
+}
+
+#[test]
+fn the_series_carries_each_throttles_own_limits_and_rates() {
+    let s = concurrent_dd(4, 20);
+    for preset in ["2.6.37-rc5", "ioless-v3", "3.9"] {
+        let col = last_sample(&s, preset);
+        let (thresh, target) = (col("bdi_thresh_sda"), col("bdi_target_sda"));
+        assert!(thresh > 10_000.0, "{preset}: bdi_thresh {thresh}");
+        assert!(
+            target > 0.0 && target < thresh,
+            "{preset}: the target {target} is below the bdi's limit {thresh}"
+        );
+        let dirty = col("bdi_reclaimable_sda") + col("bdi_writeback_sda");
+        assert!(
+            dirty > thresh / 2.0 && dirty < thresh * 1.1,
+            "{preset}: {dirty}"
+        );
+        assert!(col("dirtied_sda") >= col("written_sda") && col("written_sda") > 0.0);
+        assert_eq!(
+            col("nr_dirtied"),
+            col("dirtied_sda"),
+            "{preset}: one device"
+        );
+        let rates = [
+            col("write_bw_kbps_sda"),
+            col("base_rate_kbps_sda"),
+            col("task_rate_kbps_sda"),
+        ];
+        if preset == "2.6.37-rc5" {
+            assert_eq!(rates, [0.0; 3], "2.6.37 estimates and sets no rate");
+        } else {
+            // Four dirtiers share the disk: each task's rate is below the disk's.
+            assert!(rates[0] > 20_000.0, "{preset}: {rates:?}");
+            assert!(
+                rates[1] > 0.0 && rates[2] > 0.0 && rates[2] < rates[0],
+                "{preset}: {rates:?}"
+            );
+        }
+        assert_eq!(col("nfs_commit_sent_sda"), 0.0);
+    }
+}

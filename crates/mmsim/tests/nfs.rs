@@ -75,6 +75,21 @@ fn unstable_pages_are_throttled_like_dirty_ones() {
         mid.iter().any(|r| r[col("nr_unstable")] > 0.0),
         "unstable pages seen"
     );
+    // The COMMIT columns: pages sent, then made stable, never more than were sent.
+    let dev = |name: &str| {
+        COLUMNS.len()
+            + series
+                .device_columns
+                .iter()
+                .position(|c| c == name)
+                .unwrap()
+    };
+    let last = series.rows.last().unwrap();
+    let (sent, stable) = (
+        last[dev("nfs_commit_sent_nfs0")],
+        last[dev("nfs_committed_nfs0")],
+    );
+    assert!(stable > 100_000.0 && stable <= sent, "{stable} of {sent}");
     for r in mid {
         let held = r[col("nr_dirty")] + r[col("nr_writeback")] + r[col("nr_unstable")];
         let (bg, thresh) = (r[col("dirty_background_thresh")], r[col("dirty_thresh")]);

@@ -176,7 +176,12 @@ impl BlockFs {
     /// Whether `writepage` as `wbc` calls it writes page `pfn` rather than redirtying it.
     fn writes(&self, k: &Kernel, pfn: Pfn, wbc: &WritebackControl) -> bool {
         if !wbc.for_reclaim {
-            return true;
+            // Outside reclaim only ext4's ->writepage declines: delayed buffers (mmsim:
+            // past the allocated and written part of the file).
+            return !(wbc.writepage_only && self.reclaim == ReclaimWritepage::IfAllocated) || {
+                let (ino, index) = file_index(k, pfn);
+                index < k.inodes[ino].disksize_pages && k.inodes[ino].sector_of(index).is_some()
+            };
         }
         let allocated = self.reclaim == ReclaimWritepage::IfAllocated && {
             let (ino, index) = file_index(k, pfn);
@@ -260,6 +265,14 @@ impl AddressSpaceOps for BlockFs {
         }
         let (ino, index) = file_index(k, pfn);
         let sector = self.map_block(k, ino, index);
+        if !wbc.for_reclaim && !wbc.writepage_only && !self.buffer_heads {
+            // ->writepages of a delayed-allocation filesystem: the allocation grows
+            // i_disksize, and on ext4 data=ordered files the inode on the running
+            // transaction (`ext4_jbd2_file_inode`).
+            let inode = &mut k.inodes[ino];
+            inode.disksize_pages = inode.disksize_pages.max(index + 1);
+            crate::fs::jbd2::ext4_jbd2_file_inode(k, ino);
+        }
         if self.buffer_heads {
             match buffer::block_write_full_page(k, pfn) {
                 BlockWrite::Io => {}

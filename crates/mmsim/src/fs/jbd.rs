@@ -195,21 +195,33 @@ pub async fn journal_commit_transaction(w: &World, bdi: usize) {
 
 /// kjournald: commit the running transaction when its timer expires.
 pub async fn kjournald(w: World, bdi: usize) {
+    let timer = |k: &Kernel| {
+        let j = journal_of(k, bdi).expect("an ordered-data filesystem has a journal");
+        (j.running_since, j.commit_interval, j.wait_commit)
+    };
+    commit_loop(&w, timer, || journal_commit_transaction(&w, bdi)).await
+}
+
+/// A journal thread's loop (kjournald, kjournald2): sleep until a transaction runs and its
+/// commit timer (`timer` gives its start, the interval and the thread's wait queue)
+/// expires, then `commit`.
+pub async fn commit_loop<T, C, F>(w: &World, timer: T, commit: C)
+where
+    T: Fn(&Kernel) -> (Option<Nanos>, Nanos, WaitQueueId),
+    C: Fn() -> F,
+    F: std::future::Future<Output = ()>,
+{
     loop {
-        let (since, interval, q) = {
-            let mut k = w.borrow_mut();
-            let j = journal(&mut k, bdi);
-            (j.running_since, j.commit_interval, j.wait_commit)
-        };
+        let (since, interval, q) = timer(&w.borrow());
         let Some(start) = since else {
-            engine::wait_event(&w, q, None, false).await;
+            engine::wait_event(w, q, None, false).await;
             continue;
         };
         let expires = round_jiffies(start + interval);
         if w.borrow().sched.now() < expires {
-            engine::sleep_until(&w, expires).await;
+            engine::sleep_until(w, expires).await;
         }
-        journal_commit_transaction(&w, bdi).await;
+        commit().await;
     }
 }
 

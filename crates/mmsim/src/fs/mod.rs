@@ -1,6 +1,7 @@
 //! Filesystems, behind the operations `mm` calls (`mm::fs_ops::AddressSpaceOps`): the
 //! filesystems on block devices and the raw device (`block_fs`: ext2, ext3, ext4, xfs,
-//! btrfs, `def_blk_aops`), buffer heads (`fs/buffer.c`), ext3's journal (`fs/jbd/`), the
+//! btrfs, `def_blk_aops`), buffer heads (`fs/buffer.c`), ext3's journal (`fs/jbd/`) and
+//! ext4's (`fs/jbd2/`), the
 //! NFS client (`fs/nfs/`), and the flusher (`fs/fs-writeback.c`). `fs` uses `mm`; `mm`
 //! never names a filesystem.
 
@@ -8,6 +9,7 @@ pub mod block_fs;
 pub mod buffer;
 pub mod fs_writeback;
 pub mod jbd;
+pub mod jbd2;
 pub mod nfs;
 
 use crate::mm::fs_ops::AddressSpaceOps;

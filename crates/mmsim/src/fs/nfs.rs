@@ -67,6 +67,8 @@ pub struct NfsStats {
     /// COMMITs answered and the unstable pages they made stable.
     pub commits: u64,
     pub pages_committed: u64,
+    /// Unstable pages sent in COMMITs, counted when sent.
+    pub pages_sent_to_commit: u64,
     /// READ RPCs answered and the bytes they carried.
     pub read_rpcs: u64,
     pub bytes_read: u64,
@@ -543,6 +545,7 @@ fn nfs_commit_start(k: &mut Kernel, ino: usize) -> u64 {
     n.ncommit = 0;
     n.commit_in_flight = true;
     let bdi = k.inodes[ino].bdi;
+    client(k, bdi).stats.pages_sent_to_commit += count;
     let pages = client(k, bdi).page_list();
     queue_rpc(
         k,

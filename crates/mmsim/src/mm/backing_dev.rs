@@ -72,6 +72,8 @@ pub struct Bdi {
     pub written_by_dirtiers: u64,
     /// Bandwidth estimate and dirty rate limit.
     pub bw: BdiBandwidth,
+    /// The limits the dirty throttle last computed for this bdi, for graphs.
+    pub throttle_view: ThrottleView,
     /// Dirty inodes, newest at the front (`b_dirty`; the kernel's list head).
     pub b_dirty: VecDeque<usize>,
     /// Inodes queued for this writeback round; taken from the back (`b_io`).
@@ -97,6 +99,21 @@ pub struct Bdi {
     pub next_free_sector: u64,
     /// iostat -x samples every 10 s (MMTests' monitor interval).
     pub iostat: IostatSampler,
+}
+
+/// What `balance_dirty_pages` last computed for a bdi, as its trace point would show it
+/// (Wu drew his dirty-pages and dirty-bandwidth graphs from those traces). Pages and pages
+/// per second; 0 until a dirtier is throttled, and 0 for a figure the kernel does not have.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThrottleView {
+    /// The bdi's share of the dirty limit (`bdi_thresh`).
+    pub bdi_thresh: u64,
+    /// Where the throttle steers the bdi's dirty pages: 3.x's `bdi_setpoint`, or the last
+    /// throttled task's own limit (2.6.37 and IO-less v3, whose `task_limit` it is).
+    pub target: u64,
+    /// The last throttled task's rate limit (3.x `task_ratelimit`, v3 `task_bw`); 2.6.37's
+    /// throttle has none.
+    pub task_rate: u64,
 }
 
 /// `wakeup_flusher_threads(nr_pages)`: queue a work item of `nr_pages` (0: every dirty and

@@ -319,6 +319,7 @@ pub async fn truncate_setsize(w: &World, ino: usize, size_pages: u64) {
     truncate_inode_pages_range(w, ino, size_pages).await;
     let mut k = w.borrow_mut();
     memory::unmap_mapping_range(&mut k, ino, size_pages, u64::MAX, &mut task);
+    k.inodes[ino].disksize_pages = k.inodes[ino].disksize_pages.min(size_pages);
     if size_pages == 0 {
         k.inodes[ino].free_blocks();
     }

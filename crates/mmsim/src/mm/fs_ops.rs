@@ -50,6 +50,10 @@ pub struct WritebackControl {
     /// With `for_reclaim`: the reclaimer is kswapd (`current_is_kswapd()`), not a task in
     /// direct reclaim (`PF_MEMALLOC` without `PF_KSWAPD`).
     pub kswapd: bool,
+    /// `generic_writepages` (jbd2 flushing ordered data): each page goes to the
+    /// filesystem's `->writepage`, not its `->writepages`, so ext4 allocates no blocks and
+    /// redirties a page whose blocks are delayed.
+    pub writepage_only: bool,
 }
 
 impl WritebackControl {
@@ -59,6 +63,7 @@ impl WritebackControl {
             sync_all: false,
             for_reclaim: true,
             kswapd,
+            writepage_only: false,
         }
     }
 }

@@ -75,6 +75,10 @@ pub struct Inode {
     pub dirtied_when: u64,
     /// `mapping->writeback_index`: where the last cyclic writeback stopped.
     pub writeback_index: u64,
+    /// Delayed allocation's `i_disksize`, in pages: the end of what writeback has allocated
+    /// and written. A page past it still has delayed buffers (ext4's `writepage` will not
+    /// allocate them).
+    pub disksize_pages: u64,
     /// Allocated blocks: (first page index, first sector, pages), by first index.
     extents: Vec<(u64, u64, u64)>,
     /// Some extent starts before the end of the one added before it: the extents are then
@@ -105,6 +109,7 @@ impl Inode {
             state: 0,
             dirtied_when: 0,
             writeback_index: 0,
+            disksize_pages: 0,
             extents: Vec::new(),
             extents_unordered: false,
             last_extent: Cell::new(0),
@@ -187,6 +192,7 @@ impl Inode {
         self.extents_unordered = false;
         self.extents.clear();
         self.writeback_index = 0;
+        self.disksize_pages = 0;
     }
 
     /// Cached (index, pfn) from page `from` on, in index order.

@@ -139,6 +139,10 @@ fn classify(name: &str, bdis: &[super::backing_dev::Bdi]) -> Class {
     if name.strip_prefix("kjournald-").and_then(bdi).is_some() {
         return Class::Kthread("kjournald".into());
     }
+    if let Some(dev) = name.strip_prefix("jbd2-").filter(|d| bdi(d).is_some()) {
+        // The kernel names it after the partition and the journal's inode: jbd2/sda1-8.
+        return Class::Kthread(format!("jbd2/{dev}1-8"));
+    }
     let base = name.split('/').next().unwrap_or(name);
     if name == "swapdev" || bdi(base).is_some() {
         return Class::Irq;

@@ -552,11 +552,12 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool, plan: Option<PlannedWrite>) -
     };
     if plan == PlannedWrite::Redirty {
         // clear_page_dirty_for_io, then a writepage that redirties the page: for a dirty,
-        // unmapped page the pair leaves its flags, tag and counters as they were, so
-        // neither is run (mmsim: kswapd meets ext4's delayed-allocation pages by the
+        // unmapped page the pair leaves its flags, tag and counters as they were (but the
+        // dirtying a pre-3.3 redirty counts), so neither is run (mmsim: kswapd meets ext4's delayed-allocation pages by the
         // million). PG_reclaim, set and cleared around the call, ends clear.
         debug_assert!(!swap && k.pages.test(pfn, PG_DIRTY));
         k.pages.clear(pfn, PG_RECLAIM);
+        super::page_writeback::account_redirty(k, pfn);
     } else {
         if swap {
             // clear_page_dirty_for_io of a mapping that does not account dirty pages.

@@ -36,6 +36,9 @@ pub struct Line {
     /// (simulated seconds, value).
     pub points: Vec<(f64, f64)>,
     pub kind: LineKind,
+    /// Whether the y axis is fitted to this line. A line that is not (a burst that would
+    /// flatten the rest) is drawn clipped at the top.
+    pub fit: bool,
 }
 
 /// The x axis of the time-series graphs.
@@ -131,6 +134,12 @@ impl Columns<'_> {
     }
 }
 
+/// The points whose value is not 0: a figure the kernel has not computed yet (or has not
+/// at all) is left out rather than drawn at 0.
+fn known(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    points.into_iter().filter(|&(_, y)| y != 0.0).collect()
+}
+
 /// A number with at most 3 decimals and no trailing zeros.
 fn trim_number(x: f64) -> String {
     let s = format!("{x:.3}");
@@ -143,6 +152,15 @@ fn line(name: &str, points: Vec<(f64, f64)>, kind: LineKind) -> Line {
         name: name.to_string(),
         points,
         kind,
+        fit: true,
+    }
+}
+
+/// A measured line the y axis is not fitted to.
+fn unfitted(name: &str, points: Vec<(f64, f64)>) -> Line {
+    Line {
+        fit: false,
+        ..data(name, points)
     }
 }
 
@@ -222,6 +240,28 @@ pub fn graphs(ts: &TimeSeries, devices: &[DeviceReport]) -> Vec<Graph> {
          that moment: the flusher starts background writeback above the background \
          threshold, and dirtiers are throttled towards the dirty threshold.",
         dirty,
+    ));
+    let mib_per_page = PAGE_SIZE as f64 / (1 << 20) as f64;
+    let mib_since_start = |name: &str| -> Vec<(f64, f64)> {
+        let points = c.gauge(name);
+        let start = points.first().map_or(0.0, |p| p.1);
+        points
+            .into_iter()
+            .map(|(t, v)| (t, (v - start) * mib_per_page))
+            .collect()
+    };
+    out.push(graph(
+        "vmstat-written",
+        "Pages dirtied and written",
+        "MiB",
+        "nr_dirtied and nr_written of /proc/vmstat since the start, in MiB: pages dirtied, \
+         and pages whose writeback completed (Wu's vmstat-written graph). The slopes are \
+         the dirty and write rates; the gap between the lines is the dirty and writeback \
+         pages.",
+        vec![
+            data("dirtied", mib_since_start("nr_dirtied")),
+            data("written", mib_since_start("nr_written")),
+        ],
     ));
     out.push(graph(
         "lru",
@@ -329,10 +369,12 @@ fn device_graphs(c: &Columns, devices: &[DeviceReport]) -> Vec<Graph> {
             data("bdi written", written),
             line(
                 "bdi write bw estimate",
-                c.gauge(&format!("write_bw_kbps_{name}"))
-                    .into_iter()
-                    .map(|(t, k)| (t, mib(k)))
-                    .collect(),
+                known(
+                    c.gauge(&format!("write_bw_kbps_{name}"))
+                        .into_iter()
+                        .map(|(t, k)| (t, mib(k)))
+                        .collect(),
+                ),
                 LineKind::Threshold,
             ),
         ];
@@ -354,11 +396,82 @@ fn device_graphs(c: &Columns, devices: &[DeviceReport]) -> Vec<Graph> {
             "throughput",
             "MiB/s",
             "rkB/s and wkB/s of iostat -x every 10 s (MMTests' monitor interval), pages the \
-             bdi wrote (BDI_WRITTEN) per sample interval, and the bdi's estimate of its write \
-             bandwidth (avg_write_bandwidth, dashed).",
+             bdi wrote (BDI_WRITTEN) per sample interval, and the kernel's estimate of its \
+             write bandwidth (dashed; 2.6.37 has none).",
             throughput,
         ));
+        let col = |c: &str| format!("{c}_{name}");
+        out.push(graph(
+            "dirty-pages",
+            "dirty pages and the throttle's limits",
+            "pages",
+            "The bdi's dirty (and unstable) pages with its pages under writeback, \
+             BDI_RECLAIMABLE + BDI_WRITEBACK (what the throttle holds against the bdi's \
+             limit), and BDI_WRITEBACK alone, at each sample, against what balance_dirty_pages last \
+             computed (dashed, from the first throttled call on): the bdi's limit, bdi_thresh, \
+             and the throttle's target, 3.x's bdi_setpoint or the last throttled task's own \
+             limit under 2.6.37 and the IO-less series (Wu's dirty-pages graph).",
+            vec![
+                data(
+                    "bdi dirty + writeback",
+                    c.gauge(&col("bdi_reclaimable"))
+                        .into_iter()
+                        .zip(c.gauge(&col("bdi_writeback")))
+                        .map(|((t, d), (_, wb))| (t, d + wb))
+                        .collect(),
+                ),
+                data("bdi writeback", c.gauge(&col("bdi_writeback"))),
+                line(
+                    "bdi limit",
+                    known(c.gauge(&col("bdi_thresh"))),
+                    LineKind::Threshold,
+                ),
+                line(
+                    "throttle target",
+                    known(c.gauge(&col("bdi_target"))),
+                    LineKind::Threshold,
+                ),
+            ],
+        ));
+        let mib_kbps = |k: &str| -> Vec<(f64, f64)> {
+            known(
+                c.gauge(&col(k))
+                    .into_iter()
+                    .map(|(t, v)| (t, mib(v)))
+                    .collect(),
+            )
+        };
+        out.push(graph(
+            "dirty-bandwidth",
+            "dirty rate, write bandwidth and rate limits",
+            "MiB/s",
+            "Pages the bdi dirtied (BDI_DIRTIED) and wrote (BDI_WRITTEN) per second over each \
+             sample interval; the kernel's estimate of its write bandwidth; its base rate \
+             limit, 3.x's dirty_ratelimit or the IO-less series' throttle_bandwidth; and the \
+             last throttled task's rate limit (Wu's dirty-bandwidth graph). 2.6.37 estimates \
+             no bandwidth and sets no rate, so it has only the measured lines. The axis is \
+             fitted to the other lines: the dirty rate's bursts (free-run dirtying at the \
+             start) may run off the top.",
+            vec![
+                unfitted("dirtied", c.rate(&col("dirtied"), mib_per_page)),
+                data("written", c.rate(&col("written"), mib_per_page)),
+                data("write bw estimate", mib_kbps("write_bw_kbps")),
+                data("base rate limit", mib_kbps("base_rate_kbps")),
+                data("task rate limit", mib_kbps("task_rate_kbps")),
+            ],
+        ));
         if dev.is_none() {
+            out.push(graph(
+                "nfs-commit",
+                "NFS COMMITs",
+                &format!("pages per {}", c.interval()),
+                "Unstable pages the client sent in COMMITs, and pages the server's answers \
+                 made stable, since the previous sample (Wu's nfs-commit graph).",
+                vec![
+                    data("sent to COMMIT", c.delta(&col("nfs_commit_sent"))),
+                    data("made stable", c.delta(&col("nfs_committed"))),
+                ],
+            ));
             continue;
         }
         out.push(graph(
@@ -446,9 +559,18 @@ pub fn shared_axes(graphs: &[&Graph]) -> (Range<f64>, Range<f64>) {
             .flat_map(|g| g.lines.iter().flat_map(|l| l.points.iter()))
     };
     let x_max = points().map(|p| p.0).fold(0.0, f64::max);
+    let fitted = || {
+        graphs
+            .iter()
+            .flat_map(|g| g.lines.iter().filter(|l| l.fit))
+            .flat_map(|l| l.points.iter())
+    };
     let y_max = match graphs.first().and_then(|g| g.y_max) {
         Some(m) => m * 1.05,
-        None => points().map(|p| p.1).fold(0.0, f64::max) * 1.08,
+        None => match fitted().map(|p| p.1).fold(0.0, f64::max) {
+            0.0 => points().map(|p| p.1).fold(0.0, f64::max) * 1.08,
+            m => m * 1.08,
+        },
     };
     let y_min = points().map(|p| p.1).fold(0.0, f64::min) * 1.08;
     (
@@ -671,6 +793,77 @@ mod tests {
         assert!(svg.starts_with("<svg"), "{svg}");
         assert!(svg.contains("Free pages, zone DMA32 (3.9)"));
         assert_eq!(svg, render(&a[1], "3.9", x, y));
+    }
+
+    /// [`series`] with a block device `sda` and an NFS mount `nfs0`, whose throttle first
+    /// computed its limits at 2 s.
+    fn series_with_devices() -> TimeSeries {
+        use crate::report::timeseries::{device_columns, DEVICE_COLUMNS};
+        let mut ts = series();
+        ts.device_columns = device_columns("sda");
+        ts.device_columns.extend(device_columns("nfs0"));
+        let dev = |name: &str| DEVICE_COLUMNS.iter().position(|c| *c == name).unwrap();
+        let global = |name: &str| COLUMNS.iter().position(|c| *c == name).unwrap();
+        for (t, row) in ts.rows.iter_mut().enumerate() {
+            let t = t as f64;
+            row[global("nr_dirtied")] = 1000.0 + 512.0 * t;
+            row[global("nr_written")] = 1000.0 + 256.0 * t;
+            let mut d = vec![0.0; DEVICE_COLUMNS.len()];
+            d[dev("bdi_reclaimable")] = 100.0 * t;
+            d[dev("bdi_writeback")] = 10.0;
+            d[dev("dirtied")] = 256.0 * t * t;
+            if t >= 2.0 {
+                d[dev("bdi_thresh")] = 900.0;
+                d[dev("bdi_target")] = 800.0;
+                d[dev("write_bw_kbps")] = 1024.0;
+            }
+            let mut nfs = vec![0.0; DEVICE_COLUMNS.len()];
+            nfs[dev("nfs_commit_sent")] = 40.0 * t;
+            nfs[dev("nfs_committed")] = 30.0 * t;
+            row.extend(d);
+            row.extend(nfs);
+        }
+        ts
+    }
+
+    #[test]
+    fn wus_graph_kinds_read_the_throttles_figures() {
+        let g = graphs(&series_with_devices(), &[]);
+        let by_id = |id: &str| g.iter().find(|g| g.id == id).unwrap();
+        // vmstat-written: MiB since the first sample.
+        let written = by_id("vmstat-written");
+        assert_eq!(written.lines[0].points[0], (0.0, 0.0));
+        assert_eq!(written.lines[0].points[3], (3.0, 6.0));
+        assert_eq!(written.lines[1].points[3], (3.0, 3.0));
+        // dirty-pages: dirty + writeback, and thresholds only once computed.
+        let pages = by_id("sda-dirty-pages");
+        assert_eq!(pages.lines[0].points[1], (1.0, 110.0));
+        assert_eq!(pages.lines[1].points[1], (1.0, 10.0));
+        assert_eq!(pages.lines[2].points, vec![(2.0, 900.0), (3.0, 900.0)]);
+        assert_eq!(pages.lines[3].kind, LineKind::Threshold);
+        assert_eq!(pages.lines[3].points, vec![(2.0, 800.0), (3.0, 800.0)]);
+        // dirty-bandwidth: the dirty rate is not fitted; the rest are, in MiB/s.
+        let bw = by_id("sda-dirty-bandwidth");
+        assert_eq!(bw.lines[0].name, "dirtied");
+        assert!(!bw.lines[0].fit && bw.lines[1..].iter().all(|l| l.fit));
+        assert_eq!(bw.lines[0].points[2], (3.0, 5.0));
+        assert_eq!(bw.lines[2].points, vec![(2.0, 1.0), (3.0, 1.0)]);
+        let (_, y) = shared_axes(&[bw]);
+        assert!(y.end < 2.0, "fitted to the estimate, not the 5 MiB/s burst");
+        // nfs-commit only on the mount without a request queue.
+        let devices = [crate::report::DeviceReport {
+            name: "sda".into(),
+            iostat: vec![],
+            iostat_times: vec![],
+            diskstats: Default::default(),
+            bdi_written: 0,
+            written_by_dirtiers: 0,
+        }];
+        let g = graphs(&series_with_devices(), &devices);
+        assert!(g.iter().all(|g| g.id != "sda-nfs-commit"));
+        let commit = g.iter().find(|g| g.id == "nfs0-nfs-commit").unwrap();
+        assert_eq!(commit.lines[0].points[0], (1.0, 40.0));
+        assert_eq!(commit.lines[1].points[0], (1.0, 30.0));
     }
 
     #[test]

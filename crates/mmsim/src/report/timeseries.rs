@@ -1,9 +1,7 @@
 //! Time series sampled during a run (`--timeseries FILE`), written as CSV: one row per
 //! sample, gauges as their value at the sample, event counters cumulative (difference rows
 //! to get per-interval counts, as MMTests' proc-vmstat graphs do). After the fixed
-//! [`COLUMNS`] come two per block device: `write_bw_kbps_<dev>`, the writeback bandwidth
-//! estimate (`bdi->avg_write_bandwidth`, KiB/s), and `written_<dev>`, pages written
-//! (`BDI_WRITTEN`, cumulative).
+//! [`COLUMNS`] come [`DEVICE_COLUMNS`] for each block device, named `<column>_<dev>`.
 //!
 //! A series kept in memory also carries the zones' sizes and watermarks ([`ZoneInfo`]),
 //! which the graphs draw; they are fixed at boot and are not written to the CSV.
@@ -33,11 +31,45 @@ pub const COLUMNS: &[&str] = &[
     "allocstall",
     "dirty_background_thresh",
     "dirty_thresh",
+    "nr_dirtied",
+    "nr_written",
+];
+
+/// The per-device columns, each named `<column>_<dev>`, in order:
+/// - `write_bw_kbps`: the kernel's own estimate of the device's write bandwidth (3.x
+///   `avg_write_bandwidth`, IO-less v3 `write_bandwidth`; 0 under 2.6.37, which has none),
+///   KiB/s;
+/// - `written`, `dirtied`: `BDI_WRITTEN` and `BDI_DIRTIED`, pages, cumulative;
+/// - `bdi_reclaimable`, `bdi_writeback`: `BDI_RECLAIMABLE` (dirty and unstable) and
+///   `BDI_WRITEBACK`, pages;
+/// - `bdi_thresh`, `bdi_target`, `task_rate_kbps`: what `balance_dirty_pages` last computed
+///   ([`ThrottleView`](crate::mm::backing_dev::ThrottleView)): the bdi's limit, the point it
+///   steers the bdi's dirty pages to, and the task's rate limit (KiB/s); 0 before any
+///   throttling;
+/// - `base_rate_kbps`: the bdi's base rate limit (3.x `dirty_ratelimit`, v3
+///   `throttle_bandwidth`; 0 under 2.6.37), KiB/s;
+/// - `nfs_commit_sent`, `nfs_committed`: pages sent in COMMITs and pages COMMITs made stable,
+///   cumulative (0 but on an NFS mount).
+pub const DEVICE_COLUMNS: &[&str] = &[
+    "write_bw_kbps",
+    "written",
+    "dirtied",
+    "bdi_reclaimable",
+    "bdi_writeback",
+    "bdi_thresh",
+    "bdi_target",
+    "base_rate_kbps",
+    "task_rate_kbps",
+    "nfs_commit_sent",
+    "nfs_committed",
 ];
 
 /// The per-device columns of device `name`, in order.
-pub fn device_columns(name: &str) -> [String; 2] {
-    [format!("write_bw_kbps_{name}"), format!("written_{name}")]
+pub fn device_columns(name: &str) -> Vec<String> {
+    DEVICE_COLUMNS
+        .iter()
+        .map(|c| format!("{c}_{name}"))
+        .collect()
 }
 
 /// A zone as booted: its name, size and watermarks (they do not change during a run).
@@ -120,15 +152,22 @@ mod tests {
             rows: vec![row],
             ..Default::default()
         };
-        ts.device_columns = device_columns("sda").to_vec();
+        ts.device_columns = device_columns("sda");
         ts.rows[0].extend([2048.0, 7.0]);
+        ts.rows[0].extend(vec![0.0; DEVICE_COLUMNS.len() - 3]);
+        ts.rows[0].push(9.0);
         let csv = ts.to_csv();
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines.len(), 2);
         assert!(lines[0].starts_with("time_s,nr_free_pages_dma,"));
         assert!(lines[1].starts_with("1.500,42,0,"));
-        assert!(lines[0].ends_with(",dirty_thresh,write_bw_kbps_sda,written_sda"));
-        assert_eq!(lines[1].split(',').count(), COLUMNS.len() + 2);
-        assert!(lines[1].ends_with(",2048,7"));
+        assert!(lines[0].contains(",nr_written,write_bw_kbps_sda,written_sda,dirtied_sda,"));
+        assert!(lines[0].ends_with(",nfs_commit_sent_sda,nfs_committed_sda"));
+        assert_eq!(
+            lines[1].split(',').count(),
+            COLUMNS.len() + DEVICE_COLUMNS.len()
+        );
+        assert!(lines[1].contains(",2048,7,0,"));
+        assert!(lines[1].ends_with(",0,9"));
     }
 }

@@ -83,8 +83,21 @@ pub struct BlockDevice {
     pub nr_requests: u32,
     /// `queue/scheduler`.
     pub scheduler: Scheduler,
+    /// ext4's `data=` mount option.
+    pub data: DataMode,
     /// Overrides of the device model's parameters.
     pub params: DeviceParams,
+}
+
+/// ext4's `data=` mount option (`data = "ordered"` in a `[[device]]`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DataMode {
+    /// `data=ordered`, the default: the journal (jbd2) writes a transaction's data before
+    /// its metadata, walking each file it filed at every commit (`fs::jbd2`).
+    #[default]
+    Ordered,
+    /// `data=writeback`: no ordering of data, no walk.
+    Writeback,
 }
 
 impl BlockDevice {
@@ -97,6 +110,7 @@ impl BlockDevice {
             filesystem: Filesystem::Ext4,
             nr_requests: 128,
             scheduler: Scheduler::Cfq,
+            data: DataMode::Ordered,
             params: DeviceParams::default(),
         }
     }

@@ -1542,6 +1542,25 @@ fn scheduler_defaults_to_cfq_on_rotating_disks_and_takes_sysfs_names() {
     assert_err(&e, "device[0].scheduler", 6, "cfq");
 }
 
+/// `data` is ext4's mount option: ordered by default, writeback on request, an error on
+/// any other filesystem or value.
+#[test]
+fn data_is_ext4s_mount_option_and_defaults_to_ordered() {
+    use super::super::DataMode;
+    let dev = |extra: &str| {
+        format!("[machine]\nram = \"4G\"\n[[device]]\nname = \"sdb\"\ntype = \"hdd\"\n{extra}")
+    };
+    assert_eq!(ok(&dev("")).machine.devices[0].data, DataMode::Ordered);
+    assert_eq!(
+        ok(&dev("data = \"writeback\"\n")).machine.devices[0].data,
+        DataMode::Writeback
+    );
+    let e = err(&dev("data = \"writebak\"\n"));
+    assert_err(&e, "device[0].data", 6, "writeback");
+    let e = err(&dev("filesystem = \"xfs\"\ndata = \"ordered\"\n"));
+    assert_err(&e, "device[0].data", 7, "ext4's mount option");
+}
+
 /// cat reads `files` files (default 1) sharing its size; each needs a page at least.
 #[test]
 fn cat_takes_a_file_count_of_at_least_one_page_each() {

@@ -117,6 +117,26 @@ pub fn redirty_page_for_writepage(k: &mut crate::mm::Kernel, pfn: crate::mm::pag
     k.zones[zi].mod_stat(S::nr_dirty, 1);
     let bdi = page_bdi(k, pfn);
     k.bdis[bdi].reclaimable += 1;
+    account_redirty(k, pfn);
+}
+
+/// The dirtying a redirty counts. Before 3.3 `redirty_page_for_writepage` set the page dirty
+/// through `__set_page_dirty_nobuffers`, which accounts a new dirtying (`NR_DIRTIED`, the
+/// bdi's count, the current task's share of dirtyings); 3.3's `account_page_redirty`
+/// (2f800fbd777b, "writeback: fix dirtied pages accounting on redirty") takes it back.
+/// The redirtying task is a kernel thread that never throttles, so its own share is not
+/// kept; the global count of dirtyings, against which every dirtier's share is taken,
+/// grows.
+pub fn account_redirty(k: &mut crate::mm::Kernel, pfn: crate::mm::page::Pfn) {
+    use crate::mm::vmstat::ZoneStat as S;
+    if !k.writeback_2_6_37() {
+        return;
+    }
+    let zi = k.page_zone(pfn);
+    k.zones[zi].mod_stat(S::nr_dirtied, 1);
+    let bdi = page_bdi(k, pfn);
+    k.bdis[bdi].dirtied += 1;
+    k.old_wb.task_dirty_inc(&mut DirtyTask::default());
 }
 
 /// `test_set_page_writeback` of a file page.

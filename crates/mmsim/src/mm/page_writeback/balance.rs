@@ -69,6 +69,13 @@ pub async fn balance_dirty_pages(
             let input = bdp_input(&mut k, bdi);
             let k = &mut *k;
             let d = bdp.iterate(task, &mut k.bdis[bdi].bw, &mut k.global_dirty_limit, &input);
+            if let BdpDecision::Sleep { t, .. } | BdpDecision::NoSleep(t) = d {
+                k.bdis[bdi].throttle_view = crate::mm::backing_dev::ThrottleView {
+                    bdi_thresh: input.bdi_thresh,
+                    target: t.bdi_setpoint,
+                    task_rate: t.task_ratelimit,
+                };
+            }
             if crate::mm::trace::enabled(k) {
                 let traced = match d {
                     BdpDecision::Sleep { t, pause, .. } => Some((t, pause as i64)),

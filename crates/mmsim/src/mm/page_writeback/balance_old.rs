@@ -228,13 +228,19 @@ fn old_input(k: &mut crate::mm::Kernel, bdi: usize, task: &mut DirtyTask) -> Old
     let (num, den) = k.old_wb.bdi_fraction(bdi);
     let bdi_thresh = bdi_dirty_limit(thresh, num, den, 0, 100, 0);
     let (tn, td) = k.old_wb.dirties.fraction(&mut task.dirties);
+    let task_thresh = task_dirty_limit(bdi_thresh, tn, td);
+    k.bdis[bdi].throttle_view = crate::mm::backing_dev::ThrottleView {
+        bdi_thresh,
+        target: task_thresh,
+        task_rate: 0,
+    };
     let b = &k.bdis[bdi];
     OldBdpInput {
         nr_reclaimable: k.global_stat(S::nr_dirty) + k.global_stat(S::nr_unstable),
         nr_writeback: k.global_stat(S::nr_writeback),
         bg_thresh,
         thresh,
-        bdi_thresh: task_dirty_limit(bdi_thresh, tn, td),
+        bdi_thresh: task_thresh,
         bdi_reclaimable: b.reclaimable,
         bdi_writeback: b.writeback,
     }

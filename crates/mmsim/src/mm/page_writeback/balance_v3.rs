@@ -294,6 +294,21 @@ pub fn v3_writeback_chunk(k: &crate::mm::Kernel, bdi: usize) -> u64 {
     writeback_chunk_size_v3(bw)
 }
 
+/// Bdi `bdi`'s estimated write bandwidth and base rate limit as the running kernel keeps
+/// them, pages/s: 3.x's `avg_write_bandwidth` and `dirty_ratelimit`, v3's `write_bandwidth`
+/// and `throttle_bandwidth`, none (0, 0) for 2.6.37's throttle.
+pub fn bdi_rates(k: &crate::mm::Kernel, bdi: usize) -> (u64, u64) {
+    if k.old_dirty_throttle() {
+        (0, 0)
+    } else if k.writeback_2_6_37() {
+        let st = k.old_wb.v3_bdis.get(bdi).copied().unwrap_or_default();
+        (st.write_bandwidth, st.throttle_bandwidth)
+    } else {
+        let bw = &k.bdis[bdi].bw;
+        (bw.avg_write_bandwidth, bw.dirty_ratelimit)
+    }
+}
+
 impl OldWriteback {
     /// Bdi `bdi`'s v3 state.
     pub fn v3_bdi(&mut self, bdi: usize) -> &mut BdiV3 {
@@ -400,6 +415,16 @@ pub struct V3Trace {
     pub pause: i64,
 }
 
+/// A throttled iteration's figures: kept for graphs and traced.
+fn decided(k: &mut crate::mm::Kernel, bdi: usize, t: &V3Trace) {
+    k.bdis[bdi].throttle_view = crate::mm::backing_dev::ThrottleView {
+        bdi_thresh: t.bdi_limit,
+        target: t.task_limit,
+        task_rate: t.task_bw,
+    };
+    crate::mm::trace::balance_dirty_pages_v3(k, bdi, t);
+}
+
 /// One iteration of v3's loop (the series' order: freerun test, limits, quit test, flusher
 /// kick, bandwidth update, then the pause).
 fn iterate(k: &mut crate::mm::Kernel, bdi: usize, task: &mut DirtyTask, c: &mut V3Call) -> V3Step {
@@ -494,7 +519,7 @@ fn iterate(k: &mut crate::mm::Kernel, bdi: usize, task: &mut DirtyTask, c: &mut 
                     // carries the debt.
                     let late = now - due;
                     t.pause = -(late as i64);
-                    crate::mm::trace::balance_dirty_pages_v3(k, bdi, &t);
+                    decided(k, bdi, &t);
                     task.v3.paused_when = Some(if late <= HZ / 10 { due } else { now });
                     c.pause = 1;
                     return V3Step::Break;
@@ -506,7 +531,7 @@ fn iterate(k: &mut crate::mm::Kernel, bdi: usize, task: &mut DirtyTask, c: &mut 
     };
     c.pause = pause;
     t.pause = pause as i64;
-    crate::mm::trace::balance_dirty_pages_v3(k, bdi, &t);
+    decided(k, bdi, &t);
     // Decided on the numbers read before the sleep.
     c.dirty_exceeded = bdi_dirty > bdi_thresh || nr_dirty > thresh;
     V3Step::Sleep {

@@ -31,11 +31,33 @@ pub async fn write_cache_pages(
     sync: Option<Range<u64>>,
     range_cyclic: bool,
 ) -> Written {
-    let sync_all = sync.is_some();
     let wbc = WritebackControl {
-        sync_all,
+        sync_all: sync.is_some(),
         ..Default::default()
     };
+    walk(w, ino, nr_to_write, sync, range_cyclic, wbc).await
+}
+
+/// `generic_writepages` over pages `range` of `ino` with `WB_SYNC_ALL`, as jbd2 flushes an
+/// ordered-data inode: [`write_cache_pages`] through the filesystem's `->writepage`.
+pub async fn generic_writepages(w: &World, ino: usize, range: Range<u64>) -> Written {
+    let wbc = WritebackControl {
+        sync_all: true,
+        writepage_only: true,
+        ..Default::default()
+    };
+    walk(w, ino, u64::MAX, Some(range), false, wbc).await
+}
+
+async fn walk(
+    w: &World,
+    ino: usize,
+    nr_to_write: u64,
+    sync: Option<Range<u64>>,
+    range_cyclic: bool,
+    wbc: WritebackControl,
+) -> Written {
+    let sync_all = wbc.sync_all;
     let (a_ops, mut data) = {
         let mut k = w.borrow_mut();
         let a_ops = k.inodes[ino].a_ops;

@@ -5,13 +5,14 @@ use super::check::{array_of_tables, opt, Cx, Item, Res, Table};
 use super::values::{choice, size, string, time, u32_in, SizeKind};
 use super::{MIB, PAGE};
 use crate::fs::Filesystem;
-use crate::scenario::{BlockDevice, DeviceKind, DeviceParams, Scheduler};
+use crate::scenario::{BlockDevice, DataMode, DeviceKind, DeviceParams, Scheduler};
 
 const DEVICE_KEYS: &[&str] = &[
     "name",
     "type",
     "size",
     "filesystem",
+    "data",
     "members",
     "nr_requests",
     "scheduler",
@@ -153,6 +154,24 @@ fn device(cx: &Cx<'_>, t: &Table<'_>, before: &[BlockDevice]) -> Res<BlockDevice
         },
         None => Scheduler::default_for(kind),
     };
+    let data = match opt(t, "data") {
+        Some(d) => {
+            if filesystem != Filesystem::Ext4 {
+                return Err(d.fail(
+                    cx,
+                    format!(
+                        "key 'data' is ext4's mount option; device \"{name}\" holds {}",
+                        filesystem.name()
+                    ),
+                ));
+            }
+            match choice(cx, &d, &["ordered", "writeback"])? {
+                "writeback" => DataMode::Writeback,
+                _ => DataMode::Ordered,
+            }
+        }
+        None => DataMode::Ordered,
+    };
     let dev = BlockDevice {
         name: name.to_owned(),
         kind,
@@ -160,6 +179,7 @@ fn device(cx: &Cx<'_>, t: &Table<'_>, before: &[BlockDevice]) -> Res<BlockDevice
         filesystem,
         nr_requests,
         scheduler,
+        data,
         params: DeviceParams::default(),
     };
     device_params(cx, t, ty, dev, &ty_item)
