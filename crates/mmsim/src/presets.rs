@@ -209,7 +209,7 @@ pub static SWITCHES: &[SwitchDef] = &[
     SwitchDef {
         switch: Switch::IolessBalanceDirtyPages,
         name: "ioless_balance_dirty_pages",
-        patch: "writeback: IO-less balance_dirty_pages() (patch 03; with 04, and the trace points of 14, 32 and 33)",
+        patch: "writeback: IO-less balance_dirty_pages() (patch 03; with 04, and the trace points of 14, 32-34, 46 and 47)",
         series: IOLESS,
         doc: "On a 2.6.37 kernel: dirtiers no longer write pages; the flusher alone does. A dirtier sleeps \
               HZ x pages_dirtied / bw jiffies, clamped to [1 jiffy, 100 ms], with bw falling linearly from \

@@ -143,3 +143,155 @@ fn reclaim_and_unlink_keep_nfs_page_state_exact_under_every_preset() {
         assert_eq!(r.vmstat("nr_unstable"), 0, "{}: the file is gone", p.name);
     }
 }
+
+/// A trace writer whose text the test reads after the run.
+#[derive(Clone, Default)]
+struct TraceBuf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for TraceBuf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The writeback and NFS trace lines (no `mm_*` events) of a 128 MiB dd to an NFS mount
+/// of a 256 MiB machine under `preset`.
+fn traced_nfs_dd(preset: &str) -> Vec<String> {
+    let mut s = common::single_dd(256, 128, 8);
+    s.machine.devices = vec![BlockDevice::nfs_mount("nfs0")];
+    if let WorkloadKind::Dd(dd) = &mut s.workloads[0].kind {
+        dd.device = "nfs0".into();
+    }
+    let k = presets::resolve(preset, &[]).unwrap();
+    let buf = TraceBuf::default();
+    let outputs = RunOutputs {
+        trace: Some(Box::new(buf.clone())),
+        ..Default::default()
+    };
+    sim::run_with(&s, &k, 1, RunOptions::default(), outputs).unwrap();
+    let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    text.lines()
+        .filter(|l| !l.contains(": mm_"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The `key=value` fields of `event`'s lines after `bdi 0:38: `, each checked to have
+/// exactly `keys` in order, with integer values except those in `text`.
+fn fields_of(lines: &[String], event: &str, keys: &[&str], text: &[&str]) -> Vec<Vec<i64>> {
+    let head = format!(": {event}: bdi 0:38: ");
+    lines
+        .iter()
+        .filter_map(|l| l.split_once(&head).map(|(_, f)| (l, f)))
+        .map(|(l, f)| {
+            let kv: Vec<(&str, &str)> = f.split(' ').filter_map(|t| t.split_once('=')).collect();
+            let got: Vec<&str> = kv.iter().map(|(k, _)| *k).collect();
+            assert_eq!(got, keys, "{l}");
+            kv.iter()
+                .filter(|(k, _)| !text.contains(k))
+                .map(|(k, v)| v.parse().unwrap_or_else(|_| panic!("{k} in {l}")))
+                .collect()
+        })
+        .collect()
+}
+
+/// The IO-less series v3's own trace events on a whole NFS run (its patches 33, 34, 46 and
+/// 47): each in its v3 layout with consistent values, deterministic, and in place of 3.x's
+/// `global_dirty_state` and `writeback_single_inode` layout; neither 2.6.37-rc5 nor 3.9
+/// emits them, and 3.9 keeps `global_dirty_state`.
+#[test]
+fn ioless_v3_traces_its_own_writeback_and_nfs_commit_events() {
+    let v3 = traced_nfs_dd("ioless-v3");
+    let state = fields_of(
+        &v3,
+        "balance_dirty_state",
+        &[
+            "dirty",
+            "wb",
+            "unstable",
+            "bg_thresh",
+            "thresh",
+            "gap",
+            "poll_thresh",
+            "ino",
+        ],
+        &[],
+    );
+    assert!(!state.is_empty(), "the dd was throttled");
+    for f in &state {
+        assert_eq!(f[5], f[4] - f[0] - f[1] - f[2], "gap: {f:?}");
+        assert_eq!(f[7], 12, "the dd's file, the mount's first: {f:?}");
+    }
+    assert!(state.iter().any(|f| f[2] > 0), "unstable pages seen");
+    let wsi = fields_of(
+        &v3,
+        "writeback_single_inode",
+        &["ino", "state", "age", "wrote", "to_write"],
+        &["state"],
+    );
+    assert!(!wsi.is_empty(), "the flusher wrote");
+    for f in &wsi {
+        // ino, age, wrote, to_write (state is text).
+        assert!(
+            f[1] % 4 == 0 && f[2] <= f[3],
+            "ms of whole jiffies, wrote <= to_write: {f:?}"
+        );
+    }
+    assert!(
+        wsi.iter().any(|f| f[1] > 0 && f[2] > 0),
+        "aged inodes written"
+    );
+    let commit = fields_of(
+        &v3,
+        "nfs_commit_unstable_pages",
+        &["ino", "npages", "in_commit", "write_chunk", "sync", "ret"],
+        &[],
+    );
+    assert!(commit.iter().any(|f| f[5] > 0), "the flusher sent a COMMIT");
+    for f in &commit {
+        // The COMMIT just sent is in flight; the chunk is patch 35's power of two.
+        assert!(f[2] >= f[5], "in_commit >= ret: {f:?}");
+        assert!(f[3] >= 1024 && (f[3] as u64).is_power_of_two(), "{f:?}");
+        assert_eq!(f[4], 0, "the flusher does not wait: {f:?}");
+    }
+    let release = fields_of(&v3, "nfs_commit_release", &["ino", "offset", "len"], &[]);
+    assert!(!release.is_empty(), "COMMITs were answered");
+    assert!(
+        release.iter().all(|f| f[1..] == [0, 0]),
+        "whole-file COMMITs"
+    );
+    assert!(!v3.iter().any(|l| l.contains("global_dirty_state")));
+    assert!(
+        !v3.iter().any(|l| l.contains(" dirtied_when=")),
+        "no 3.x layout"
+    );
+    assert_eq!(v3, traced_nfs_dd("ioless-v3"), "deterministic");
+
+    let v3_only = [
+        "balance_dirty_state",
+        "nfs_commit_unstable_pages",
+        "nfs_commit_release",
+    ];
+    for preset in ["2.6.37-rc5", "3.9"] {
+        let lines = traced_nfs_dd(preset);
+        for event in v3_only {
+            let tag = format!(": {event}: ");
+            assert!(!lines.iter().any(|l| l.contains(&tag)), "{preset}: {event}");
+        }
+        let wsi: Vec<&String> = lines
+            .iter()
+            .filter(|l| l.contains(": writeback_single_inode: "))
+            .collect();
+        assert!(!wsi.is_empty(), "{preset}");
+        assert!(
+            wsi.iter().all(|l| l.contains(" dirtied_when=")),
+            "{preset}: 3.x layout"
+        );
+        let global = lines.iter().any(|l| l.contains(": global_dirty_state: "));
+        assert_eq!(global, preset == "3.9", "{preset}: global_dirty_state");
+    }
+}

@@ -169,17 +169,18 @@ pub async fn sys_sync(w: &World) {
     }
 }
 
-/// `write_inode` of `__writeback_single_inode` for `WB_SYNC_NONE`: if the inode was
-/// `I_DIRTY_DATASYNC` (only NFS sets it), clear it and call the filesystem's `->write_inode`.
-/// Returns the pages that counts as written (NFS: pages committed).
-fn write_inode(k: &mut Kernel, ino: usize, nr_to_write: u64) -> u64 {
+/// `write_inode` of `__writeback_single_inode` for `WB_SYNC_NONE`, in a turn of `chunk`
+/// pages: if the inode was `I_DIRTY_DATASYNC` (only NFS sets it), clear it and call the
+/// filesystem's `->write_inode`. Returns the pages that counts as written (NFS: pages
+/// committed).
+fn write_inode(k: &mut Kernel, ino: usize, nr_to_write: u64, chunk: u64) -> u64 {
     let inode = &mut k.inodes[ino];
     if inode.state & I_DIRTY_DATASYNC == 0 {
         return 0;
     }
     inode.state &= !I_DIRTY_DATASYNC;
     let a_ops = inode.a_ops;
-    a_ops.write_inode(k, ino, nr_to_write)
+    a_ops.write_inode(k, ino, nr_to_write, chunk)
 }
 
 /// `writeback_single_inode` with `WB_SYNC_NONE`: write up to `chunk` pages of `ino` under
@@ -195,7 +196,8 @@ async fn writeback_single_inode(
 ) -> (u64, u64) {
     w.borrow_mut().inodes[ino].state |= I_SYNC;
     let wc = write_cache_pages(w, ino, chunk, None, range_cyclic).await;
-    let n = wc.pages + write_inode(&mut w.borrow_mut(), ino, chunk.saturating_sub(wc.pages));
+    let left = chunk.saturating_sub(wc.pages);
+    let n = wc.pages + write_inode(&mut w.borrow_mut(), ino, left, chunk);
     crate::mm::trace::writeback_single_inode(&mut w.borrow_mut(), ino, chunk, n);
     let mut k = w.borrow_mut();
     k.inodes[ino].state &= !I_SYNC;
@@ -212,10 +214,19 @@ async fn writeback_single_inode(
         redirty_tail(&mut k, bdi, ino);
     }
     crate::mm::inode::inode_sync_complete(&mut k, ino);
+    crate::mm::trace::writeback_single_inode_v3(&mut k, ino, chunk, n);
     // mmsim deviation: pages redirtied because their buffers were locked are no progress.
     // The kernel counts them and may spin on them, burning CPU, until the buffers unlock;
     // mmsim charges the flusher no CPU, so it backs off instead.
     (n, n - wc.skipped)
+}
+
+/// The early return of `writeback_single_inode` for an inode someone else is writing
+/// (`I_SYNC` held, `WB_SYNC_NONE`): to b_more_io for a later turn, nothing written out of
+/// `to_write`.
+fn requeue_busy_inode(k: &mut Kernel, bdi: usize, ino: usize, to_write: u64) {
+    k.bdis[bdi].b_more_io.push_front(ino);
+    crate::mm::trace::writeback_single_inode_v3(k, ino, to_write, 0);
 }
 
 /// `writeback_sb_inodes` over b_io for one work pass; returns pages written.
@@ -230,11 +241,6 @@ async fn writeback_inodes(w: &World, bdi: usize, nr_pages: &mut i64, range_cycli
                 None => break,
             }
         };
-        if w.borrow().inodes[ino].state & I_SYNC != 0 {
-            // A dirtier is writing it (2.6.37's throttle): on to the next turn.
-            w.borrow_mut().bdis[bdi].b_more_io.push_front(ino);
-            continue;
-        }
         let chunk = {
             let k = w.borrow();
             if k.writeback_2_6_37() {
@@ -249,6 +255,11 @@ async fn writeback_inodes(w: &World, bdi: usize, nr_pages: &mut i64, range_cycli
                 )
             }
         };
+        if w.borrow().inodes[ino].state & I_SYNC != 0 {
+            // A dirtier is writing it (2.6.37's throttle): on to the next turn.
+            requeue_busy_inode(&mut w.borrow_mut(), bdi, ino, chunk);
+            continue;
+        }
         let (n, progress) = writeback_single_inode(w, bdi, ino, chunk, range_cyclic).await;
         *nr_pages -= n as i64;
         wrote += progress;
@@ -283,7 +294,7 @@ pub async fn writeback_inodes_wb(w: &World, bdi: usize, nr_to_write: u64) -> u64
             }
             k.bdis[bdi].b_io.pop_back();
             if k.inodes[ino].state & I_SYNC != 0 {
-                k.bdis[bdi].b_more_io.push_front(ino);
+                requeue_busy_inode(&mut k, bdi, ino, left as u64);
                 continue;
             }
             ino
@@ -522,5 +533,42 @@ mod tests {
             vec![ino]
         );
         assert_ne!(k.inodes[ino].state & I_DIRTY_PAGES, 0);
+    }
+
+    /// v3's `writeback_single_inode` trace (patch 34) also marks the early return for an
+    /// inode someone else is writing: requeued to b_more_io, nothing written out of the
+    /// slice it would have had (patch 35's at the initial 100 MB/s: 16384 pages).
+    #[test]
+    fn ioless_v3_traces_the_requeue_of_an_inode_under_i_sync() {
+        let w = crate::sim::boot_for_test(128, 0, "ioless-v3");
+        crate::sim::add_block_device(&w, &crate::scenario::BlockDevice::ext4_hdd("sda")).unwrap();
+        let cap = crate::mm::trace::testing::capture(&w);
+        let ino = {
+            let mut k = w.borrow_mut();
+            let ino = new_inode(&mut k, "busy", 0);
+            k.inodes[ino].state |= I_DIRTY_PAGES | I_SYNC;
+            k.bdis[0].b_io.push_front(ino);
+            ino
+        };
+        let w2 = w.clone();
+        crate::sim::run_task(&w, SEC, async move {
+            let mut nr_pages = 1 << 20;
+            assert_eq!(writeback_inodes(&w2, 0, &mut nr_pages, true).await, 0);
+        });
+        assert_eq!(
+            w.borrow().bdis[0]
+                .b_more_io
+                .iter()
+                .copied()
+                .collect::<Vec<_>>(),
+            vec![ino]
+        );
+        let lines = cap.lines_with("writeback_single_inode");
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        let want = format!(
+            "writeback_single_inode: bdi 8:0: ino={} state=I_DIRTY_PAGES|I_SYNC age=0 wrote=0 to_write=16384",
+            ino + 12
+        );
+        assert!(lines[0].ends_with(&want), "{}", lines[0]);
     }
 }

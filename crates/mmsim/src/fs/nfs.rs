@@ -617,12 +617,24 @@ fn client_wq(k: &Kernel, ino: usize) -> WaitQueueId {
         .commit_wq
 }
 
-/// `nfs_write_inode` → `nfs_commit_unstable_pages` for the flusher (`WB_SYNC_NONE`):
-/// nothing if no page awaits COMMIT; deferred (the inode stays `I_DIRTY_DATASYNC`) while
-/// at most half of the inode's requests await it, since WRITEs are still outstanding;
-/// otherwise a COMMIT without waiting. Returns the pages committed, which count against
+/// `nfs_write_inode` for the flusher (`WB_SYNC_NONE`) in the inode's turn of `chunk`
+/// pages: [`nfs_commit_unstable_pages`]. Returns the pages committed, which count against
 /// the flusher's `nr_to_write` (at most `nr_to_write`).
-pub fn nfs_write_inode(k: &mut Kernel, ino: usize, nr_to_write: u64) -> u64 {
+pub fn nfs_write_inode(k: &mut Kernel, ino: usize, nr_to_write: u64, chunk: u64) -> u64 {
+    let sent = nfs_commit_unstable_pages(k, ino);
+    if crate::mm::trace::enabled(k) {
+        let npages = nfs_i_ref(k, ino).npages;
+        let in_commit = pages_in_commit(k, k.inodes[ino].bdi);
+        // write_chunk is v3's wbc->per_file_limit: the flusher's slice for this inode.
+        crate::mm::trace::nfs_commit_unstable_pages(k, ino, npages, in_commit, chunk, false, sent);
+    }
+    sent.min(nr_to_write)
+}
+
+/// `nfs_commit_unstable_pages` without waiting: nothing if no page awaits COMMIT; deferred
+/// (the inode stays `I_DIRTY_DATASYNC`) while at most half of the inode's requests await
+/// it, since WRITEs are still outstanding; otherwise a COMMIT. Returns the pages sent.
+fn nfs_commit_unstable_pages(k: &mut Kernel, ino: usize) -> u64 {
     let n = nfs_i_ref(k, ino);
     if n.ncommit == 0 {
         return 0;
@@ -631,7 +643,19 @@ pub fn nfs_write_inode(k: &mut Kernel, ino: usize, nr_to_write: u64) -> u64 {
         __mark_inode_dirty(k, ino, I_DIRTY_DATASYNC);
         return 0;
     }
-    nfs_commit_inode_nowait(k, ino).min(nr_to_write)
+    nfs_commit_inode_nowait(k, ino)
+}
+
+/// The pages in COMMITs in flight on mount `bdi` (v3's `nfss->in_commit`, patch 41): the
+/// pages each of its inodes' COMMIT in flight still covers (one COMMIT per inode).
+fn pages_in_commit(k: &Kernel, bdi: usize) -> u64 {
+    client_of(k, bdi).map_or(0, |c| {
+        c.inodes
+            .iter()
+            .filter(|n| n.commit_in_flight)
+            .map(|n| n.committing.len() as u64)
+            .sum()
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -721,7 +745,10 @@ pub async fn rpc_slot(w: World, bdi: usize) {
         }
         match rpc.kind {
             RpcKind::Write { stable } => nfs_write_completion(&mut k, bdi, &rpc, stable),
-            RpcKind::Commit => nfs_commit_release_pages(&mut k, bdi, rpc.ino),
+            RpcKind::Commit => {
+                crate::mm::trace::nfs_commit_release(&mut k, rpc.ino);
+                nfs_commit_release_pages(&mut k, bdi, rpc.ino);
+            }
             RpcKind::Read => nfs_read_completion(&mut k, bdi, &rpc),
         }
         client(&mut k, bdi).recycle(rpc.pages);
@@ -923,8 +950,8 @@ impl AddressSpaceOps for NfsAops {
         })
     }
 
-    fn write_inode(&self, k: &mut Kernel, ino: usize, nr_to_write: u64) -> u64 {
-        nfs_write_inode(k, ino, nr_to_write)
+    fn write_inode(&self, k: &mut Kernel, ino: usize, nr_to_write: u64, chunk: u64) -> u64 {
+        nfs_write_inode(k, ino, nr_to_write, chunk)
     }
 
     /// A request awaiting COMMIT: PG_private, never buffer state.
@@ -1012,13 +1039,13 @@ mod tests {
         let mut k = w.borrow_mut();
         nfs_i(&mut k, ino).npages = 10;
         nfs_i(&mut k, ino).ncommit = 5;
-        assert_eq!(nfs_write_inode(&mut k, ino, 1024), 0);
+        assert_eq!(nfs_write_inode(&mut k, ino, 1024, 1024), 0);
         assert_ne!(k.inodes[ino].state & I_DIRTY_DATASYNC, 0, "still to commit");
         assert!(!nfs_i_ref(&k, ino).commit_in_flight);
         // Nothing awaiting COMMIT: nothing to do, nothing re-marked.
         k.inodes[ino].state = 0;
         nfs_i(&mut k, ino).ncommit = 0;
-        assert_eq!(nfs_write_inode(&mut k, ino, 1024), 0);
+        assert_eq!(nfs_write_inode(&mut k, ino, 1024, 1024), 0);
         assert_eq!(k.inodes[ino].state & I_DIRTY_DATASYNC, 0);
     }
 

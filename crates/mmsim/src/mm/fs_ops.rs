@@ -242,10 +242,10 @@ pub trait AddressSpaceOps: fmt::Debug {
     }
 
     /// `->write_inode` (`super_operations`) of the flusher (`WB_SYNC_NONE`) for an inode that
-    /// was `I_DIRTY_DATASYNC`. Returns the pages that counts as written, at most
-    /// `nr_to_write`.
-    fn write_inode(&self, k: &mut Kernel, ino: usize, nr_to_write: u64) -> u64 {
-        let _ = (k, ino, nr_to_write);
+    /// was `I_DIRTY_DATASYNC`, in the inode's turn of `chunk` pages of which `nr_to_write`
+    /// are left. Returns the pages that counts as written, at most `nr_to_write`.
+    fn write_inode(&self, k: &mut Kernel, ino: usize, nr_to_write: u64, chunk: u64) -> u64 {
+        let _ = (k, ino, nr_to_write, chunk);
         0
     }
 

@@ -515,11 +515,8 @@ fn do_wp_page(k: &mut Kernel, mm: usize, vpn: u32, pte: u32) -> usize {
 
 /// `balance_dirty_pages_ratelimited` after a write fault dirtied a page of `ino`.
 async fn balance_after_fault(w: &World, mm: usize, ino: usize) {
-    let (bdi, mut task) = {
-        let k = w.borrow();
-        (k.inodes[ino].bdi, k.mms[mm].dirty)
-    };
-    balance_dirty_pages_ratelimited(w, bdi, &mut task).await;
+    let mut task = w.borrow().mms[mm].dirty;
+    balance_dirty_pages_ratelimited(w, ino, &mut task).await;
     w.borrow_mut().mms[mm].dirty = task;
 }
 

@@ -313,6 +313,13 @@ impl Kernel {
         self.writeback_2_6_37() && !self.sw.on(crate::presets::Switch::IolessBalanceDirtyPages)
     }
 
+    /// Whether dirtiers go through the IO-less series v3's throttle: a 2.6.37 kernel with
+    /// the series, whose own trace events replace 3.x's.
+    #[inline]
+    pub fn ioless_v3(&self) -> bool {
+        self.writeback_2_6_37() && self.sw.on(crate::presets::Switch::IolessBalanceDirtyPages)
+    }
+
     /// Count an event.
     #[inline]
     pub fn count(&mut self, e: VmEvent, n: u64) {

@@ -560,12 +560,12 @@ pub fn balance_dirty_pages_v3(k: &mut Kernel, bdi: usize, t: &super::page_writeb
     );
 }
 
-/// `global_dirty_state` (3.1+, and patch 33 of the IO-less series v3): the global dirty
-/// counters and limits, each time `global_dirty_limits` computes them. 2.6.37 without the
-/// series has no such event.
+/// `global_dirty_state` (3.1+): the global dirty counters and limits, each time
+/// `global_dirty_limits` computes them. 2.6.37 has no such event; with the IO-less series
+/// v3 the throttle traces [`balance_dirty_state`] instead.
 pub fn global_dirty_state(k: &mut Kernel, bg_thresh: u64, thresh: u64) {
     use super::vmstat::ZoneStat as S;
-    if !enabled(k) || k.old_dirty_throttle() {
+    if !enabled(k) || k.writeback_2_6_37() {
         return;
     }
     let g = |s| k.global_stat(s);
@@ -581,10 +581,133 @@ pub fn global_dirty_state(k: &mut Kernel, bg_thresh: u64, thresh: u64) {
     );
 }
 
+/// `balance_dirty_state` (patch 33 of the IO-less series v3, merged in 3.1 as
+/// `global_dirty_state`): the global counters and limits at each pass of v3's throttle loop
+/// for a page of file `ino` on `bdi`, and the task's `nr_dirtied_pause` (`poll_thresh`).
+/// `gap` is the headroom left under the dirty limit, negative above it.
+pub fn balance_dirty_state(
+    k: &mut Kernel,
+    bdi: usize,
+    ino: usize,
+    bg_thresh: u64,
+    thresh: u64,
+    poll_thresh: u64,
+) {
+    use super::vmstat::ZoneStat as S;
+    if !enabled(k) || !k.ioless_v3() {
+        return;
+    }
+    let g = |s| k.global_stat(s);
+    let (dirty, wb, unstable) = (g(S::nr_dirty), g(S::nr_writeback), g(S::nr_unstable));
+    let gap = thresh as i64 - (dirty + wb + unstable) as i64;
+    let name = bdi_dev_name(&k.bdis, bdi);
+    emit(
+        k,
+        "balance_dirty_state",
+        format_args!(
+            "bdi {name}: dirty={dirty} wb={wb} unstable={unstable} bg_thresh={bg_thresh} thresh={thresh} gap={gap} poll_thresh={poll_thresh} ino={}",
+            i_ino(ino)
+        ),
+    );
+}
+
+/// The inode number the trace shows for mmsim's inode `ino`: numbered from 12, as the
+/// first files of a fresh filesystem are.
+fn i_ino(ino: usize) -> usize {
+    ino + 12
+}
+
+/// `show_inode_state` over the state bits mmsim keeps, in the kernel's bit order
+/// (`I_DIRTY_DATASYNC`, `I_DIRTY_PAGES`, `I_SYNC`); no bits print nothing.
+fn show_inode_state(state: u32) -> String {
+    use super::inode::{I_DIRTY_DATASYNC, I_DIRTY_PAGES, I_SYNC};
+    [
+        (I_DIRTY_DATASYNC, "I_DIRTY_DATASYNC"),
+        (I_DIRTY_PAGES, "I_DIRTY_PAGES"),
+        (I_SYNC, "I_SYNC"),
+    ]
+    .iter()
+    .filter(|&&(bit, _)| state & bit != 0)
+    .map(|&(_, name)| name)
+    .collect::<Vec<_>>()
+    .join("|")
+}
+
+/// `writeback_single_inode` in the layout of patch 34 of the IO-less series v3, traced on
+/// every return of `writeback_single_inode` (also the early one that only requeues an
+/// inode someone else is writing): its state then, its age since `dirtied_when` in ms
+/// (whole jiffies at HZ=250), the pages written (`nr_to_write` used up) and `nr_to_write`
+/// at entry. Only under the series; other kernels trace [`writeback_single_inode`].
+pub fn writeback_single_inode_v3(k: &mut Kernel, ino: usize, to_write: u64, wrote: u64) {
+    if !enabled(k) || !k.ioless_v3() {
+        return;
+    }
+    let inode = &k.inodes[ino];
+    let name = bdi_dev_name(&k.bdis, inode.bdi);
+    let state = show_inode_state(inode.state);
+    let jiffies = |t: crate::engine::Nanos| t / JIFFY;
+    let age_j = jiffies(k.sched.now()).saturating_sub(jiffies(inode.dirtied_when));
+    let age = age_j * (JIFFY / crate::engine::MSEC);
+    let (to_write, wrote) = (to_write.min(i64::MAX as u64), wrote.min(i64::MAX as u64));
+    emit(
+        k,
+        "writeback_single_inode",
+        format_args!(
+            "bdi {name}: ino={} state={state} age={age} wrote={wrote} to_write={to_write}",
+            i_ino(ino)
+        ),
+    );
+}
+
+/// `nfs_commit_unstable_pages` (patch 46 of the IO-less series v3; only under it): the
+/// flusher's `write_inode` of NFS file `ino`. `npages` is the inode's write requests,
+/// `in_commit` the pages in COMMITs in flight on its mount, `write_chunk` the flusher's
+/// slice for the inode, `sync` whether the caller waits for the COMMIT (`FLUSH_SYNC`), and
+/// `ret` the pages the call put in a COMMIT.
+pub fn nfs_commit_unstable_pages(
+    k: &mut Kernel,
+    ino: usize,
+    npages: u64,
+    in_commit: u64,
+    write_chunk: u64,
+    sync: bool,
+    ret: u64,
+) {
+    if !enabled(k) || !k.ioless_v3() {
+        return;
+    }
+    let name = bdi_dev_name(&k.bdis, k.inodes[ino].bdi);
+    emit(
+        k,
+        "nfs_commit_unstable_pages",
+        format_args!(
+            "bdi {name}: ino={} npages={npages} in_commit={in_commit} write_chunk={write_chunk} sync={} ret={ret}",
+            i_ino(ino),
+            sync as u8
+        ),
+    );
+}
+
+/// `nfs_commit_release` (patch 47 of the IO-less series v3; only under it): a COMMIT of
+/// NFS file `ino` was answered. Its range is the whole file, `offset=0 len=0`: the
+/// series' patch 44 (not modelled) is what limits a COMMIT to a range.
+pub fn nfs_commit_release(k: &mut Kernel, ino: usize) {
+    if !enabled(k) || !k.ioless_v3() {
+        return;
+    }
+    let name = bdi_dev_name(&k.bdis, k.inodes[ino].bdi);
+    emit(
+        k,
+        "nfs_commit_release",
+        format_args!("bdi {name}: ino={} offset=0 len=0", i_ino(ino)),
+    );
+}
+
 /// `writeback_single_inode`: one inode's turn in a writeback pass (jiffies at HZ=250,
-/// from [`INITIAL_JIFFIES`]).
+/// from [`INITIAL_JIFFIES`]), in 3.x's layout. Under the IO-less series v3 the flusher
+/// traces [`writeback_single_inode_v3`] instead.
 pub fn writeback_single_inode(k: &mut Kernel, ino: usize, to_write: u64, wrote: u64) {
-    if !enabled(k) {
+    if !enabled(k) || k.ioless_v3() {
         return;
     }
     let inode = &k.inodes[ino];
@@ -608,7 +731,7 @@ pub fn writeback_single_inode(k: &mut Kernel, ino: usize, to_write: u64, wrote: 
         "writeback_single_inode",
         format_args!(
             "bdi {name}: ino={} state={state} dirtied_when={dirtied_when} age={age} index={index} to_write={to_write} wrote={wrote}",
-            ino + 12
+            i_ino(ino)
         ),
     );
 }
@@ -750,6 +873,14 @@ pub(crate) mod testing {
         pub(crate) fn lines(&self) -> Vec<String> {
             let text = String::from_utf8(self.0.lock().unwrap().clone()).unwrap();
             text.lines().map(str::to_string).collect()
+        }
+
+        /// The lines traced so far that contain `pat`.
+        pub(crate) fn lines_with(&self, pat: &str) -> Vec<String> {
+            self.lines()
+                .into_iter()
+                .filter(|l| l.contains(pat))
+                .collect()
         }
     }
 
@@ -936,8 +1067,8 @@ mod global_dirty_state_tests {
     use crate::sim::boot_for_test;
 
     #[test]
-    fn global_dirty_state_prints_the_counters_and_limits_except_under_2_6_37() {
-        for (preset, want) in [("3.9", true), ("ioless-v3", true), ("2.6.37-rc5", false)] {
+    fn global_dirty_state_prints_the_counters_and_limits_only_under_3_x() {
+        for (preset, want) in [("3.9", true), ("ioless-v3", false), ("2.6.37-rc5", false)] {
             let w = boot_for_test(128, 0, preset);
             let cap = super::testing::capture(&w);
             let mut k = w.borrow_mut();
@@ -995,5 +1126,119 @@ mod global_dirty_state_tests {
             "{}",
             lines[0]
         );
+    }
+
+    /// Patch 33 of v3: the global counters, limits and headroom (negative over the limit),
+    /// the task's poll threshold and the file, only under the series.
+    #[test]
+    fn balance_dirty_state_is_traced_only_under_ioless_v3_with_a_signed_gap() {
+        for (preset, want) in [("ioless-v3", true), ("3.9", false), ("2.6.37-rc5", false)] {
+            let w = boot_for_test(128, 0, preset);
+            let sda = crate::sim::add_test_disk(&w, "sda", "ext4");
+            let cap = super::testing::capture(&w);
+            let mut k = w.borrow_mut();
+            let ino = crate::mm::inode::new_inode(&mut k, "f", sda);
+            let stats = [
+                (ZoneStat::nr_dirty, 1500),
+                (ZoneStat::nr_writeback, 400),
+                (ZoneStat::nr_unstable, 200),
+            ];
+            for (s, n) in stats {
+                k.zones[1].mod_stat(s, n);
+            }
+            super::balance_dirty_state(&mut k, sda, ino, 1000, 2000, 37);
+            for (s, n) in stats {
+                k.zones[1].mod_stat(s, -n);
+            }
+            drop(k);
+            let lines = cap.lines();
+            if want {
+                assert_eq!(lines.len(), 1, "{lines:?}");
+                let end = format!(
+                    "balance_dirty_state: bdi 8:0: dirty=1500 wb=400 unstable=200 bg_thresh=1000 thresh=2000 gap=-100 poll_thresh=37 ino={}",
+                    ino + 12
+                );
+                assert!(lines[0].ends_with(&end), "{}", lines[0]);
+            } else {
+                assert!(lines.is_empty(), "{preset}: {lines:?}");
+            }
+        }
+    }
+
+    /// Patch 34 of v3: state flags in the kernel's order, age in ms from whole jiffies,
+    /// `wrote` before `to_write`; 3.x's layout everywhere else, never both.
+    #[test]
+    fn writeback_single_inode_has_v3_s_layout_under_ioless_v3_only() {
+        use crate::mm::inode::{I_DIRTY_DATASYNC, I_DIRTY_PAGES};
+        for preset in ["ioless-v3", "3.9", "2.6.37-rc5"] {
+            let w = boot_for_test(128, 0, preset);
+            let sda = crate::sim::add_test_disk(&w, "sda", "ext4");
+            let cap = super::testing::capture(&w);
+            let ino = crate::mm::inode::new_inode(&mut w.borrow_mut(), "f", sda);
+            let w2 = w.clone();
+            crate::sim::run_task(&w, 2 * crate::engine::SEC, async move {
+                crate::engine::sleep(&w2, 1_500 * crate::engine::MSEC).await;
+                let mut k = w2.borrow_mut();
+                k.inodes[ino].state = I_DIRTY_PAGES | I_DIRTY_DATASYNC;
+                // Jiffy 63 (253 ms); now is jiffy 375: 312 jiffies, 1248 ms.
+                k.inodes[ino].dirtied_when = 253 * crate::engine::MSEC;
+                super::writeback_single_inode(&mut k, ino, 1024, 300);
+                super::writeback_single_inode_v3(&mut k, ino, 1024, 300);
+            });
+            let lines = cap.lines_with("writeback_single_inode");
+            assert_eq!(lines.len(), 1, "{preset}: {lines:?}");
+            let v3 = format!(
+                ": writeback_single_inode: bdi 8:0: ino={} state=I_DIRTY_DATASYNC|I_DIRTY_PAGES age=1248 wrote=300 to_write=1024",
+                ino + 12
+            );
+            if preset == "ioless-v3" {
+                assert!(lines[0].ends_with(&v3), "{}", lines[0]);
+            } else {
+                assert!(
+                    lines[0].contains(" dirtied_when="),
+                    "{preset}: {}",
+                    lines[0]
+                );
+            }
+        }
+    }
+
+    /// Patches 46 and 47 of v3: the NFS commit events print their fields in order, and
+    /// only under the series.
+    #[test]
+    fn the_nfs_commit_events_are_traced_only_under_ioless_v3() {
+        for preset in ["ioless-v3", "3.9", "2.6.37-rc5"] {
+            let w = boot_for_test(128, 0, preset);
+            let nfs =
+                crate::sim::add_block_device(&w, &crate::scenario::BlockDevice::nfs_mount("nfs0"))
+                    .unwrap();
+            let cap = super::testing::capture(&w);
+            let mut k = w.borrow_mut();
+            let ino = crate::mm::inode::new_inode(&mut k, "f", nfs);
+            super::nfs_commit_unstable_pages(&mut k, ino, 96, 64, 16384, false, 48);
+            super::nfs_commit_release(&mut k, ino);
+            drop(k);
+            let lines = cap.lines();
+            if preset != "ioless-v3" {
+                assert!(lines.is_empty(), "{preset}: {lines:?}");
+                continue;
+            }
+            assert_eq!(lines.len(), 2, "{lines:?}");
+            let i = ino + 12;
+            assert!(
+                lines[0].ends_with(&format!(
+                    "nfs_commit_unstable_pages: bdi 0:38: ino={i} npages=96 in_commit=64 write_chunk=16384 sync=0 ret=48"
+                )),
+                "{}",
+                lines[0]
+            );
+            assert!(
+                lines[1].ends_with(&format!(
+                    "nfs_commit_release: bdi 0:38: ino={i} offset=0 len=0"
+                )),
+                "{}",
+                lines[1]
+            );
+        }
     }
 }

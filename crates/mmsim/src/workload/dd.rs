@@ -57,7 +57,7 @@ pub async fn run(w: World, idx: usize, mm: usize, bdi: usize, dd: DdParams) {
             };
             debt.maybe_flush(&w).await;
             if throttle {
-                balance_dirty_pages_ratelimited(&w, bdi, &mut task).await;
+                balance_dirty_pages_ratelimited(&w, ino, &mut task).await;
             }
         }
         super::page_done(&w, idx);

@@ -26,18 +26,19 @@ fn bdp_input(k: &mut crate::mm::Kernel, bdi: usize) -> BdpInput {
     }
 }
 
-/// `balance_dirty_pages_ratelimited`: after dirtying a page of `bdi`, throttle the writer if
-/// it has dirtied its allowance.
+/// `balance_dirty_pages_ratelimited`: after dirtying a page of file `ino` (the kernel's
+/// `mapping`), throttle the writer if it has dirtied its allowance.
 pub async fn balance_dirty_pages_ratelimited(
     w: &crate::mm::World,
-    bdi: usize,
+    ino: usize,
     task: &mut DirtyTask,
 ) {
+    let bdi = w.borrow().inodes[ino].bdi;
     if w.borrow().old_dirty_throttle() {
         return balance_dirty_pages_ratelimited_old(w, bdi, task).await;
     }
-    if w.borrow().writeback_2_6_37() {
-        return balance_dirty_pages_ratelimited_v3(w, bdi, task).await;
+    if w.borrow().ioless_v3() {
+        return balance_dirty_pages_ratelimited_v3(w, ino, task).await;
     }
     let pages = {
         let mut k = w.borrow_mut();

@@ -266,7 +266,7 @@ impl BdiV3 {
 
 /// Whether the kernel is 2.6.37 with the IO-less series v3 and `patch` of it.
 pub fn v3_has(k: &crate::mm::Kernel, patch: Switch) -> bool {
-    k.writeback_2_6_37() && k.sw.on(Switch::IolessBalanceDirtyPages) && k.sw.on(patch)
+    k.ioless_v3() && k.sw.on(patch)
 }
 
 /// The flusher's `bdi_update_write_bandwidth(bdi, work_start)` under v3 (patch 23): the
@@ -331,6 +331,8 @@ enum V3Step {
 /// The locals of one call that live across iterations.
 #[derive(Clone, Copy, Debug)]
 struct V3Call {
+    /// The file whose page was dirtied (the mapping's host, for patch 33's trace).
+    ino: usize,
     start: u64,
     pages_dirtied: u64,
     /// The last pause in jiffies: 0 for none, 1 after think time.
@@ -384,15 +386,17 @@ fn bdi_ratelimit_pages(k: &mut crate::mm::Kernel, bdi: usize) -> u64 {
     ratelimit_pages_v3(bg, thresh, dirty, bdi_thresh, b.reclaimable + b.writeback)
 }
 
-/// `balance_dirty_pages_ratelimited` of 2.6.37 with the IO-less series v3.
+/// `balance_dirty_pages_ratelimited` of 2.6.37 with the IO-less series v3, after a page
+/// of file `ino` was dirtied.
 pub async fn balance_dirty_pages_ratelimited_v3(
     w: &crate::mm::World,
-    bdi: usize,
+    ino: usize,
     task: &mut DirtyTask,
 ) {
+    let bdi = w.borrow().inodes[ino].bdi;
     let pages = ratelimit_v3(&mut w.borrow_mut(), bdi, task);
     if let Some(pages) = pages {
-        balance_dirty_pages_v3(w, bdi, task, pages).await;
+        balance_dirty_pages_v3(w, ino, task, pages).await;
     }
 }
 
@@ -434,7 +438,8 @@ fn iterate(k: &mut crate::mm::Kernel, bdi: usize, task: &mut DirtyTask, c: &mut 
     let nr_reclaimable = k.global_stat(S::nr_dirty) + k.global_stat(S::nr_unstable);
     let nr_dirty = nr_reclaimable + k.global_stat(S::nr_writeback);
     let (bg, thresh) = dirty_limits(k);
-    crate::mm::trace::global_dirty_state(k, bg, thresh);
+    let poll_thresh = task.v3.nr_dirtied_pause;
+    crate::mm::trace::balance_dirty_state(k, bdi, c.ino, bg, thresh, poll_thresh);
     (c.nr_dirty, c.nr_reclaimable, c.bg) = (nr_dirty, nr_reclaimable, bg);
     if nr_dirty <= (bg + thresh) / 2 {
         return V3Step::Break;
@@ -540,17 +545,22 @@ fn iterate(k: &mut crate::mm::Kernel, bdi: usize, task: &mut DirtyTask, c: &mut 
     }
 }
 
-/// `balance_dirty_pages` of 2.6.37 with the IO-less series v3: sleep as [`iterate`] says
-/// until the bdi and the machine were within their limits before the sleep, then adapt the
-/// task's allowance and start background writeback if the flusher is idle.
+/// `balance_dirty_pages` of 2.6.37 with the IO-less series v3 for a page of file `ino`:
+/// sleep as [`iterate`] says until the bdi and the machine were within their limits before
+/// the sleep, then adapt the task's allowance and start background writeback if the
+/// flusher is idle.
 pub async fn balance_dirty_pages_v3(
     w: &crate::mm::World,
-    bdi: usize,
+    ino: usize,
     task: &mut DirtyTask,
     pages_dirtied: u64,
 ) {
-    let start = w.borrow().sched.now();
+    let (start, bdi) = {
+        let k = w.borrow();
+        (k.sched.now(), k.inodes[ino].bdi)
+    };
     let mut c = V3Call {
+        ino,
         start: jiffies(start),
         pages_dirtied,
         pause: 0,
