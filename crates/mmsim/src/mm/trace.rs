@@ -139,6 +139,9 @@ fn classify(name: &str, bdis: &[super::backing_dev::Bdi]) -> Class {
     if name.strip_prefix("kjournald-").and_then(bdi).is_some() {
         return Class::Kthread("kjournald".into());
     }
+    if name.strip_prefix("btrfs-submit-").and_then(bdi).is_some() {
+        return Class::Kthread("btrfs-submit-1".into());
+    }
     let base = name.split('/').next().unwrap_or(name);
     if name == "swapdev" || bdi(base).is_some() {
         return Class::Irq;

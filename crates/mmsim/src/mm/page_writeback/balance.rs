@@ -33,11 +33,23 @@ pub async fn balance_dirty_pages_ratelimited(
     bdi: usize,
     task: &mut DirtyTask,
 ) {
+    balance_dirty_pages_ratelimited_nr(w, bdi, task, 1).await;
+}
+
+/// `balance_dirty_pages_ratelimited_nr`: the hook after a writer dirtied `nr` pages of
+/// `bdi` at once (btrfs's batches). 2.6.37 and v3 count the `nr`; 3.2+ counts pages as
+/// they are dirtied (`account_page_dirtied`) and ignores it.
+pub async fn balance_dirty_pages_ratelimited_nr(
+    w: &crate::mm::World,
+    bdi: usize,
+    task: &mut DirtyTask,
+    nr: u64,
+) {
     if w.borrow().old_dirty_throttle() {
-        return balance_dirty_pages_ratelimited_old(w, bdi, task).await;
+        return balance_dirty_pages_ratelimited_old(w, bdi, task, nr).await;
     }
     if w.borrow().writeback_2_6_37() {
-        return balance_dirty_pages_ratelimited_v3(w, bdi, task).await;
+        return balance_dirty_pages_ratelimited_v3(w, bdi, task, nr).await;
     }
     let pages = {
         let mut k = w.borrow_mut();
