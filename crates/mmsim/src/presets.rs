@@ -51,6 +51,8 @@ pub enum Switch {
     IolessMinPauseConcurrent,
     IolessChunkByBandwidth,
     BtrfsNoBalanceOnDirtyPages,
+    BtrfsDirtyBatch16,
+    BtrfsAsyncBioLimit,
 }
 
 /// A registry entry.
@@ -364,6 +366,24 @@ pub static SWITCHES: &[SwitchDef] = &[
         doc: "A write(2) to btrfs runs the dirty-throttle hook only when it dirtied a page that was clean before \
               it; btrfs still re-dirties (and re-accounts) a dirty page at every small write.",
     },
+    SwitchDef {
+        switch: Switch::BtrfsDirtyBatch16,
+        name: "btrfs_dirty_batch_16",
+        patch: "btrfs: lower the dirty balancing rate limit (patch 37 of v3)",
+        series: IOLESS,
+        doc: "btrfs_file_aio_write prepares and dirties at most 16 pages between dirty-throttle hooks instead \
+              of a page of pointers' worth (512 pages): a 1 MiB write runs the hook 16 times, not once with \
+              all 256 pages.",
+    },
+    SwitchDef {
+        switch: Switch::BtrfsAsyncBioLimit,
+        name: "btrfs_async_bio_limit",
+        patch: "btrfs: wait on too many nr_async_bios (patch 38 of v3)",
+        series: IOLESS,
+        doc: "A btrfs writeback submitter that queued a bio to the submit worker waits while more than \
+              btrfs_async_submit_limit (256 bios per open device, up to the worker pool) wait for it, so \
+              pages under writeback stay bounded instead of all dirty pages going to writeback.",
+    },
 ];
 
 /// The switches of the kswapd series (KS).
@@ -483,6 +503,8 @@ const IOLESS_SWITCHES: &[Switch] = &[
     Switch::IolessMinPauseConcurrent,
     Switch::IolessChunkByBandwidth,
     Switch::BtrfsNoBalanceOnDirtyPages,
+    Switch::BtrfsDirtyBatch16,
+    Switch::BtrfsAsyncBioLimit,
 ];
 
 /// The set of switches of one run.

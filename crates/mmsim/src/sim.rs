@@ -353,6 +353,17 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             k.bdis.last_mut().expect("just pushed").fs_info =
                 Some(Box::new(crate::fs::jbd2::Journal2::new(q)));
         }
+        if dev.filesystem.has_submit_worker() {
+            let max_sectors = k
+                .bdis
+                .last()
+                .expect("just pushed")
+                .queue
+                .config()
+                .max_sectors;
+            let info = crate::fs::btrfs::BtrfsFsInfo::new(&mut k, max_sectors);
+            k.bdis.last_mut().expect("just pushed").fs_info = Some(Box::new(info));
+        }
         let n = k.bdis.len();
         if dev.filesystem != crate::fs::Filesystem::Raw {
             k.bdis[n - 1].sb = super_block::mount(&mut k, &dev.name);
@@ -398,6 +409,13 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
         w.borrow_mut().sched.spawn(
             &format!("jbd2-{}", dev.name),
             crate::fs::jbd2::kjournald2(w2, id),
+        );
+    }
+    if dev.filesystem.has_submit_worker() {
+        let w2 = w.clone();
+        w.borrow_mut().sched.spawn(
+            &format!("btrfs-submit-{}", dev.name),
+            crate::fs::btrfs::submit_worker(w2, id),
         );
     }
     Ok(id)

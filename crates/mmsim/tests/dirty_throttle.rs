@@ -261,3 +261,68 @@ fn the_series_carries_each_throttles_own_limits_and_rates() {
         assert_eq!(col("nfs_commit_sent_sda"), 0.0);
     }
 }
+
+/// Extremes over samples every 100 ms from 10 s to `seconds`: the most pages the device
+/// had dirty or under writeback over the global limit, the fewest dirty pages and the most
+/// under writeback.
+fn btrfs_extremes(s: &Scenario, sets: &[(&str, bool)], seconds: u64) -> (f64, u64, u64) {
+    let sets: Vec<(String, bool)> = sets.iter().map(|&(n, v)| (n.into(), v)).collect();
+    let k = presets::resolve("ioless-v3", &sets).unwrap();
+    let w = sim::boot(s, &k, 1).unwrap();
+    let (mut over, mut min_dirty, mut max_wb) = (0f64, u64::MAX, 0);
+    let mut next = 10 * SEC;
+    Executor::new(w.clone()).run_until(seconds * SEC, |k: &mut Kernel| {
+        let now = k.sched.now();
+        if now >= next {
+            next = now + SEC / 10;
+            let (_, thresh) = dirty_limits(k);
+            let b = &k.bdis[0];
+            over = over.max((b.reclaimable + b.writeback) as f64 / thresh as f64);
+            min_dirty = min_dirty.min(k.global_stat(ZoneStat::nr_dirty));
+            max_wb = max_wb.max(k.global_stat(ZoneStat::nr_writeback));
+        }
+        false
+    });
+    (over, min_dirty, max_wb)
+}
+
+fn btrfs_dd(n: usize, seconds: u64) -> Scenario {
+    let mut s = concurrent_dd(n, seconds);
+    s.machine.devices[0].filesystem = mmsim::fs::Filesystem::Btrfs;
+    s
+}
+
+/// Patch 37 of v3 ("btrfs 100 dd exceeding the bdi limit"): each dd dirties a whole 1 MiB
+/// write (256 pages) before its throttle hook, and 100 of them push the device past the
+/// limit; 16 pages between hooks keep it under.
+#[test]
+fn btrfs_with_100_dd_overshoots_the_limit_unless_it_calls_the_hook_every_16_pages() {
+    let s = btrfs_dd(100, 20);
+    let (over, _, _) = btrfs_extremes(&s, &[("btrfs_dirty_batch_16", false)], 20);
+    assert!(over > 1.05, "without 37: device at {over:.3} of the limit");
+    let (over, _, _) = btrfs_extremes(&s, &[], 20);
+    assert!(over <= 1.0, "with 37: device at {over:.3} of the limit");
+}
+
+/// Patch 38 of v3 ("btrfs nr_dirty falling to 0"): the flusher hands bios to btrfs's submit
+/// worker without waiting for requests, so nearly every dirty page goes under writeback;
+/// waiting above 256 pending bios bounds writeback to what they and the request queue hold.
+#[test]
+fn btrfs_writeback_is_bounded_by_the_async_bio_limit_only_with_patch_38() {
+    let s = btrfs_dd(10, 20);
+    // 257 pending bios, the worker's and the flusher's of 128 pages, and 1.5 × 128
+    // requests of 128 pages in the queue.
+    let bound = (256 + 3) * 128 + 192 * 128;
+    let (_, min_dirty, max_wb) = btrfs_extremes(&s, &[("btrfs_async_bio_limit", false)], 20);
+    assert!(max_wb > 2 * bound, "without 38: {max_wb} under writeback");
+    assert!(
+        min_dirty < 5_000,
+        "without 38: dirty pages fell to {min_dirty}"
+    );
+    let (_, min_dirty, max_wb) = btrfs_extremes(&s, &[], 20);
+    assert!(max_wb <= bound, "with 38: {max_wb} under writeback");
+    assert!(
+        min_dirty > 50_000,
+        "with 38: dirty pages kept, {min_dirty} at least"
+    );
+}

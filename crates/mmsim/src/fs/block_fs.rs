@@ -18,11 +18,11 @@ use super::jbd;
 use crate::block::{Bio, Dir};
 use crate::mm::backing_dev::PAGE_SECTORS;
 use crate::mm::fs_ops::{
-    AddressSpaceOps, PageioData, PlannedWrite, Release, WritePage, WritebackControl,
+    AddressSpaceOps, FsFuture, PageioData, PlannedWrite, Release, WritePage, WritebackControl,
 };
 use crate::mm::page::{Pfn, PG_BH_DIRTY, PG_PRIVATE};
 use crate::mm::page_writeback::{redirty_page_for_writepage, test_set_page_writeback, DirtyTask};
-use crate::mm::{Gfp, Kernel};
+use crate::mm::{Gfp, Kernel, World};
 use crate::presets::Switch;
 
 /// Block allocation granularity for a streaming file (ext4's mballoc preallocation), pages.
@@ -73,6 +73,9 @@ pub struct BlockFs {
     /// A write cleans the page's dirty bit and sets it again, accounting a new dirtying
     /// (btrfs 2.6.37–3.1: `prepare_pages` clears it, `btrfs_dirty_pages` sets it).
     redirty_on_write: bool,
+    /// btrfs's write path: `write()` dirties pages in batches, one throttle hook each, and
+    /// writeback hands bios to submit workers (`fs::btrfs`).
+    btrfs_io: bool,
 }
 
 /// ext2: buffer heads, no journal, and a `writepage` that writes for everyone.
@@ -83,6 +86,7 @@ pub static EXT2: BlockFs = BlockFs {
     allocates_blocks: true,
     reclaim: ReclaimWritepage::Write,
     redirty_on_write: false,
+    btrfs_io: false,
 };
 
 /// ext3 in data=ordered mode.
@@ -93,6 +97,7 @@ pub static EXT3: BlockFs = BlockFs {
     allocates_blocks: true,
     reclaim: ReclaimWritepage::Write,
     redirty_on_write: false,
+    btrfs_io: false,
 };
 
 /// ext4 with delayed allocation (`ext4_da_aops`; mmsim keeps no ext4 buffer heads).
@@ -103,6 +108,7 @@ pub static EXT4: BlockFs = BlockFs {
     allocates_blocks: true,
     reclaim: ReclaimWritepage::IfAllocated,
     redirty_on_write: false,
+    btrfs_io: false,
 };
 
 /// xfs (delayed allocation).
@@ -113,6 +119,7 @@ pub static XFS: BlockFs = BlockFs {
     allocates_blocks: true,
     reclaim: ReclaimWritepage::KswapdOnly,
     redirty_on_write: false,
+    btrfs_io: false,
 };
 
 /// btrfs.
@@ -123,6 +130,7 @@ pub static BTRFS: BlockFs = BlockFs {
     allocates_blocks: true,
     reclaim: ReclaimWritepage::Never,
     redirty_on_write: true,
+    btrfs_io: true,
 };
 
 /// The raw block device (`def_blk_aops`): buffer heads, pages mapped one to one.
@@ -133,6 +141,7 @@ pub static BLOCKDEV: BlockFs = BlockFs {
     allocates_blocks: false,
     reclaim: ReclaimWritepage::Write,
     redirty_on_write: false,
+    btrfs_io: false,
 };
 
 impl BlockFs {
@@ -144,6 +153,11 @@ impl BlockFs {
     /// How `writepage` answers reclaim.
     pub fn reclaim(&self) -> ReclaimWritepage {
         self.reclaim
+    }
+
+    /// Whether a mount has btrfs's submit worker.
+    pub fn has_submit_worker(&self) -> bool {
+        self.btrfs_io
     }
 
     /// The sector of page `index` of file `ino`, allocating an extent if the page has none
@@ -249,15 +263,52 @@ impl AddressSpaceOps for BlockFs {
         !(was_dirty && k.sw.on(crate::presets::Switch::BtrfsNoBalanceOnDirtyPages))
     }
 
+    /// btrfs: `nrptrs` pages a batch ([`super::btrfs::nrptrs`]); the others, a page.
+    fn write_batch(&self, k: &Kernel, task: &DirtyTask, write_pages: u64) -> u64 {
+        if self.btrfs_io {
+            super::btrfs::nrptrs(k, task, write_pages)
+        } else {
+            1
+        }
+    }
+
+    /// btrfs builds a bio across the pages of a walk.
+    fn writepages_start(
+        &self,
+        _k: &mut Kernel,
+        _ino: usize,
+        _wbc: &WritebackControl,
+    ) -> PageioData {
+        if self.btrfs_io {
+            super::btrfs::writepages_start()
+        } else {
+            None
+        }
+    }
+
+    /// btrfs queues the bio the walk was building.
+    fn writepages_end(&self, k: &mut Kernel, data: PageioData) -> Option<usize> {
+        if self.btrfs_io {
+            super::btrfs::writepages_end(k, data)
+        } else {
+            None
+        }
+    }
+
+    /// btrfs's wait on too many pending bios (patch 38 of v3).
+    fn async_submit_wait<'a>(&'a self, w: &'a World, bdi: usize) -> FsFuture<'a> {
+        Box::pin(super::btrfs::wait_for_async_bios(w, bdi))
+    }
+
     /// Map the page's block, then `block_write_full_page` (buffer heads) or start writeback,
-    /// and hand back the one-page bio. A reclaimer the filesystem refuses gets the page
-    /// redirtied.
+    /// and hand back the one-page bio; btrfs adds it to the walk's bio for its submit
+    /// worker. A reclaimer the filesystem refuses gets the page redirtied.
     fn writepage(
         &self,
         k: &mut Kernel,
         pfn: Pfn,
         wbc: &WritebackControl,
-        _data: &mut PageioData,
+        data: &mut PageioData,
     ) -> WritePage {
         if !self.writes(k, pfn, wbc) {
             redirty_page_for_writepage(k, pfn);
@@ -282,16 +333,19 @@ impl AddressSpaceOps for BlockFs {
         } else {
             test_set_page_writeback(k, pfn);
         }
-        WritePage::Submit {
-            bdi: k.inodes[ino].bdi,
-            bio: Bio {
-                dir: Dir::Write,
-                sync: wbc.sync_all,
-                sector,
-                nr_sectors: PAGE_SECTORS,
-                tag: pfn as u64,
-            },
+        let bdi = k.inodes[ino].bdi;
+        let bio = Bio {
+            dir: Dir::Write,
+            sync: wbc.sync_all,
+            sector,
+            nr_sectors: PAGE_SECTORS,
+            tag: pfn as u64,
+        };
+        if self.btrfs_io {
+            let queued = super::btrfs::add_page(k, data, bdi, bio);
+            return WritePage::Async { bdi, queued };
         }
+        WritePage::Submit { bdi, bio }
     }
 
     /// A write, unless the page is redirtied or (buffer heads) has no dirty unlocked
@@ -366,6 +420,15 @@ impl AddressSpaceOps for BlockFs {
         }
         buffer::check_buffers(k, pfn)
     }
+
+    /// btrfs's pending bios.
+    fn check_mount(&self, k: &Kernel, bdi: usize) -> Result<(), String> {
+        if self.btrfs_io {
+            super::btrfs::check_mount(k, bdi)
+        } else {
+            Ok(())
+        }
+    }
 }
 
 #[cfg(test)]
@@ -433,6 +496,7 @@ mod tests {
                 "{name}"
             );
             assert_eq!(fs.journal, name == "Ext3", "{name}");
+            assert_eq!(fs.btrfs_io, name == "Btrfs", "{name}");
             assert_eq!(fs.allocates_blocks, name != "Raw", "{name}");
         }
     }

@@ -6,6 +6,7 @@
 //! never names a filesystem.
 
 pub mod block_fs;
+pub mod btrfs;
 pub mod buffer;
 pub mod fs_writeback;
 pub mod jbd;
@@ -95,6 +96,11 @@ impl Filesystem {
     /// Whether a mount of it has a jbd journal and its thread, kjournald (ext3).
     pub fn has_journal(self) -> bool {
         self.block_fs().is_some_and(BlockFs::has_journal)
+    }
+
+    /// Whether a mount of it has a bio submit worker (btrfs, `fs::btrfs`).
+    pub fn has_submit_worker(self) -> bool {
+        self.block_fs().is_some_and(BlockFs::has_submit_worker)
     }
 }
 

@@ -883,8 +883,9 @@ impl AddressSpaceOps for NfsAops {
         )))
     }
 
-    fn writepages_end(&self, k: &mut Kernel, data: PageioData) {
+    fn writepages_end(&self, k: &mut Kernel, data: PageioData) -> Option<usize> {
         pageio_end(k, data);
+        None
     }
 
     /// `nfs_readpages`: READ RPCs of up to `rsize`, sent at the end at the latest.

@@ -82,6 +82,10 @@ pub enum WritePage {
     /// The filesystem declined and redirtied the page (`redirty_page_for_writepage`:
     /// `wbc->pages_skipped`).
     Redirtied,
+    /// The page is under writeback and its bio is the filesystem's, to be submitted by its
+    /// own worker threads (btrfs). `queued`: this call queued a finished bio to them, after
+    /// which the writer runs [`AddressSpaceOps::async_submit_wait`] for device `bdi`.
+    Async { bdi: usize, queued: bool },
 }
 
 /// What block write a `writepage` would submit for a page now (mmsim: reclaim sleeps for a
@@ -134,10 +138,20 @@ pub trait AddressSpaceOps: fmt::Debug {
     }
 
     /// Whether a `write(2)` that copied into a page which was already dirty (`was_dirty`)
-    /// runs the dirty-throttle hook after it. `generic_perform_write` always does, except
-    /// with patch 06 of the IO-less series v3.
+    /// counts the page towards the dirty-throttle hook after it. `generic_perform_write`
+    /// always does, except with patch 06 of the IO-less series v3.
     fn throttle_after_write(&self, k: &Kernel, was_dirty: bool) -> bool {
         generic_throttle_after_write(k, was_dirty)
+    }
+
+    /// The pages a `write(2)` of `write_pages` whole pages by `task` copies and dirties
+    /// between two runs of the dirty-throttle hook, which is then told how many of them
+    /// count ([`throttle_after_write`]). `generic_perform_write` runs it after every page.
+    ///
+    /// [`throttle_after_write`]: AddressSpaceOps::throttle_after_write
+    fn write_batch(&self, k: &Kernel, task: &DirtyTask, write_pages: u64) -> u64 {
+        let _ = (k, task, write_pages);
+        1
     }
 
     /// `->writepage` of a locked page whose dirty bit the caller has just cleared
@@ -168,9 +182,18 @@ pub trait AddressSpaceOps: fmt::Debug {
         None
     }
 
-    /// The end of a `->writepages` walk: send what the walk gathered.
-    fn writepages_end(&self, k: &mut Kernel, data: PageioData) {
+    /// The end of a `->writepages` walk: send what the walk gathered. Returns the device a
+    /// bio went to its worker threads on, if one did ([`WritePage::Async`]).
+    fn writepages_end(&self, k: &mut Kernel, data: PageioData) -> Option<usize> {
         let _ = (k, data);
+        None
+    }
+
+    /// The wait of a writer that queued a bio to the filesystem's submit workers of device
+    /// `bdi` ([`WritePage::Async`]). None without such workers.
+    fn async_submit_wait<'a>(&'a self, w: &'a World, bdi: usize) -> FsFuture<'a> {
+        let _ = (w, bdi);
+        Box::pin(async {})
     }
 
     /// The start of a readahead (`->readpages`) of file `ino`: the filesystem's state

@@ -143,6 +143,9 @@ fn classify(name: &str, bdis: &[super::backing_dev::Bdi]) -> Class {
         // The kernel names it after the partition and the journal's inode: jbd2/sda1-8.
         return Class::Kthread(format!("jbd2/{dev}1-8"));
     }
+    if name.strip_prefix("btrfs-submit-").and_then(bdi).is_some() {
+        return Class::Kthread("btrfs-submit-1".into());
+    }
     let base = name.split('/').next().unwrap_or(name);
     if name == "swapdev" || bdi(base).is_some() {
         return Class::Irq;

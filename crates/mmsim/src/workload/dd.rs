@@ -9,7 +9,7 @@ use crate::calibration::{PAGE_SIZE, WRITE_SYSCALL_NS};
 use crate::fs::fs_writeback::vfs_fsync_range;
 use crate::mm::namei::{self, OpenFile};
 use crate::mm::page_alloc::AllocError;
-use crate::mm::page_writeback::{balance_dirty_pages_ratelimited, DirtyTask};
+use crate::mm::page_writeback::{balance_dirty_pages_ratelimited_nr, DirtyTask};
 use crate::mm::{filemap, World};
 use crate::scenario::{DdConv, DdParams};
 
@@ -43,24 +43,47 @@ pub async fn run(w: World, idx: usize, mm: usize, bdi: usize, dd: DdParams) {
             cpu
         }
     };
-    for index in 0..size / PAGE_SIZE {
-        for _ in 0..writes_per_page {
-            if killed(&w) {
-                return die(&w);
-            }
-            let throttle = match filemap::write_page(&w, ino, index, &mut task).await {
-                Ok((cpu, throttle)) => {
-                    debt.system(per_write_cpu(cpu));
-                    throttle
+    // A larger block: one write(2) of whole pages, which the filesystem dirties in batches
+    // with a throttle hook after each (a page each for `generic_perform_write`).
+    let write_pages = (dd.bs / PAGE_SIZE).max(1);
+    let a_ops = w.borrow().inodes[ino].a_ops;
+    let total = size / PAGE_SIZE;
+    let mut index = 0;
+    while index < total {
+        let end = index + write_pages.min(total - index);
+        while index < end {
+            let left = end - index;
+            let batch = a_ops.write_batch(&w.borrow(), &task, left).clamp(1, left);
+            // Pages of the batch that count towards the hook.
+            let mut nr = 0;
+            for i in 0..batch {
+                for _ in 0..writes_per_page {
+                    if killed(&w) {
+                        return die(&w);
+                    }
+                    match filemap::write_page(&w, ino, index + i, &mut task).await {
+                        Ok((cpu, counts)) => {
+                            debt.system(per_write_cpu(cpu));
+                            nr += u64::from(counts);
+                        }
+                        Err(_) => return die(&w),
+                    }
+                    debt.maybe_flush(&w).await;
+                    if writes_per_page > 1 && nr > 0 {
+                        balance_dirty_pages_ratelimited_nr(&w, ino, &mut task, nr).await;
+                        nr = 0;
+                    }
                 }
-                Err(_) => return die(&w),
-            };
-            debt.maybe_flush(&w).await;
-            if throttle {
-                balance_dirty_pages_ratelimited(&w, ino, &mut task).await;
+                if i + 1 < batch {
+                    super::page_done(&w, idx);
+                }
             }
+            if nr > 0 {
+                balance_dirty_pages_ratelimited_nr(&w, ino, &mut task, nr).await;
+            }
+            super::page_done(&w, idx);
+            index += batch;
         }
-        super::page_done(&w, idx);
     }
     debt.flush(&w).await;
     match dd.conv {

@@ -70,17 +70,22 @@ impl OldWriteback {
         self.dirties.inc(&mut task.dirties);
     }
 
-    /// `balance_dirty_pages_ratelimited_nr(mapping, 1)` on `cpu`: `Some(write_chunk)` when
+    /// `balance_dirty_pages_ratelimited_nr(mapping, nr)` on `cpu`: `Some(write_chunk)` when
     /// the CPU's count reaches the rate limit (8 pages while the bdi is over its limit);
     /// whoever crosses it is throttled.
-    pub fn ratelimit(&mut self, cpu: usize, bdi_dirty_exceeded: bool) -> Option<u64> {
-        self.ratelimit_count(cpu, bdi_dirty_exceeded)
+    pub fn ratelimit(&mut self, cpu: usize, bdi_dirty_exceeded: bool, nr: u64) -> Option<u64> {
+        self.ratelimit_count(cpu, bdi_dirty_exceeded, nr)
             .map(|dirtied| sync_writeback_pages(dirtied, self.ratelimit_pages))
     }
 
     /// [`Self::ratelimit`] as patch 03 of the IO-less series v3 left it: the CPU's count
     /// itself when it reaches the limit.
-    pub fn ratelimit_count(&mut self, cpu: usize, bdi_dirty_exceeded: bool) -> Option<u64> {
+    pub fn ratelimit_count(
+        &mut self,
+        cpu: usize,
+        bdi_dirty_exceeded: bool,
+        nr: u64,
+    ) -> Option<u64> {
         let limit = if bdi_dirty_exceeded {
             8
         } else {
@@ -88,7 +93,7 @@ impl OldWriteback {
         };
         let n = self.cpu_ratelimits.len();
         let p = &mut self.cpu_ratelimits[cpu % n];
-        *p += 1;
+        *p += nr;
         (*p >= limit).then(|| std::mem::take(p))
     }
 }
@@ -246,17 +251,19 @@ fn old_input(k: &mut crate::mm::Kernel, bdi: usize, task: &mut DirtyTask) -> Old
     }
 }
 
-/// `balance_dirty_pages_ratelimited` of 2.6.37: called for every page a task writes.
+/// `balance_dirty_pages_ratelimited_nr` of 2.6.37: called after a task wrote `nr` pages
+/// (`generic_perform_write`: every page; btrfs: a batch).
 pub async fn balance_dirty_pages_ratelimited_old(
     w: &crate::mm::World,
     bdi: usize,
     task: &mut DirtyTask,
+    nr: u64,
 ) {
     let chunk = {
         let mut k = w.borrow_mut();
         let cpu = k.sched.task_cpu(k.sched.current()).unwrap_or(0) as usize;
         let exceeded = k.bdis[bdi].bw.dirty_exceeded;
-        k.old_wb.ratelimit(cpu, exceeded)
+        k.old_wb.ratelimit(cpu, exceeded, nr)
     };
     if let Some(write_chunk) = chunk {
         balance_dirty_pages_old(w, bdi, task, write_chunk).await;
@@ -353,20 +360,33 @@ mod tests {
         let mut o = OldWriteback::new(20_000, 1 << 14, 2);
         assert_eq!(o.ratelimit_pages, 256);
         for _ in 0..255 {
-            assert_eq!(o.ratelimit(0, false), None);
+            assert_eq!(o.ratelimit(0, false, 1), None);
         }
-        assert_eq!(o.ratelimit(0, false), Some(384));
+        assert_eq!(o.ratelimit(0, false, 1), Some(384));
         // Counts are per CPU.
-        assert_eq!(o.ratelimit(1, false), None);
+        assert_eq!(o.ratelimit(1, false, 1), None);
         assert_eq!(o.cpu_ratelimits, vec![0, 1]);
         for _ in 0..7 {
-            assert_eq!(o.ratelimit(0, true), None);
+            assert_eq!(o.ratelimit(0, true, 1), None);
         }
         assert_eq!(
-            o.ratelimit(0, true),
+            o.ratelimit(0, true, 1),
             Some(384),
             "at least 1.5 × ratelimit_pages"
         );
+    }
+
+    /// btrfs's `balance_dirty_pages_ratelimited_nr(mapping, 256)` after a 1 MiB batch: the
+    /// count jumps by the batch, and the chunk to write is half as much again as the count.
+    #[test]
+    fn a_batch_counts_all_its_pages_at_once() {
+        let mut o = OldWriteback::new(20_000, 1 << 14, 2);
+        assert_eq!(o.ratelimit(0, false, 200), None);
+        assert_eq!(o.cpu_ratelimits, vec![200, 0]);
+        assert_eq!(o.ratelimit(0, false, 256), Some(684), "456 + 228");
+        // Over the limit a batch of 16 is throttled at once: a chunk of 1.5 × 256.
+        assert_eq!(o.ratelimit(1, true, 16), Some(384));
+        assert_eq!(o.cpu_ratelimits, vec![0, 0]);
     }
 
     #[test]

@@ -346,17 +346,22 @@ struct V3Call {
     bg: u64,
 }
 
-/// The throttle-hook allowance of v3 for the current task (patch 05): `Some(pages)` when it
-/// must call [`balance_dirty_pages_v3`].
-fn ratelimit_v3(k: &mut crate::mm::Kernel, bdi: usize, task: &mut DirtyTask) -> Option<u64> {
+/// The throttle-hook allowance of v3 for the current task (patch 05) after it wrote `nr`
+/// pages: `Some(pages)` when it must call [`balance_dirty_pages_v3`].
+fn ratelimit_v3(
+    k: &mut crate::mm::Kernel,
+    bdi: usize,
+    task: &mut DirtyTask,
+    nr: u64,
+) -> Option<u64> {
     let exceeded = k.bdis[bdi].bw.dirty_exceeded;
     if !k.sw.on(Switch::IolessPerTaskRatelimit) {
         // Patch 03 alone: 2.6.37's per-CPU count, passed on as it is.
         let cpu = k.sched.task_cpu(k.sched.current()).unwrap_or(0) as usize;
-        return k.old_wb.ratelimit_count(cpu, exceeded);
+        return k.old_wb.ratelimit_count(cpu, exceeded, nr);
     }
     let t = &mut task.v3;
-    t.nr_dirtied += 1;
+    t.nr_dirtied += nr;
     if t.nr_dirtied_pause == 0 {
         t.nr_dirtied_pause = bdi_ratelimit_pages(k, bdi);
     }
@@ -386,15 +391,16 @@ fn bdi_ratelimit_pages(k: &mut crate::mm::Kernel, bdi: usize) -> u64 {
     ratelimit_pages_v3(bg, thresh, dirty, bdi_thresh, b.reclaimable + b.writeback)
 }
 
-/// `balance_dirty_pages_ratelimited` of 2.6.37 with the IO-less series v3, after a page
-/// of file `ino` was dirtied.
+/// `balance_dirty_pages_ratelimited_nr` of 2.6.37 with the IO-less series v3, after `nr`
+/// pages of file `ino` were dirtied.
 pub async fn balance_dirty_pages_ratelimited_v3(
     w: &crate::mm::World,
     ino: usize,
     task: &mut DirtyTask,
+    nr: u64,
 ) {
     let bdi = w.borrow().inodes[ino].bdi;
-    let pages = ratelimit_v3(&mut w.borrow_mut(), bdi, task);
+    let pages = ratelimit_v3(&mut w.borrow_mut(), bdi, task, nr);
     if let Some(pages) = pages {
         balance_dirty_pages_v3(w, ino, task, pages).await;
     }

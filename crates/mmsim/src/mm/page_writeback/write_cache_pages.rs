@@ -116,18 +116,26 @@ async fn walk(
         match done {
             WritePage::Submit { bdi, bio } => crate::mm::backing_dev::submit_bio(w, bdi, bio).await,
             WritePage::Redirtied => skipped += 1,
+            WritePage::Async { bdi, queued: true } => a_ops.async_submit_wait(w, bdi).await,
+            WritePage::Async { queued: false, .. } => {}
             WritePage::Started | WritePage::Clean => {}
         }
         written += 1;
     }
-    let mut k = w.borrow_mut();
-    a_ops.writepages_end(&mut k, data);
-    // range_cyclic and whole-file passes remember where they stopped.
-    if sync.is_none_or(|r| r.start == 0 && r.end == u64::MAX) {
-        k.inodes[ino].writeback_index = index;
-    }
-    if next_dirty_page(&k, ino, 0).is_none() {
-        k.inodes[ino].state &= !I_DIRTY_PAGES;
+    let queued_at_end = {
+        let mut k = w.borrow_mut();
+        let queued = a_ops.writepages_end(&mut k, data);
+        // range_cyclic and whole-file passes remember where they stopped.
+        if sync.is_none_or(|r| r.start == 0 && r.end == u64::MAX) {
+            k.inodes[ino].writeback_index = index;
+        }
+        if next_dirty_page(&k, ino, 0).is_none() {
+            k.inodes[ino].state &= !I_DIRTY_PAGES;
+        }
+        queued
+    };
+    if let Some(bdi) = queued_at_end {
+        a_ops.async_submit_wait(w, bdi).await;
     }
     Written {
         pages: written,
