@@ -316,12 +316,15 @@ impl AddressSpaceOps for BlockFs {
         }
         let (ino, index) = file_index(k, pfn);
         let sector = self.map_block(k, ino, index);
-        if !wbc.for_reclaim && !wbc.writepage_only && !self.buffer_heads {
-            // ->writepages of a delayed-allocation filesystem: the allocation grows
-            // i_disksize, and on ext4 data=ordered files the inode on the running
-            // transaction (`ext4_jbd2_file_inode`).
-            let inode = &mut k.inodes[ino];
-            inode.disksize_pages = inode.disksize_pages.max(index + 1);
+        if !wbc.for_reclaim
+            && !wbc.writepage_only
+            && !self.buffer_heads
+            && index >= k.inodes[ino].disksize_pages
+        {
+            // ->writepages mapping a delayed page: the allocation grows i_disksize, and on
+            // ext4 data=ordered files the inode on the running transaction
+            // (`ext4_jbd2_file_inode`; a rewrite of mapped blocks files nothing).
+            k.inodes[ino].disksize_pages = index + 1;
             crate::fs::jbd2::ext4_jbd2_file_inode(k, ino);
         }
         if self.buffer_heads {
