@@ -53,6 +53,12 @@ pub enum Switch {
     BtrfsNoBalanceOnDirtyPages,
     BtrfsDirtyBatch16,
     BtrfsAsyncBioLimit,
+    NfsWritebackWaitQueue,
+    NfsInCommitLimit,
+    NfsCommitHeuristics,
+    NfsWriteInodeKeepsNrToWrite,
+    NfsCommitRange,
+    NfsCongestionByDirtyThresh,
 }
 
 /// A registry entry.
@@ -384,6 +390,59 @@ pub static SWITCHES: &[SwitchDef] = &[
               btrfs_async_submit_limit (256 bios per open device, up to the worker pool) wait for it, so \
               pages under writeback stay bounded instead of all dirty pages going to writeback.",
     },
+    SwitchDef {
+        switch: Switch::NfsWritebackWaitQueue,
+        name: "nfs_writeback_wait_queue",
+        patch: "NFS: writeback pages wait queue (patch 40 of v3)",
+        series: IOLESS,
+        doc: "An NFS mount's write congestion gets two classes: ASYNC above nfs_congestion_kb in WRITEs, SYNC \
+              above twice that, each cleared 1 MiB (at most an eighth of the limit) below its threshold. After \
+              each page nfs_writepages adds to a WRITE, the writer sleeps while its class (SYNC for \
+              WB_SYNC_ALL) is congested, so the flusher blocks on NFS writeback as on a block queue.",
+    },
+    SwitchDef {
+        switch: Switch::NfsInCommitLimit,
+        name: "nfs_in_commit_limit",
+        patch: "nfs: in-commit pages accounting and wait queue (patch 41 of v3)",
+        series: IOLESS,
+        doc: "The mount counts the pages in COMMITs in flight (in_commit); the flusher's non-sync \
+              nfs_commit_inode first sleeps while in_commit is at least nfs_congestion_kb, and is woken once \
+              it is below that less an eighth.",
+    },
+    SwitchDef {
+        switch: Switch::NfsCommitHeuristics,
+        name: "nfs_commit_heuristics",
+        patch: "nfs: heuristics to avoid commit (patch 42 of v3)",
+        series: IOLESS,
+        doc: "The flusher's write_inode commits when no WRITE of the inode is in flight (ncommit == npages), \
+              when 4 MiB await COMMIT, or when they are more than half the mount's in_commit; otherwise it \
+              defers. Replaces the rule of deferring while at most half of the inode's requests await COMMIT.",
+    },
+    SwitchDef {
+        switch: Switch::NfsWriteInodeKeepsNrToWrite,
+        name: "nfs_write_inode_keeps_nr_to_write",
+        patch: "nfs: dont change wbc->nr_to_write in write_inode() (patch 43 of v3)",
+        series: IOLESS,
+        doc: "Pages the flusher's write_inode puts in a COMMIT no longer count against its nr_to_write: \
+              only pages written count towards the inode's slice.",
+    },
+    SwitchDef {
+        switch: Switch::NfsCommitRange,
+        name: "nfs_commit_range",
+        patch: "nfs: limit the range of commits (patch 44 of v3)",
+        series: IOLESS,
+        doc: "A COMMIT covers the first to the last page index of its requests instead of the whole file. \
+              The server model's COMMIT costs the same either way, so only the nfs_commit_release trace \
+              (offset, len in page indices, as the patch puts them) changes.",
+    },
+    SwitchDef {
+        switch: Switch::NfsCongestionByDirtyThresh,
+        name: "nfs_congestion_by_dirty_thresh",
+        patch: "nfs: adapt congestion threshold to dirty threshold (patch 45 of v3)",
+        series: IOLESS,
+        doc: "At mount, nfs_congestion_kb is also capped at an eighth of the boot-time global dirty \
+              threshold, so WRITEs in flight stay a small part of the dirty pages.",
+    },
 ];
 
 /// The switches of the kswapd series (KS).
@@ -505,6 +564,12 @@ const IOLESS_SWITCHES: &[Switch] = &[
     Switch::BtrfsNoBalanceOnDirtyPages,
     Switch::BtrfsDirtyBatch16,
     Switch::BtrfsAsyncBioLimit,
+    Switch::NfsWritebackWaitQueue,
+    Switch::NfsInCommitLimit,
+    Switch::NfsCommitHeuristics,
+    Switch::NfsWriteInodeKeepsNrToWrite,
+    Switch::NfsCommitRange,
+    Switch::NfsCongestionByDirtyThresh,
 ];
 
 /// The set of switches of one run.

@@ -289,12 +289,19 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
         // totalram_pages: what the buddy allocator manages.
         let ram_pages = k.zones.iter().map(|z| z.managed_pages).sum();
         let wsize_pages = u64::from(device.max_sectors()) / u64::from(backing_dev::PAGE_SECTORS);
-        let (slot_wq, commit_wq) = (k.sched.new_queue(), k.sched.new_queue());
+        // Patch 45: nfs_init_writepagecache caps nfs_congestion_kb at an eighth of the
+        // dirty threshold at boot.
+        let cap_kb = if k.sw.on(crate::presets::Switch::NfsCongestionByDirtyThresh) {
+            crate::mm::page_writeback::dirty_limits(&k).1 * (PAGE_SIZE / 1024) / 8
+        } else {
+            u64::MAX
+        };
+        let wait_queue = k.sw.on(crate::presets::Switch::NfsWritebackWaitQueue);
+        let congestion = block::NfsCongestion::with_cap(ram_pages, cap_kb, wait_queue);
         Box::new(crate::fs::nfs::NfsClient::new(
-            ram_pages,
+            congestion,
             wsize_pages,
-            slot_wq,
-            commit_wq,
+            || k.sched.new_queue(),
         )) as Box<dyn std::any::Any>
     });
     let mut cfg = device.queue_config();

@@ -173,14 +173,17 @@ pub async fn sys_sync(w: &World) {
 /// pages: if the inode was `I_DIRTY_DATASYNC` (only NFS sets it), clear it and call the
 /// filesystem's `->write_inode`. Returns the pages that counts as written (NFS: pages
 /// committed).
-fn write_inode(k: &mut Kernel, ino: usize, nr_to_write: u64, chunk: u64) -> u64 {
-    let inode = &mut k.inodes[ino];
-    if inode.state & I_DIRTY_DATASYNC == 0 {
-        return 0;
-    }
-    inode.state &= !I_DIRTY_DATASYNC;
-    let a_ops = inode.a_ops;
-    a_ops.write_inode(k, ino, nr_to_write, chunk)
+async fn write_inode(w: &World, ino: usize, nr_to_write: u64, chunk: u64) -> u64 {
+    let a_ops = {
+        let mut k = w.borrow_mut();
+        let inode = &mut k.inodes[ino];
+        if inode.state & I_DIRTY_DATASYNC == 0 {
+            return 0;
+        }
+        inode.state &= !I_DIRTY_DATASYNC;
+        inode.a_ops
+    };
+    a_ops.write_inode(w, ino, nr_to_write, chunk).await
 }
 
 /// `writeback_single_inode` with `WB_SYNC_NONE`: write up to `chunk` pages of `ino` under
@@ -197,7 +200,7 @@ async fn writeback_single_inode(
     w.borrow_mut().inodes[ino].state |= I_SYNC;
     let wc = write_cache_pages(w, ino, chunk, None, range_cyclic).await;
     let left = chunk.saturating_sub(wc.pages);
-    let n = wc.pages + write_inode(&mut w.borrow_mut(), ino, left, chunk);
+    let n = wc.pages + write_inode(w, ino, left, chunk).await;
     crate::mm::trace::writeback_single_inode(&mut w.borrow_mut(), ino, chunk, n);
     let mut k = w.borrow_mut();
     k.inodes[ino].state &= !I_SYNC;

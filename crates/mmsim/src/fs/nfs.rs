@@ -21,6 +21,12 @@
 //! list first (`nfs_updatepage` → `nfs_clear_request_commit`), so PG_private never goes
 //! with PG_dirty or PG_writeback.
 //!
+//! The NFS patches 40-45 of IO-less dirty throttling v3 are switches (`ioless-v3` only):
+//! the writeback wait queues ([`nfs_wait_congested`]), the in-commit count and its wait
+//! ([`nfs_commit_wait`]), the commit heuristics (`nfs_commit_due`), `nr_to_write` left
+//! alone by `write_inode`, COMMIT ranges, and the congestion limit capped by the dirty
+//! threshold (`sim::add_block_device`).
+//!
 //! Not modelled: COMMIT verifier mismatches (the server never reboots), RPC errors and
 //! retransmits, delegations, pNFS, `launder_page`, O_DIRECT, `nfs_flush_incompatible`.
 
@@ -30,7 +36,7 @@ use crate::calibration::PAGE_SIZE;
 use crate::engine::{self, Nanos, WaitQueueId};
 use crate::mm::filemap::filemap_write_and_wait_range;
 use crate::mm::fs_ops::{
-    AddressSpaceOps, FsFuture, PageioData, Release, WritePage, WritebackControl,
+    AddressSpaceOps, FsCountFuture, FsFuture, PageioData, Release, WritePage, WritebackControl,
 };
 use crate::mm::inode::I_DIRTY_DATASYNC;
 use crate::mm::invariants::describe;
@@ -54,6 +60,10 @@ pub struct NfsInode {
     pub commit_in_flight: bool,
     /// The unstable pages that COMMIT covers, sorted by frame number.
     pub committing: Vec<Pfn>,
+    /// The pages that COMMIT was sent with (what it adds to the mount's `in_commit`).
+    pub commit_sent: u64,
+    /// Its first page index and the span to its last (patch 44's offset and count).
+    pub commit_range: (u64, u64),
 }
 
 /// What an NFS mount has sent and the server has answered, for reports and tests.
@@ -210,6 +220,12 @@ pub struct NfsClient {
     pub slot_wq: WaitQueueId,
     /// Waiters for a COMMIT to finish (the `NFS_INO_COMMIT` bit waiters of every inode).
     pub commit_wq: WaitQueueId,
+    /// Writers waiting for the ASYNC and the SYNC congestion to clear (patch 40).
+    pub congestion_wq: [WaitQueueId; 2],
+    /// `nfss->in_commit`: pages in COMMITs in flight (patch 41's counter).
+    pub in_commit: u64,
+    /// Flushers waiting for `in_commit` to drop (patch 41).
+    pub in_commit_wq: WaitQueueId,
     /// Page lists of finished RPCs, reused so that sending allocates nothing.
     spare: Vec<Vec<Pfn>>,
     pub stats: NfsStats,
@@ -218,19 +234,22 @@ pub struct NfsClient {
 }
 
 impl NfsClient {
-    /// A mount on a machine with `total_ram_pages`, sending `wsize_pages` per RPC.
+    /// A mount with write congestion `congestion`, sending `wsize_pages` per RPC, its wait
+    /// queues from `new_queue`.
     pub fn new(
-        total_ram_pages: u64,
+        congestion: NfsCongestion,
         wsize_pages: u64,
-        slot_wq: WaitQueueId,
-        commit_wq: WaitQueueId,
+        mut new_queue: impl FnMut() -> WaitQueueId,
     ) -> NfsClient {
         NfsClient {
-            congestion: NfsCongestion::new(total_ram_pages),
+            congestion,
             wsize_pages: wsize_pages.max(1),
             backlog: RpcQueue::default(),
-            slot_wq,
-            commit_wq,
+            slot_wq: new_queue(),
+            commit_wq: new_queue(),
+            congestion_wq: [new_queue(), new_queue()],
+            in_commit: 0,
+            in_commit_wq: new_queue(),
             spare: Vec::new(),
             stats: NfsStats::default(),
             inodes: Vec::new(),
@@ -288,6 +307,8 @@ pub fn nfs_i_ref(k: &Kernel, ino: usize) -> &NfsInode {
         ncommit: 0,
         commit_in_flight: false,
         committing: Vec::new(),
+        commit_sent: 0,
+        commit_range: (0, 0),
     };
     client_of(k, k.inodes[ino].bdi)
         .and_then(|c| c.inodes.get(ino))
@@ -322,18 +343,46 @@ fn nfs_set_page_writeback(k: &mut Kernel, bdi: usize, pfn: Pfn) {
 }
 
 /// `nfs_end_page_writeback`: the WRITE is answered. Below OFF the congestion clears and, as
-/// `clear_bdi_congested` does on every call, `congestion_wait` sleepers are woken.
+/// `clear_bdi_congested` does on every call, `congestion_wait` sleepers are woken. With
+/// patch 40 each class below its OFF wakes its writers, and `congestion_wait` sleepers are
+/// woken only when the ASYNC bit is actually cleared (the patch tests it first).
 fn nfs_end_page_writeback(k: &mut Kernel, bdi: usize, pfn: Pfn) {
     page_io::end_page_writeback(k, pfn);
     let c = client(k, bdi);
-    let cleared = c.congestion.end_writeback(1);
-    let below_off = c.congestion.writeback_pages() < c.congestion.off;
-    if cleared {
+    let e = c.congestion.end_writeback(1);
+    let wait_queue = c.congestion.wait_queue;
+    let [async_wq, sync_wq] = c.congestion_wq;
+    if e.async_cleared {
         set_congested(k, bdi, false);
     }
-    if below_off {
+    if wait_queue {
+        if e.below_sync_off {
+            k.sched.wake_all(sync_wq);
+        }
+        if e.below_async_off {
+            k.sched.wake_all(async_wq);
+        }
+    }
+    if (wait_queue && e.async_cleared) || (!wait_queue && e.below_async_off) {
         let q = k.wq.congestion_async;
         k.sched.wake_all(q);
+    }
+}
+
+/// `nfs_wait_congested` (patch 40): after adding a page to a WRITE, a writer of class
+/// `sync` (WB_SYNC_ALL) sleeps uninterruptibly while that class of mount `bdi` is
+/// congested.
+pub async fn nfs_wait_congested(w: &World, bdi: usize, sync: bool) {
+    loop {
+        let q = {
+            let k = w.borrow();
+            let c = client_of(&k, bdi).expect("an NFS mount has its client");
+            if !c.congestion.class_congested(sync) {
+                return;
+            }
+            c.congestion_wq[sync as usize]
+        };
+        engine::wait_event(w, q, None, false).await;
     }
 }
 
@@ -527,12 +576,14 @@ pub fn nfs_invalidate_page(k: &mut Kernel, pfn: Pfn) {
 fn nfs_commit_start(k: &mut Kernel, ino: usize) -> u64 {
     let mut list = std::mem::take(&mut nfs_i(k, ino).committing);
     list.clear();
-    list.extend(
-        k.inodes[ino]
-            .cached()
-            .map(|(_, pfn)| pfn)
-            .filter(|&pfn| k.pages.test(pfn, PG_PRIVATE)),
-    );
+    let (mut first, mut last) = (u64::MAX, 0);
+    for (index, pfn) in k.inodes[ino].cached() {
+        if k.pages.test(pfn, PG_PRIVATE) {
+            list.push(pfn);
+            first = first.min(index);
+            last = last.max(index);
+        }
+    }
     list.sort_unstable();
     let n = nfs_i(k, ino);
     debug_assert_eq!(
@@ -544,8 +595,16 @@ fn nfs_commit_start(k: &mut Kernel, ino: usize) -> u64 {
     n.committing = list;
     n.ncommit = 0;
     n.commit_in_flight = true;
+    n.commit_sent = count;
+    n.commit_range = if count > 0 {
+        (first, last - first + 1)
+    } else {
+        (0, 0)
+    };
     let bdi = k.inodes[ino].bdi;
-    client(k, bdi).stats.pages_sent_to_commit += count;
+    let c = client(k, bdi);
+    c.stats.pages_sent_to_commit += count;
+    c.in_commit += count;
     let pages = client(k, bdi).page_list();
     queue_rpc(
         k,
@@ -618,32 +677,100 @@ fn client_wq(k: &Kernel, ino: usize) -> WaitQueueId {
 }
 
 /// `nfs_write_inode` for the flusher (`WB_SYNC_NONE`) in the inode's turn of `chunk`
-/// pages: [`nfs_commit_unstable_pages`]. Returns the pages committed, which count against
-/// the flusher's `nr_to_write` (at most `nr_to_write`).
+/// pages: `nfs_commit_unstable_pages` (`nfs_commit_due`, then the COMMIT), without
+/// patch 41's wait. Returns the pages
+/// committed, which count against the flusher's `nr_to_write` (at most `nr_to_write`)
+/// unless patch 43 is in.
 pub fn nfs_write_inode(k: &mut Kernel, ino: usize, nr_to_write: u64, chunk: u64) -> u64 {
-    let sent = nfs_commit_unstable_pages(k, ino);
+    let due = nfs_commit_due(k, ino);
+    nfs_write_inode_commit(k, ino, due, nr_to_write, chunk)
+}
+
+/// [`nfs_write_inode`] as the flusher runs it: with patch 41, a COMMIT that is due first
+/// waits for the mount's `in_commit` to drop below the limit ([`nfs_commit_wait`]).
+pub async fn nfs_write_inode_wait(w: &World, ino: usize, nr_to_write: u64, chunk: u64) -> u64 {
+    let (due, wait, bdi) = {
+        let mut k = w.borrow_mut();
+        let due = nfs_commit_due(&mut k, ino);
+        let wait = due && k.sw.on(Switch::NfsInCommitLimit);
+        (due, wait, k.inodes[ino].bdi)
+    };
+    if wait {
+        nfs_commit_wait(w, bdi).await;
+    }
+    nfs_write_inode_commit(&mut w.borrow_mut(), ino, due, nr_to_write, chunk)
+}
+
+/// The COMMIT of [`nfs_write_inode`] once `due` is decided, and its trace.
+fn nfs_write_inode_commit(
+    k: &mut Kernel,
+    ino: usize,
+    due: bool,
+    nr_to_write: u64,
+    chunk: u64,
+) -> u64 {
+    let sent = if due {
+        nfs_commit_inode_nowait(k, ino)
+    } else {
+        0
+    };
     if crate::mm::trace::enabled(k) {
         let npages = nfs_i_ref(k, ino).npages;
-        let in_commit = pages_in_commit(k, k.inodes[ino].bdi);
+        let bdi = k.inodes[ino].bdi;
+        let in_commit = if k.sw.on(Switch::NfsInCommitLimit) {
+            client_of(k, bdi).map_or(0, |c| c.in_commit)
+        } else {
+            pages_in_commit(k, bdi)
+        };
         // write_chunk is v3's wbc->per_file_limit: the flusher's slice for this inode.
         crate::mm::trace::nfs_commit_unstable_pages(k, ino, npages, in_commit, chunk, false, sent);
     }
-    sent.min(nr_to_write)
+    if k.sw.on(Switch::NfsWriteInodeKeepsNrToWrite) {
+        0
+    } else {
+        sent.min(nr_to_write)
+    }
 }
 
-/// `nfs_commit_unstable_pages` without waiting: nothing if no page awaits COMMIT; deferred
-/// (the inode stays `I_DIRTY_DATASYNC`) while at most half of the inode's requests await
-/// it, since WRITEs are still outstanding; otherwise a COMMIT. Returns the pages sent.
-fn nfs_commit_unstable_pages(k: &mut Kernel, ino: usize) -> u64 {
+/// `MIN_WRITEBACK_PAGES` of patch 42: 4 MiB awaiting COMMIT is worth one.
+const NFS_MIN_COMMIT_PAGES: u64 = 4096 * 1024 / PAGE_SIZE;
+
+/// Whether `nfs_commit_unstable_pages` (`WB_SYNC_NONE`) commits now: not if no page awaits
+/// COMMIT; otherwise, without patch 42, if more than half of the inode's requests await it
+/// (WRITEs are still outstanding while fewer do); with 42, if no WRITE of the inode is in
+/// flight, if 4 MiB await it, or if they are more than half the mount's `in_commit`. A
+/// deferred inode stays `I_DIRTY_DATASYNC`.
+fn nfs_commit_due(k: &mut Kernel, ino: usize) -> bool {
     let n = nfs_i_ref(k, ino);
     if n.ncommit == 0 {
-        return 0;
+        return false;
     }
-    if n.ncommit <= n.npages >> 1 {
+    let due = if k.sw.on(Switch::NfsCommitHeuristics) {
+        let in_commit = client_of(k, k.inodes[ino].bdi).map_or(0, |c| c.in_commit);
+        n.ncommit == n.npages || n.ncommit >= NFS_MIN_COMMIT_PAGES || n.ncommit > in_commit / 2
+    } else {
+        n.ncommit > n.npages >> 1
+    };
+    if !due {
         __mark_inode_dirty(k, ino, I_DIRTY_DATASYNC);
-        return 0;
     }
-    nfs_commit_inode_nowait(k, ino)
+    due
+}
+
+/// `nfs_commit_wait` (patch 41): a non-sync COMMIT waits uninterruptibly while the mount's
+/// `in_commit` is at the limit (`nfs_congestion_kb`) or above.
+pub async fn nfs_commit_wait(w: &World, bdi: usize) {
+    loop {
+        let q = {
+            let k = w.borrow();
+            let c = client_of(&k, bdi).expect("an NFS mount has its client");
+            if c.in_commit < c.congestion.on {
+                return;
+            }
+            c.in_commit_wq
+        };
+        engine::wait_event(w, q, None, false).await;
+    }
 }
 
 /// The pages in COMMITs in flight on mount `bdi` (v3's `nfss->in_commit`, patch 41): the
@@ -746,7 +873,13 @@ pub async fn rpc_slot(w: World, bdi: usize) {
         match rpc.kind {
             RpcKind::Write { stable } => nfs_write_completion(&mut k, bdi, &rpc, stable),
             RpcKind::Commit => {
-                crate::mm::trace::nfs_commit_release(&mut k, rpc.ino);
+                // Patch 44: the COMMIT's range; before it, the whole file.
+                let range = if k.sw.on(Switch::NfsCommitRange) {
+                    nfs_i_ref(&k, rpc.ino).commit_range
+                } else {
+                    (0, 0)
+                };
+                crate::mm::trace::nfs_commit_release(&mut k, rpc.ino, range);
                 nfs_commit_release_pages(&mut k, bdi, rpc.ino);
             }
             RpcKind::Read => nfs_read_completion(&mut k, bdi, &rpc),
@@ -793,11 +926,20 @@ fn nfs_commit_release_pages(k: &mut Kernel, bdi: usize, ino: usize) {
     n.committing = list;
     n.committing.clear();
     n.commit_in_flight = false;
+    let sent = std::mem::take(&mut n.commit_sent);
+    let limit_on = k.sw.on(Switch::NfsInCommitLimit);
     let c = client(k, bdi);
     c.stats.commits += 1;
     c.stats.pages_committed += committed;
-    let q = c.commit_wq;
+    c.in_commit -= sent;
+    let limit = c.congestion.on;
+    // Patch 41: waiters go on once in_commit is an eighth below the limit.
+    let wake_in_commit = limit_on && c.in_commit < limit - limit / 8;
+    let (q, in_commit_wq) = (c.commit_wq, c.in_commit_wq);
     k.sched.wake_all(q);
+    if wake_in_commit {
+        k.sched.wake_all(in_commit_wq);
+    }
 }
 
 /// A READ is answered: its pages are uptodate and unlocked.
@@ -850,21 +992,38 @@ impl AddressSpaceOps for NfsAops {
 
     /// In `nfs_writepages` the page joins the walk's descriptor (`nfs_writepages_callback`);
     /// alone, from reclaim, it is one FILE_SYNC WRITE ([`nfs_writepage`]).
+    /// With patch 40 the walk's writer then sleeps while its class is congested
+    /// ([`WritePage::Congested`], [`nfs_wait_congested`]). mmsim deviation: reclaim's
+    /// `nfs_writepage` does not wait (reclaim's `pageout` cannot sleep here).
     fn writepage(
         &self,
         k: &mut Kernel,
         pfn: Pfn,
-        _wbc: &WritebackControl,
+        wbc: &WritebackControl,
         data: &mut PageioData,
     ) -> WritePage {
         match pageio(data) {
             Some(d) => {
                 let index = k.pages.index[pfn as usize] as u64;
                 nfs_pageio_add(k, d, index, pfn);
+                let bdi = d.bdi;
+                let c = &client(k, bdi).congestion;
+                if c.wait_queue && c.class_congested(wbc.sync_all) {
+                    return WritePage::Congested { bdi };
+                }
             }
             None => nfs_writepage(k, pfn),
         }
         WritePage::Started
+    }
+
+    fn writeback_congestion_wait<'a>(
+        &'a self,
+        w: &'a World,
+        bdi: usize,
+        sync: bool,
+    ) -> FsFuture<'a> {
+        Box::pin(nfs_wait_congested(w, bdi, sync))
     }
 
     /// `nfs_writepages`: a descriptor of `FLUSH_COND_STABLE` WRITEs; background and kupdate
@@ -951,8 +1110,14 @@ impl AddressSpaceOps for NfsAops {
         })
     }
 
-    fn write_inode(&self, k: &mut Kernel, ino: usize, nr_to_write: u64, chunk: u64) -> u64 {
-        nfs_write_inode(k, ino, nr_to_write, chunk)
+    fn write_inode<'a>(
+        &'a self,
+        w: &'a World,
+        ino: usize,
+        nr_to_write: u64,
+        chunk: u64,
+    ) -> FsCountFuture<'a> {
+        Box::pin(nfs_write_inode_wait(w, ino, nr_to_write, chunk))
     }
 
     /// A request awaiting COMMIT: PG_private, never buffer state.
@@ -1026,10 +1191,257 @@ mod tests {
 
     /// A 128 MiB machine with one NFS mount and one empty file on it.
     fn mount() -> (World, usize) {
-        let w = crate::sim::boot_for_test(128, 0, "lessdisrupt-v7r10");
+        mount_with("lessdisrupt-v7r10", &[])
+    }
+
+    /// [`mount`] under `preset` with the switches `off` turned off before the mount.
+    fn mount_with(preset: &str, off: &[Switch]) -> (World, usize) {
+        let w = crate::sim::boot_for_test(128, 0, preset);
+        for &s in off {
+            w.borrow_mut().sw.set(s, false);
+        }
         crate::sim::add_block_device(&w, &crate::scenario::BlockDevice::nfs_mount("nfs0")).unwrap();
         let ino = crate::mm::inode::new_inode(&mut w.borrow_mut(), "f", 0);
         (w, ino)
+    }
+
+    /// A task that runs `f` and then raises its flag.
+    fn spawn_flagged<F>(
+        w: &World,
+        f: impl FnOnce(World) -> F + 'static,
+    ) -> std::rc::Rc<std::cell::Cell<bool>>
+    where
+        F: std::future::Future<Output = ()> + 'static,
+    {
+        let done = std::rc::Rc::new(std::cell::Cell::new(false));
+        let (d, w2) = (done.clone(), w.clone());
+        w.borrow_mut().sched.spawn("waiter", async move {
+            f(w2).await;
+            d.set(true);
+        });
+        done
+    }
+
+    /// Patch 40: once the mount is ASYNC-congested, a background writer's page in
+    /// `nfs_writepages` makes it sleep until the count is below ON − min(ON/8, 1 MiB); a
+    /// WB_SYNC_ALL writer goes on (SYNC is not congested). Without 40 nobody sleeps.
+    #[test]
+    fn writers_sleep_while_their_class_is_congested_with_patch_40() {
+        let (w, ino) = mount_with("ioless-v3", &[]);
+        let mut ex = crate::engine::Executor::new(w.clone());
+        let (on, off, pages) = {
+            let mut k = w.borrow_mut();
+            let c = &client_of(&k, 0).unwrap().congestion;
+            assert!(c.wait_queue);
+            let (on, off) = (c.on, c.off);
+            assert_eq!(off, on - (on / 8).min(256));
+            let indexes: Vec<u64> = (0..on + 3).collect();
+            let pages = cached(&mut k, ino, &indexes);
+            for &pfn in &pages[..on as usize + 1] {
+                nfs_set_page_writeback(&mut k, 0, pfn);
+            }
+            (on, off, pages)
+        };
+        let written = |sync_all: bool, pfn: Pfn| {
+            let mut k = w.borrow_mut();
+            let wbc = WritebackControl {
+                sync_all,
+                ..Default::default()
+            };
+            let mut data = NFS_AOPS.writepages_start(&mut k, ino, &wbc);
+            let index = k.pages.index[pfn as usize] as u64;
+            let r = NFS_AOPS.writepage(&mut k, pfn, &wbc, &mut data);
+            // The RPC is not sent: its pages stay under writeback, as if in flight.
+            let _ = index;
+            std::mem::forget(data);
+            r
+        };
+        assert_eq!(
+            written(false, pages[on as usize + 1]),
+            WritePage::Congested { bdi: 0 }
+        );
+        assert_eq!(written(true, pages[on as usize + 2]), WritePage::Started);
+        let woke = spawn_flagged(
+            &w,
+            |w| async move { nfs_wait_congested(&w, 0, false).await },
+        );
+        run_to_quiet(&mut ex, &w);
+        assert!(!woke.get(), "asleep while congested");
+        // on + 3 in writeback: ending all but `off` keeps it asleep, one more wakes it.
+        for &pfn in &pages[..(on + 3 - off) as usize] {
+            nfs_end_page_writeback(&mut w.borrow_mut(), 0, pfn);
+        }
+        run_to_quiet(&mut ex, &w);
+        assert!(!woke.get(), "at OFF still asleep");
+        nfs_end_page_writeback(&mut w.borrow_mut(), 0, pages[(on + 3 - off) as usize]);
+        run_to_quiet(&mut ex, &w);
+        assert!(woke.get(), "woken below OFF");
+        // Without 40, the page is simply started.
+        let (w, ino) = mount_with("ioless-v3", &[Switch::NfsWritebackWaitQueue]);
+        let mut k = w.borrow_mut();
+        let on = client_of(&k, 0).unwrap().congestion.on;
+        let pages = cached(&mut k, ino, &(0..on + 2).collect::<Vec<_>>());
+        for &pfn in &pages[..on as usize + 1] {
+            nfs_set_page_writeback(&mut k, 0, pfn);
+        }
+        assert!(client_of(&k, 0).unwrap().congestion.congested());
+        let wbc = WritebackControl::default();
+        let mut data = NFS_AOPS.writepages_start(&mut k, ino, &wbc);
+        let pfn = pages[on as usize + 1];
+        assert_eq!(
+            NFS_AOPS.writepage(&mut k, pfn, &wbc, &mut data),
+            WritePage::Started
+        );
+        std::mem::forget(data);
+    }
+
+    /// Run the machine a millisecond, enough for woken tasks to run.
+    fn run_to_quiet(ex: &mut crate::engine::Executor<Kernel>, w: &World) {
+        let t = w.borrow().sched.now() + crate::engine::MSEC;
+        ex.run_until(t, |_| false);
+    }
+
+    /// Patch 41: the flusher's COMMIT waits while the mount's in_commit is at the limit,
+    /// and is woken only once a COMMIT's answer takes it below the limit less an eighth.
+    #[test]
+    fn a_commit_waits_for_in_commit_below_the_limit_with_patch_41() {
+        let (w, _) = mount_with("ioless-v3", &[]);
+        let mut ex = crate::engine::Executor::new(w.clone());
+        let (a, b) = {
+            let mut k = w.borrow_mut();
+            let (a, b) = (
+                crate::mm::inode::new_inode(&mut k, "a", 0),
+                crate::mm::inode::new_inode(&mut k, "b", 0),
+            );
+            let limit = client_of(&k, 0).unwrap().congestion.on;
+            // Two COMMITs in flight: `limit / 8` and the rest up to the limit.
+            for (ino, sent) in [(a, limit / 8), (b, limit - limit / 8)] {
+                let n = nfs_i(&mut k, ino);
+                n.commit_in_flight = true;
+                n.commit_sent = sent;
+            }
+            client(&mut k, 0).in_commit = limit;
+            (a, b)
+        };
+        let woke = spawn_flagged(&w, |w| async move { nfs_commit_wait(&w, 0).await });
+        run_to_quiet(&mut ex, &w);
+        assert!(!woke.get(), "in_commit at the limit: asleep");
+        // Down to limit − limit/8: below the limit, but not woken yet.
+        nfs_commit_release_pages(&mut w.borrow_mut(), 0, a);
+        run_to_quiet(&mut ex, &w);
+        assert!(!woke.get(), "not below limit − limit/8");
+        nfs_commit_release_pages(&mut w.borrow_mut(), 0, b);
+        run_to_quiet(&mut ex, &w);
+        assert!(woke.get());
+        assert_eq!(client_of(&w.borrow(), 0).unwrap().in_commit, 0);
+        // Below the limit the wait returns at once.
+        let at_once = spawn_flagged(&w, |w| async move { nfs_commit_wait(&w, 0).await });
+        run_to_quiet(&mut ex, &w);
+        assert!(at_once.get());
+    }
+
+    /// Patch 42's three reasons to commit against the old "defer while ncommit ≤ npages/2".
+    #[test]
+    fn commit_heuristics_of_patch_42_against_the_old_rule() {
+        let (w, ino) = mount_with("ioless-v3", &[]);
+        let mut k = w.borrow_mut();
+        // (npages, ncommit, in_commit) → (old rule, patch 42)
+        let cases = [
+            ((10, 10, 1000), (true, true)),         // no WRITE in flight
+            ((3000, 1024, 100_000), (false, true)), // 4 MiB to commit
+            ((3000, 600, 1000), (false, true)),     // more than half of in_commit
+            ((3000, 600, 1200), (false, false)),    // exactly half: deferred
+            ((1000, 600, 2000), (true, false)),     // old rule commits, 42 defers
+            ((1000, 0, 0), (false, false)),         // nothing to commit
+        ];
+        for ((npages, ncommit, in_commit), (old, new)) in cases {
+            for (on, want) in [(false, old), (true, new)] {
+                k.sw.set(Switch::NfsCommitHeuristics, on);
+                k.inodes[ino].state = 0;
+                let n = nfs_i(&mut k, ino);
+                (n.npages, n.ncommit) = (npages, ncommit);
+                client(&mut k, 0).in_commit = in_commit;
+                let due = nfs_commit_due(&mut k, ino);
+                assert_eq!(due, want, "42 {on}: {npages} {ncommit} {in_commit}");
+                let deferred = ncommit > 0 && !due;
+                assert_eq!(k.inodes[ino].state & I_DIRTY_DATASYNC != 0, deferred);
+            }
+        }
+    }
+
+    /// Four unstable pages of `ino` at `indexes` on the commit list, no COMMIT in flight.
+    fn on_commit_list(k: &mut Kernel, ino: usize, indexes: &[u64]) {
+        for pfn in cached(k, ino, indexes) {
+            nfs_i(k, ino).npages += 1;
+            nfs_mark_request_commit(k, ino, pfn);
+        }
+    }
+
+    /// Patch 43: the pages write_inode puts in a COMMIT count against the flusher's
+    /// nr_to_write without it, not with it. Patch 41's counter follows the COMMIT; 44's
+    /// range is its first to last page index.
+    #[test]
+    fn write_inode_leaves_nr_to_write_with_patch_43_and_commits_a_range() {
+        for keeps in [false, true] {
+            let off = if keeps {
+                vec![]
+            } else {
+                vec![Switch::NfsWriteInodeKeepsNrToWrite]
+            };
+            let (w, ino) = mount_with("ioless-v3", &off);
+            let mut k = w.borrow_mut();
+            on_commit_list(&mut k, ino, &[30, 31, 35, 33]);
+            let counted = nfs_write_inode(&mut k, ino, 3, 1024);
+            assert_eq!(counted, if keeps { 0 } else { 3 }, "43 {keeps}");
+            let n = nfs_i_ref(&k, ino);
+            assert!(n.commit_in_flight);
+            assert_eq!((n.commit_sent, n.commit_range), (4, (30, 6)));
+            assert_eq!(client_of(&k, 0).unwrap().in_commit, 4);
+            assert_eq!(client_of(&k, 0).unwrap().stats.pages_sent_to_commit, 4);
+        }
+    }
+
+    /// Patch 44 in the trace: `nfs_commit_release` gives the COMMIT's range with the switch,
+    /// `offset=0 len=0` (the whole file) without.
+    #[test]
+    fn the_commit_release_trace_gives_the_range_with_patch_44() {
+        for (range, want) in [(true, "offset=10 len=5"), (false, "offset=0 len=0")] {
+            let off = if range {
+                vec![]
+            } else {
+                vec![Switch::NfsCommitRange]
+            };
+            let (w, ino) = mount_with("ioless-v3", &off);
+            let mut ex = crate::engine::Executor::new(w.clone());
+            let cap = crate::mm::trace::testing::capture(&w);
+            {
+                let mut k = w.borrow_mut();
+                on_commit_list(&mut k, ino, &[10, 14, 12]);
+                nfs_commit_inode_nowait(&mut k, ino);
+            }
+            ex.run_until(crate::engine::SEC, |_| false);
+            let lines = cap.lines_with("nfs_commit_release");
+            let line = lines.first().expect("the COMMIT was answered");
+            assert!(line.ends_with(want), "{line}");
+        }
+    }
+
+    /// Patch 45: the mount's limit is at most an eighth of the boot-time dirty threshold.
+    #[test]
+    fn the_congestion_limit_is_capped_by_the_dirty_threshold_with_patch_45() {
+        let (w, _) = mount_with("ioless-v3", &[]);
+        let k = w.borrow();
+        let managed: u64 = k.zones.iter().map(|z| z.managed_pages).sum();
+        let thresh = crate::mm::page_writeback::dirty_limits(&k).1;
+        let on = client_of(&k, 0).unwrap().congestion.on;
+        assert!(thresh / 8 < 16 * managed.isqrt(), "the cap bites here");
+        assert_eq!(on, thresh / 8);
+        let (w, _) = mount_with("ioless-v3", &[Switch::NfsCongestionByDirtyThresh]);
+        let k = w.borrow();
+        assert_eq!(
+            client_of(&k, 0).unwrap().congestion.on,
+            16 * managed.isqrt()
+        );
     }
 
     /// §8: `nfs_write_inode` defers the COMMIT while at most half of the inode's requests

@@ -34,6 +34,9 @@ use std::pin::Pin;
 /// object.
 pub type FsFuture<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
 
+/// A filesystem operation that may sleep and returns a count.
+pub type FsCountFuture<'a> = Pin<Box<dyn Future<Output = u64> + 'a>>;
+
 /// A filesystem's state across the pages of one `write_cache_pages` or readahead call (the
 /// `data` the kernel passes to `write_cache_pages`' callback, NFS's
 /// `nfs_pageio_descriptor`): opaque to mm, `None` for a filesystem that needs none.
@@ -86,6 +89,10 @@ pub enum WritePage {
     /// own worker threads (btrfs). `queued`: this call queued a finished bio to them, after
     /// which the writer runs [`AddressSpaceOps::async_submit_wait`] for device `bdi`.
     Async { bdi: usize, queued: bool },
+    /// As [`WritePage::Started`], but the filesystem's writeback is congested for this
+    /// writer: it runs [`AddressSpaceOps::writeback_congestion_wait`] for device `bdi`
+    /// (NFS with patch 40 of IO-less v3).
+    Congested { bdi: usize },
 }
 
 /// What block write a `writepage` would submit for a page now (mmsim: reclaim sleeps for a
@@ -196,6 +203,19 @@ pub trait AddressSpaceOps: fmt::Debug {
         Box::pin(async {})
     }
 
+    /// The wait of a writer whose page went under writeback while the filesystem's own
+    /// writeback of device `bdi` is congested for its class (`sync`: WB_SYNC_ALL)
+    /// ([`WritePage::Congested`]).
+    fn writeback_congestion_wait<'a>(
+        &'a self,
+        w: &'a World,
+        bdi: usize,
+        sync: bool,
+    ) -> FsFuture<'a> {
+        let _ = (w, bdi, sync);
+        Box::pin(async {})
+    }
+
     /// The start of a readahead (`->readpages`) of file `ino`: the filesystem's state
     /// across its pages, handed to each `readpage`.
     fn readpages_start(&self, k: &mut Kernel, ino: usize) -> PageioData {
@@ -267,9 +287,15 @@ pub trait AddressSpaceOps: fmt::Debug {
     /// `->write_inode` (`super_operations`) of the flusher (`WB_SYNC_NONE`) for an inode that
     /// was `I_DIRTY_DATASYNC`, in the inode's turn of `chunk` pages of which `nr_to_write`
     /// are left. Returns the pages that counts as written, at most `nr_to_write`.
-    fn write_inode(&self, k: &mut Kernel, ino: usize, nr_to_write: u64, chunk: u64) -> u64 {
-        let _ = (k, ino, nr_to_write, chunk);
-        0
+    fn write_inode<'a>(
+        &'a self,
+        w: &'a World,
+        ino: usize,
+        nr_to_write: u64,
+        chunk: u64,
+    ) -> FsCountFuture<'a> {
+        let _ = (w, ino, nr_to_write, chunk);
+        Box::pin(async { 0 })
     }
 
     /// Whether a page of this filesystem with PG_private carries one buffer head, an object

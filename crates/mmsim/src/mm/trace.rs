@@ -692,17 +692,19 @@ pub fn nfs_commit_unstable_pages(
 }
 
 /// `nfs_commit_release` (patch 47 of the IO-less series v3; only under it): a COMMIT of
-/// NFS file `ino` was answered. Its range is the whole file, `offset=0 len=0`: the
-/// series' patch 44 (not modelled) is what limits a COMMIT to a range.
-pub fn nfs_commit_release(k: &mut Kernel, ino: usize) {
+/// NFS file `ino` was answered. `range` is its `(offset, len)`: `(0, 0)`, the whole file,
+/// unless patch 44 limits it to its first to last page index (page indices in the byte
+/// fields, as the patch has it).
+pub fn nfs_commit_release(k: &mut Kernel, ino: usize, range: (u64, u64)) {
     if !enabled(k) || !k.ioless_v3() {
         return;
     }
     let name = bdi_dev_name(&k.bdis, k.inodes[ino].bdi);
+    let (offset, len) = range;
     emit(
         k,
         "nfs_commit_release",
-        format_args!("bdi {name}: ino={} offset=0 len=0", i_ino(ino)),
+        format_args!("bdi {name}: ino={} offset={offset} len={len}", i_ino(ino)),
     );
 }
 
@@ -1219,7 +1221,7 @@ mod global_dirty_state_tests {
             let mut k = w.borrow_mut();
             let ino = crate::mm::inode::new_inode(&mut k, "f", nfs);
             super::nfs_commit_unstable_pages(&mut k, ino, 96, 64, 16384, false, 48);
-            super::nfs_commit_release(&mut k, ino);
+            super::nfs_commit_release(&mut k, ino, (0, 0));
             drop(k);
             let lines = cap.lines();
             if preset != "ioless-v3" {

@@ -2,6 +2,7 @@
 //! commits (`kernel-writeback.md` §9.3), and the client's write congestion.
 
 use super::*;
+use crate::calibration::PAGE_SIZE;
 
 // The NFS defaults (`NFS_NET_BW`, `NFS_RTT`, `NFS_SERVER_DISK_BW`, `NFS_COMMIT_COST`,
 // `NFS_WSIZE_SECTORS`) are physical estimates: they live in `calibration.rs`.
@@ -199,49 +200,113 @@ pub const NFS_UNLIMITED_REQUESTS: u32 = 1 << 24;
 /// Ceiling of the NFS congestion threshold: 256 MiB (`nfs_init_writepagecache`).
 pub const NFS_CONGESTION_MAX_KB: u64 = 256 * 1024;
 
+/// `NFS_WAIT_PAGES` (patch 40 of IO-less v3): at most 1 MiB of hysteresis below each
+/// threshold, so that waiters are woken in batches of at most that much.
+pub const NFS_WAIT_PAGES: u64 = 1024 * 1024 / PAGE_SIZE;
+
 /// An NFS mount's own write congestion (`fs/nfs/write.c`, `kernel-writeback.md` §8):
 /// counted on pages under WRITE-RPC writeback (`nfss->writeback`); congested when the count
 /// goes above ON = `min(16·√(RAM pages), 256 MiB)` pages, cleared when it drops below
 /// OFF = ON − ON/4.
+///
+/// With the wait queues of patch 40 of IO-less v3 ([`NfsCongestion::wait_queue`]) there
+/// are two classes: ASYNC as before but cleared below ON − min(ON/8, 1 MiB), and SYNC,
+/// set above 2·ON and cleared below 2·ON − min(ON/8, 1 MiB).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NfsCongestion {
+    /// ON: `nfs_congestion_kb` in pages (patch 40's and 41's `limit`).
     pub on: u64,
+    /// OFF of the ASYNC class.
     pub off: u64,
     writeback: u64,
     congested: bool,
+    /// Patch 40: the SYNC class and the narrower hysteresis.
+    pub wait_queue: bool,
+    sync_congested: bool,
+}
+
+/// What one `end_writeback` crossed (patch 40 wakes a class's waiters below its OFF).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EndWriteback {
+    /// The ASYNC congestion cleared.
+    pub async_cleared: bool,
+    /// Below the ASYNC / SYNC class's OFF.
+    pub below_async_off: bool,
+    pub below_sync_off: bool,
 }
 
 impl NfsCongestion {
     /// Thresholds for a machine with `total_ram_pages` 4 KiB pages.
     pub fn new(total_ram_pages: u64) -> Self {
-        let kb = (16 * total_ram_pages.isqrt() * 4).min(NFS_CONGESTION_MAX_KB);
-        let on = kb / 4;
+        Self::with_cap(total_ram_pages, u64::MAX, false)
+    }
+
+    /// Thresholds with `nfs_congestion_kb` also capped at `cap_kb` (patch 45: an eighth of
+    /// the boot-time dirty threshold), and with patch 40's classes if `wait_queue`.
+    pub fn with_cap(total_ram_pages: u64, cap_kb: u64, wait_queue: bool) -> Self {
+        let kb = (16 * total_ram_pages.isqrt() * 4)
+            .min(NFS_CONGESTION_MAX_KB)
+            .min(cap_kb);
+        // At least one page, so that the mount can ever be uncongested.
+        let on = (kb / 4).max(1);
+        let off = if wait_queue {
+            on - (on / 8).min(NFS_WAIT_PAGES)
+        } else {
+            on - on / 4
+        };
         NfsCongestion {
             on,
-            off: on - on / 4,
+            off,
             writeback: 0,
             congested: false,
+            wait_queue,
+            sync_congested: false,
         }
     }
 
-    /// `pages` entered writeback; true if this made the mount congested.
+    /// OFF of the SYNC class (patch 40).
+    pub fn sync_off(&self) -> u64 {
+        2 * self.on - (self.on / 8).min(NFS_WAIT_PAGES)
+    }
+
+    /// `pages` entered writeback; true if this made the mount (ASYNC-)congested. With
+    /// patch 40 a count above 2·ON sets SYNC congestion if ASYNC was set already.
     pub fn start_writeback(&mut self, pages: u64) -> bool {
         self.writeback += pages;
         let became = !self.congested && self.writeback > self.on;
         self.congested |= became;
+        if self.wait_queue && !became && !self.sync_congested && self.writeback > 2 * self.on {
+            self.sync_congested = true;
+        }
         became
     }
 
-    /// `pages` left writeback; true if this cleared the congestion.
-    pub fn end_writeback(&mut self, pages: u64) -> bool {
+    /// `pages` left writeback; what it cleared and crossed.
+    pub fn end_writeback(&mut self, pages: u64) -> EndWriteback {
         self.writeback = self.writeback.saturating_sub(pages);
-        let cleared = self.congested && self.writeback < self.off;
-        self.congested &= !cleared;
-        cleared
+        let below_async_off = self.writeback < self.off;
+        let below_sync_off = self.wait_queue && self.writeback < self.sync_off();
+        let async_cleared = self.congested && below_async_off;
+        self.congested &= !async_cleared;
+        self.sync_congested &= !below_sync_off;
+        EndWriteback {
+            async_cleared,
+            below_async_off,
+            below_sync_off,
+        }
     }
 
     pub fn congested(&self) -> bool {
         self.congested
+    }
+
+    /// Whether a writer of class `sync` (WB_SYNC_ALL) must wait (patch 40).
+    pub fn class_congested(&self, sync: bool) -> bool {
+        if sync {
+            self.sync_congested
+        } else {
+            self.congested
+        }
     }
 
     pub fn writeback_pages(&self) -> u64 {
@@ -319,10 +384,43 @@ mod tests {
         assert_eq!((c.on, c.off), (16_384, 12_288));
         assert!(!c.start_writeback(16_384));
         assert!(c.start_writeback(1));
-        assert!(!c.end_writeback(16_385 - 12_288));
-        assert!(c.end_writeback(1));
+        assert!(!c.end_writeback(16_385 - 12_288).async_cleared);
+        assert!(c.end_writeback(1).async_cleared);
         assert!(!c.congested());
         // Capped at 256 MiB = 65 536 pages.
         assert_eq!(NfsCongestion::new(1 << 30).on, 65_536);
+        // Without patch 40 there is no SYNC class.
+        c.start_writeback(3 * 16_384);
+        assert!(!c.class_congested(true));
+    }
+
+    /// Patch 40: ASYNC above ON, SYNC above 2·ON once ASYNC is set; cleared below ON and
+    /// 2·ON less min(ON/8, 1 MiB).
+    #[test]
+    fn nfs_wait_queue_classes_set_and_clear_at_their_thresholds() {
+        let mut c = NfsCongestion::with_cap(1 << 20, u64::MAX, true);
+        let on = 16_384;
+        assert_eq!((c.on, c.off, c.sync_off()), (on, on - 256, 2 * on - 256));
+        assert!(!c.start_writeback(on));
+        assert!(
+            c.start_writeback(on + 1),
+            "ASYNC above ON, SYNC only on a later page"
+        );
+        assert!(c.class_congested(false) && !c.class_congested(true));
+        assert!(!c.start_writeback(1));
+        assert!(c.class_congested(true), "SYNC above 2·ON");
+        // 2·ON + 2 in writeback: down to 2·ON − 256 keeps SYNC, one less clears it.
+        let e = c.end_writeback(258);
+        assert!(c.class_congested(true) && !e.below_sync_off);
+        let e = c.end_writeback(1);
+        assert!(e.below_sync_off && !c.class_congested(true) && c.congested());
+        // Down to ON − 256 keeps ASYNC, one less clears it.
+        let e = c.end_writeback(c.writeback_pages() - (on - 256));
+        assert!(!e.async_cleared && c.congested());
+        let e = c.end_writeback(1);
+        assert!(e.async_cleared && e.below_async_off && !c.congested());
+        // A small limit: the hysteresis is an eighth of it.
+        let small = NfsCongestion::with_cap(1 << 20, 4096, true);
+        assert_eq!((small.on, small.off), (1024, 1024 - 128));
     }
 }

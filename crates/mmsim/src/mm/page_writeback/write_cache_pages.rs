@@ -118,6 +118,7 @@ async fn walk(
             WritePage::Redirtied => skipped += 1,
             WritePage::Async { bdi, queued: true } => a_ops.async_submit_wait(w, bdi).await,
             WritePage::Async { queued: false, .. } => {}
+            WritePage::Congested { bdi } => a_ops.writeback_congestion_wait(w, bdi, sync_all).await,
             WritePage::Started | WritePage::Clean => {}
         }
         written += 1;
