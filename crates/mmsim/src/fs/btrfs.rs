@@ -281,6 +281,25 @@ pub fn check_mount(k: &Kernel, bdi: usize) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The page invariants read a btrfs mount's submission state: a count of pending bios
+    /// that disagrees with the list is a violation naming it.
+    #[test]
+    fn the_invariants_check_the_pending_bios_count() {
+        let w = machine("ioless-v3", Filesystem::Btrfs);
+        let mut k = w.borrow_mut();
+        crate::mm::invariants::check(&k).expect("a fresh mount");
+        let info = k.bdis[0]
+            .fs_info
+            .as_mut()
+            .and_then(|i| i.downcast_mut::<BtrfsFsInfo>());
+        info.expect("a btrfs mount").nr_async_bios = 1;
+        let e = crate::mm::invariants::check(&k).expect_err("one bio counted, none pending");
+        assert!(
+            format!("{e:?}").contains("nr_async_bios 1 with 0 bios pending"),
+            "{e:?}"
+        );
+    }
     use crate::engine::SEC;
     use crate::fs::buffer::testing::{machine, new_file, written_page};
     use crate::fs::Filesystem;

@@ -155,8 +155,9 @@ mod tests {
     const FLUSHED: u64 = 16;
 
     /// Under `preset`, write `PAGES` pages to a file on ext4 (data=ordered unless
-    /// `writeback`), let `->writepages` write the first `FLUSHED`, rewrite page 0 after its
-    /// write completed, and look at the file at 3 s (before the commit) and 8 s (after).
+    /// `writeback`), let `->writepages` write the first `FLUSHED`, rewrite the first and the
+    /// last of those after their write completed, and look at the file at 3 s (before the
+    /// commit) and 8 s (after).
     /// Returns (nr_dirtied before, after), the pages dirty after, and the journal's
     /// (commits, redirtied, written) at the end.
     fn commit_of_a_streamed_file(preset: &str, writeback: bool) -> ((u64, u64), u64, [u64; 3]) {
@@ -188,42 +189,51 @@ mod tests {
             filemap_fdatawait_range(&w2, ino, 0..FLUSHED).await;
             {
                 let mut k = w2.borrow_mut();
-                let pfn = pages[0];
-                crate::mm::filemap::write_end(
-                    &mut k,
-                    ino,
-                    0,
-                    pfn,
-                    &mut crate::mm::page_writeback::DirtyTask::default(),
-                );
-                assert!(k.pages.test(pfn, PG_DIRTY));
+                for index in [0, FLUSHED - 1] {
+                    let pfn = pages[index as usize];
+                    crate::mm::filemap::write_end(
+                        &mut k,
+                        ino,
+                        index,
+                        pfn,
+                        &mut crate::mm::page_writeback::DirtyTask::default(),
+                    );
+                    assert!(k.pages.test(pfn, PG_DIRTY));
+                }
             }
             engine::sleep_until(&w2, 3 * SEC).await;
-            let before = w2.borrow().global_stat(ZoneStat::nr_dirtied);
+            let dirtied = |k: &Kernel| (k.global_stat(ZoneStat::nr_dirtied), k.bdis[0].dirtied);
+            let before = dirtied(&w2.borrow());
             engine::sleep_until(&w2, 8 * SEC).await;
             let k = w2.borrow();
             invariants::check(&k).expect("invariants after the commit");
+            let after = dirtied(&k);
+            assert_eq!(
+                after.0 - before.0,
+                after.1 - before.1,
+                "the bdi counts what the zone counts"
+            );
             let dirty = pages.iter().filter(|&&p| k.pages.test(p, PG_DIRTY)).count() as u64;
             let j = journal_of(&k, 0).map_or([0; 3], |j| {
                 [j.commit_sequence, j.pages_redirtied, j.pages_written]
             });
-            *out2.borrow_mut() = Some(((before, k.global_stat(ZoneStat::nr_dirtied)), dirty, j));
+            *out2.borrow_mut() = Some(((before.0, after.0), dirty, j));
         });
         let r = out.borrow_mut().take().expect("the task ran");
         r
     }
 
     /// The commit walks the file the flusher filed: the delayed pages are redirtied (still
-    /// dirty, no IO), the rewritten allocated page is written. Under 2.6.37 each redirty is
+    /// dirty, no IO), the rewritten allocated pages are written. Under 2.6.37 each redirty is
     /// a new dirtying; 3.3's account_page_redirty takes it back.
     #[test]
     fn a_commit_redirties_the_delayed_pages_of_a_filed_file() {
         let delayed = PAGES - FLUSHED;
         let ((before, after), dirty, j) = commit_of_a_streamed_file("2.6.37-rc5", false);
-        assert_eq!(j, [1, delayed, 1], "commits, redirtied, written");
+        assert_eq!(j, [1, delayed, 2], "commits, redirtied, written");
         assert_eq!(
             dirty, delayed,
-            "the delayed pages stay dirty; the rewrite was written"
+            "the delayed pages stay dirty; the rewrites were written"
         );
         assert_eq!(
             after - before,
@@ -231,7 +241,7 @@ mod tests {
             "each redirty counted as a dirtying"
         );
         let ((before, after), dirty, j) = commit_of_a_streamed_file("3.9", false);
-        assert_eq!(j, [1, delayed, 1]);
+        assert_eq!(j, [1, delayed, 2]);
         assert_eq!(dirty, delayed);
         assert_eq!(after, before, "3.3+: a redirty is no new dirtying");
     }
@@ -241,8 +251,43 @@ mod tests {
     fn data_writeback_files_nothing_and_walks_nothing() {
         let ((before, after), dirty, j) = commit_of_a_streamed_file("2.6.37-rc5", true);
         assert_eq!(j, [0; 3]);
-        assert_eq!(dirty, PAGES - FLUSHED + 1, "the rewrite is still dirty");
+        assert_eq!(dirty, PAGES - FLUSHED + 2, "the rewrites are still dirty");
         assert_eq!(after, before);
+    }
+
+    /// Only `->writepages` mapping a delayed page files the inode and moves i_disksize:
+    /// reclaim's `writepage` of a page in the allocated extent past it does neither.
+    #[test]
+    fn reclaim_writing_an_allocated_page_files_nothing() {
+        use crate::mm::fs_ops::WritebackControl;
+        let w = machine("2.6.37-rc5", Filesystem::Ext4);
+        let ino = new_file(&mut w.borrow_mut());
+        let w2 = w.clone();
+        run_task(&w, SEC, async move {
+            let pages: Vec<Pfn> = {
+                let mut k = w2.borrow_mut();
+                (0..PAGES).map(|i| written_page(&mut k, ino, i)).collect()
+            };
+            write_cache_pages(&w2, ino, FLUSHED, None, false).await;
+            let mut k = w2.borrow_mut();
+            let j = journal_of(&k, 0).expect("data=ordered");
+            assert_eq!(j.filed(), &[ino as u32]);
+            assert_eq!(k.inodes[ino].disksize_pages, FLUSHED);
+            journal_mut(&mut k, 0)
+                .expect("data=ordered")
+                .inode_list
+                .clear();
+            let pfn = pages[FLUSHED as usize + 4];
+            assert!(crate::mm::page_writeback::clear_page_dirty_for_io(
+                &mut k, pfn
+            ));
+            let a_ops = k.inodes[ino].a_ops;
+            let wbc = WritebackControl::for_reclaim(true);
+            let done = a_ops.writepage(&mut k, pfn, &wbc, &mut None);
+            assert!(matches!(done, crate::mm::fs_ops::WritePage::Submit { .. }));
+            assert!(journal_of(&k, 0).expect("data=ordered").filed().is_empty());
+            assert_eq!(k.inodes[ino].disksize_pages, FLUSHED);
+        });
     }
 
     /// The commit timer is armed by the first filing and rounds like ext3's.
@@ -250,11 +295,16 @@ mod tests {
     fn filing_starts_the_running_transaction_once() {
         let w = machine("3.9", Filesystem::Ext4);
         let mut k = w.borrow_mut();
-        let ino = new_file(&mut k);
-        ext4_jbd2_file_inode(&mut k, ino);
-        ext4_jbd2_file_inode(&mut k, ino);
+        let (a, b) = (new_file(&mut k), new_file(&mut k));
+        ext4_jbd2_file_inode(&mut k, b);
+        ext4_jbd2_file_inode(&mut k, a);
+        ext4_jbd2_file_inode(&mut k, b);
         let j = journal_of(&k, 0).expect("ext4 mounts data=ordered by default");
         assert_eq!(j.running_since, Some(0));
-        assert_eq!(j.filed(), &[ino as u32]);
+        assert_eq!(
+            j.filed(),
+            &[b as u32, a as u32],
+            "each once, in filing order"
+        );
     }
 }
