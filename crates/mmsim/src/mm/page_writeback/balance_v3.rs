@@ -644,6 +644,25 @@ mod tests {
         crate::presets::resolve("ioless-v3", &[]).unwrap().switches
     }
 
+    /// A rule of the series applies under the IO-less v3 kernel with its switch on, and
+    /// never under 2.6.37-rc5 or 3.9, whatever their switches say: the flusher's slice, say.
+    #[test]
+    fn v3_rules_apply_only_under_ioless_v3_with_their_switch() {
+        let s = Switch::IolessChunkByBandwidth;
+        let has = |preset: &str, on: bool| {
+            let w = crate::sim::boot_for_test(128, 0, preset);
+            let mut k = w.borrow_mut();
+            k.sw.set(s, on);
+            k.old_wb.v3_bdi(0).write_bandwidth = 1 << 20;
+            (v3_has(&k, s), v3_writeback_chunk(&k, 0))
+        };
+        let fixed = crate::fs::fs_writeback::MAX_WRITEBACK_PAGES;
+        assert_eq!(has("ioless-v3", true), (true, 1 << 20));
+        assert_eq!(has("ioless-v3", false), (false, fixed));
+        assert_eq!(has("2.6.37-rc5", true), (false, fixed));
+        assert_eq!(has("3.9", true), (false, fixed));
+    }
+
     fn without(s: Switch) -> Switches {
         let mut sw = all();
         sw.set(s, false);
