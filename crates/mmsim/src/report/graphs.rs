@@ -850,6 +850,16 @@ mod tests {
         assert_eq!(bw.lines[2].points, vec![(2.0, 1.0), (3.0, 1.0)]);
         let (_, y) = shared_axes(&[bw]);
         assert!(y.end < 2.0, "fitted to the estimate, not the 5 MiB/s burst");
+        // With nothing fitted, the burst sets the range after all (8% headroom); a fixed
+        // range gets 5%.
+        let alone = Graph {
+            lines: vec![bw.lines[0].clone()],
+            ..bw.clone()
+        };
+        let (_, y) = shared_axes(&[&alone]);
+        assert!((y.end - 5.0 * 1.08).abs() < 1e-9, "{y:?}");
+        let (_, y) = shared_axes(&[by_id("efficiency")]);
+        assert!((y.end - 105.0).abs() < 1e-9, "{y:?}");
         // nfs-commit only on the mount without a request queue.
         let devices = [crate::report::DeviceReport {
             name: "sda".into(),
