@@ -932,6 +932,21 @@ impl BdiBandwidth {
     }
 }
 
+/// Bdi `bdi`'s estimated write bandwidth and base rate limit as the running kernel keeps
+/// them, pages/s: 3.x's `avg_write_bandwidth` and `dirty_ratelimit`, v3's `write_bandwidth`
+/// and `throttle_bandwidth`, none (0, 0) for 2.6.37's throttle.
+pub fn bdi_rates(k: &crate::mm::Kernel, bdi: usize) -> (u64, u64) {
+    if k.ioless_v3() {
+        let st = k.old_wb.v3_bdis.get(bdi).copied().unwrap_or_default();
+        (st.write_bandwidth, st.throttle_bandwidth)
+    } else if k.old_dirty_throttle() {
+        (0, 0)
+    } else {
+        let bw = &k.bdis[bdi].bw;
+        (bw.avg_write_bandwidth, bw.dirty_ratelimit)
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // §5.6 pause bounds, poll interval
 // ---------------------------------------------------------------------------------------
