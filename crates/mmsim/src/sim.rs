@@ -371,6 +371,10 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
             let info = crate::fs::btrfs::BtrfsFsInfo::new(&mut k, max_sectors);
             k.bdis.last_mut().expect("just pushed").fs_info = Some(Box::new(info));
         }
+        if dev.filesystem.has_ioends() {
+            k.bdis.last_mut().expect("just pushed").fs_info =
+                Some(Box::<crate::fs::xfs::XfsMount>::default());
+        }
         let n = k.bdis.len();
         if dev.filesystem != crate::fs::Filesystem::Raw {
             k.bdis[n - 1].sb = super_block::mount(&mut k, &dev.name);

@@ -76,6 +76,9 @@ pub struct BlockFs {
     /// btrfs's write path: `write()` dirties pages in batches, one throttle hook each, and
     /// writeback hands bios to submit workers (`fs::btrfs`).
     btrfs_io: bool,
+    /// Pages end writeback an ioend at a time, when all of it has completed (xfs,
+    /// `fs::xfs`); the others, a request at a time.
+    ioends: bool,
 }
 
 /// ext2: buffer heads, no journal, and a `writepage` that writes for everyone.
@@ -87,6 +90,7 @@ pub static EXT2: BlockFs = BlockFs {
     reclaim: ReclaimWritepage::Write,
     redirty_on_write: false,
     btrfs_io: false,
+    ioends: false,
 };
 
 /// ext3 in data=ordered mode.
@@ -98,6 +102,7 @@ pub static EXT3: BlockFs = BlockFs {
     reclaim: ReclaimWritepage::Write,
     redirty_on_write: false,
     btrfs_io: false,
+    ioends: false,
 };
 
 /// ext4 with delayed allocation (`ext4_da_aops`; mmsim keeps no ext4 buffer heads).
@@ -109,6 +114,7 @@ pub static EXT4: BlockFs = BlockFs {
     reclaim: ReclaimWritepage::IfAllocated,
     redirty_on_write: false,
     btrfs_io: false,
+    ioends: false,
 };
 
 /// xfs (delayed allocation).
@@ -120,6 +126,7 @@ pub static XFS: BlockFs = BlockFs {
     reclaim: ReclaimWritepage::KswapdOnly,
     redirty_on_write: false,
     btrfs_io: false,
+    ioends: true,
 };
 
 /// btrfs.
@@ -131,6 +138,7 @@ pub static BTRFS: BlockFs = BlockFs {
     reclaim: ReclaimWritepage::Never,
     redirty_on_write: true,
     btrfs_io: true,
+    ioends: false,
 };
 
 /// The raw block device (`def_blk_aops`): buffer heads, pages mapped one to one.
@@ -142,6 +150,7 @@ pub static BLOCKDEV: BlockFs = BlockFs {
     reclaim: ReclaimWritepage::Write,
     redirty_on_write: false,
     btrfs_io: false,
+    ioends: false,
 };
 
 impl BlockFs {
@@ -158,6 +167,11 @@ impl BlockFs {
     /// Whether a mount has btrfs's submit worker.
     pub fn has_submit_worker(&self) -> bool {
         self.btrfs_io
+    }
+
+    /// Whether a mount completes writeback in ioends (xfs).
+    pub fn has_ioends(&self) -> bool {
+        self.ioends
     }
 
     /// The sector of page `index` of file `ino`, allocating an extent if the page has none
@@ -272,26 +286,35 @@ impl AddressSpaceOps for BlockFs {
         }
     }
 
-    /// btrfs builds a bio across the pages of a walk.
-    fn writepages_start(
-        &self,
-        _k: &mut Kernel,
-        _ino: usize,
-        _wbc: &WritebackControl,
-    ) -> PageioData {
+    /// btrfs builds a bio across the pages of a walk, xfs an ioend.
+    fn writepages_start(&self, k: &mut Kernel, ino: usize, _wbc: &WritebackControl) -> PageioData {
         if self.btrfs_io {
             super::btrfs::writepages_start()
+        } else if self.ioends {
+            super::xfs::writepages_start(k.inodes[ino].bdi)
         } else {
             None
         }
     }
 
-    /// btrfs queues the bio the walk was building.
+    /// btrfs queues the bio the walk was building; xfs submits its open ioend.
     fn writepages_end(&self, k: &mut Kernel, data: PageioData) -> Option<usize> {
         if self.btrfs_io {
             super::btrfs::writepages_end(k, data)
         } else {
+            if self.ioends {
+                super::xfs::writepages_end(k, data);
+            }
             None
+        }
+    }
+
+    /// xfs: a page of an ioend drops its reference on it (`xfs_end_bio`).
+    fn end_writeback_bio(&self, k: &mut Kernel, bdi: usize, tag: u64) {
+        if self.ioends && super::xfs::in_ioend(tag) {
+            super::xfs::end_bio(k, bdi, tag);
+        } else {
+            crate::mm::page_io::end_buffer_async_write(k, tag as Pfn);
         }
     }
 
@@ -337,12 +360,17 @@ impl AddressSpaceOps for BlockFs {
             test_set_page_writeback(k, pfn);
         }
         let bdi = k.inodes[ino].bdi;
+        let tag = if self.ioends {
+            super::xfs::add_to_ioend(k, data, bdi, pfn, index, sector)
+        } else {
+            pfn as u64
+        };
         let bio = Bio {
             dir: Dir::Write,
             sync: wbc.sync_all,
             sector,
             nr_sectors: PAGE_SECTORS,
-            tag: pfn as u64,
+            tag,
         };
         if self.btrfs_io {
             let queued = super::btrfs::add_page(k, data, bdi, bio);
@@ -424,10 +452,12 @@ impl AddressSpaceOps for BlockFs {
         buffer::check_buffers(k, pfn)
     }
 
-    /// btrfs's pending bios.
+    /// btrfs's pending bios, xfs's ioends.
     fn check_mount(&self, k: &Kernel, bdi: usize) -> Result<(), String> {
         if self.btrfs_io {
             super::btrfs::check_mount(k, bdi)
+        } else if self.ioends {
+            super::xfs::check_mount(k, bdi)
         } else {
             Ok(())
         }
@@ -500,6 +530,7 @@ mod tests {
             );
             assert_eq!(fs.journal, name == "Ext3", "{name}");
             assert_eq!(fs.btrfs_io, name == "Btrfs", "{name}");
+            assert_eq!(fs.ioends, name == "Xfs", "{name}");
             assert_eq!(fs.allocates_blocks, name != "Raw", "{name}");
         }
     }

@@ -1,7 +1,7 @@
 //! Filesystems, behind the operations `mm` calls (`mm::fs_ops::AddressSpaceOps`): the
 //! filesystems on block devices and the raw device (`block_fs`: ext2, ext3, ext4, xfs,
 //! btrfs, `def_blk_aops`), buffer heads (`fs/buffer.c`), ext3's journal (`fs/jbd/`) and
-//! ext4's (`fs/jbd2/`), the
+//! ext4's (`fs/jbd2/`), xfs's ioends (`fs/xfs/`), the
 //! NFS client (`fs/nfs/`), and the flusher (`fs/fs-writeback.c`). `fs` uses `mm`; `mm`
 //! never names a filesystem.
 
@@ -12,6 +12,7 @@ pub mod fs_writeback;
 pub mod jbd;
 pub mod jbd2;
 pub mod nfs;
+pub mod xfs;
 
 use crate::mm::fs_ops::AddressSpaceOps;
 use block_fs::BlockFs;
@@ -96,6 +97,11 @@ impl Filesystem {
     /// Whether a mount of it has a jbd journal and its thread, kjournald (ext3).
     pub fn has_journal(self) -> bool {
         self.block_fs().is_some_and(BlockFs::has_journal)
+    }
+
+    /// Whether a mount of it ends writeback in ioends (xfs, `fs::xfs`).
+    pub fn has_ioends(self) -> bool {
+        self.block_fs().is_some_and(BlockFs::has_ioends)
     }
 
     /// Whether a mount of it has a bio submit worker (btrfs, `fs::btrfs`).

@@ -348,7 +348,10 @@ pub async fn device_task(w: World, bdi: usize) {
                 Dir::Write if tag & BH_SYNC_WRITE != 0 => {
                     page_io::end_buffer_write_sync(&mut k, pfn)
                 }
-                Dir::Write => page_io::end_buffer_async_write(&mut k, pfn),
+                Dir::Write => {
+                    let a_ops = k.bdis[bdi].a_ops;
+                    a_ops.end_writeback_bio(&mut k, bdi, tag)
+                }
                 Dir::Read => page_io::end_page_read(&mut k, pfn),
             }
         }

@@ -196,6 +196,14 @@ pub trait AddressSpaceOps: fmt::Debug {
         None
     }
 
+    /// A page-writeback write of device `bdi` completed for the page in `tag`'s low 32 bits
+    /// (the bio's `bi_end_io`). The default is `end_buffer_async_write`: unlock the page's
+    /// buffers, if any, and end its writeback.
+    fn end_writeback_bio(&self, k: &mut Kernel, bdi: usize, tag: u64) {
+        let _ = bdi;
+        page_io::end_buffer_async_write(k, tag as Pfn);
+    }
+
     /// The wait of a writer that queued a bio to the filesystem's submit workers of device
     /// `bdi` ([`WritePage::Async`]). None without such workers.
     fn async_submit_wait<'a>(&'a self, w: &'a World, bdi: usize) -> FsFuture<'a> {
