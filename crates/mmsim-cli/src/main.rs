@@ -76,6 +76,10 @@ enum Command {
         /// Run even if the machine is predicted not to fit in this host's memory.
         #[arg(long)]
         force: bool,
+        /// Also print /proc/buddyinfo and /proc/pagetypeinfo as they were at the end of
+        /// each kernel's run.
+        #[arg(long)]
+        buddyinfo: bool,
     },
     /// Re-run a published experiment and print its tables, published beside simulated, with
     /// the authors' claims judged on the simulated figures. Experiments: parallelio (seed
@@ -116,6 +120,11 @@ enum Command {
         /// this (default 0: DMA32 to 4 GiB; docs/seed-000-procedure.md §4).
         #[arg(long, value_name = "SIZE", value_parser = parse_pci_hole)]
         pci_hole: Option<u64>,
+        /// transparent_hugepage/enabled: never (the default) or always. mmsim models only
+        /// its boot-time raise of min_free_kbytes, not huge pages (docs/seed-000-procedure.md
+        /// §6).
+        #[arg(long, value_name = "MODE", value_parser = ["always", "madvise", "never"])]
+        thp: Option<String>,
         /// Runs at once, at least 1 (default: the number of CPUs). Results do not depend on
         /// it.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
@@ -195,6 +204,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             sample_interval,
             html,
             force,
+            buddyinfo,
         } => {
             if sample_interval.is_some() && timeseries.is_none() && html.is_none() {
                 return Err(BadInput(
@@ -262,6 +272,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             let (runs, series): (Vec<RunResult>, Vec<_>) = runs.into_iter().unzip();
             let summary = terminal::summary(&runs);
             print!("{summary}");
+            if buddyinfo {
+                for r in &runs {
+                    println!("\n{} /proc/buddyinfo:\n{}", r.kernel, r.buddyinfo);
+                    println!("{} /proc/pagetypeinfo:\n{}", r.kernel, r.pagetypeinfo);
+                }
+            }
             if let Some(dir) = &html {
                 let series: Vec<_> = series
                     .into_iter()
@@ -318,6 +334,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             sensitivity,
             seed,
             pci_hole,
+            thp,
             jobs,
             json: json_path,
             html,
@@ -331,6 +348,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                     (sensitivity, "--sensitivity"),
                     (seed.is_some(), "--seed"),
                     (pci_hole.is_some(), "--pci-hole"),
+                    (thp.is_some(), "--thp"),
                 ];
                 if let Some((_, flag)) = parallelio_only.iter().find(|(set, _)| *set) {
                     return Err(BadInput(format!(
@@ -366,6 +384,13 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             };
             p.seed = seed.unwrap_or(p.seed);
             p.pci_hole = pci_hole.unwrap_or(p.pci_hole);
+            use mmsim::mm::huge_memory::ThpEnabled;
+            p.thp = match thp.as_deref() {
+                Some("always") => ThpEnabled::Always,
+                Some("madvise") => ThpEnabled::Madvise,
+                Some(_) => ThpEnabled::Never,
+                None => p.thp,
+            };
             reproduce(
                 &experiment,
                 p,

@@ -141,11 +141,27 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
     let mut zones = page_alloc::build_zones(ram_pages, m.pci_hole / PAGE_SIZE);
     let mut pages = Pages::new(ram_pages as usize);
     page_alloc::free_boot_memory(&mut pages, &mut zones);
-    let min_free_kbytes = scenario
+    let mut min_free_kbytes = scenario
         .vm
         .min_free_kbytes
         .unwrap_or_else(|| page_alloc::calculate_min_free_kbytes(&zones));
     page_alloc::setup_per_zone_wmarks(&mut zones, min_free_kbytes);
+    // hugepage_init (a late initcall): khugepaged raises min_free_kbytes, unless the
+    // scenario writes the sysctl itself, as a boot script would afterwards.
+    if scenario.transparent_hugepage.khugepaged_enabled()
+        && zones.iter().map(|z| z.managed_pages).sum::<u64>()
+            >= crate::mm::huge_memory::THP_MIN_TOTALRAM_PAGES
+        && scenario.vm.min_free_kbytes.is_none()
+    {
+        let recommended = crate::mm::huge_memory::recommended_min_free_kbytes(&zones);
+        if recommended > min_free_kbytes {
+            min_free_kbytes = recommended;
+            page_alloc::setup_per_zone_wmarks(&mut zones, min_free_kbytes);
+        }
+    }
+    for z in zones.iter_mut() {
+        page_alloc::setup_zone_migrate_reserve(&mut pages, z);
+    }
     page_alloc::setup_per_zone_lowmem_reserve(&mut zones, &scenario.vm.lowmem_reserve_ratio);
     page_alloc::setup_inactive_ratio(&mut zones);
     let managed: u64 = zones.iter().map(|z| z.managed_pages).sum();
@@ -928,6 +944,8 @@ pub fn summarise(
         })
         .collect();
     RunResult {
+        buddyinfo: crate::mm::vmstat::buddyinfo(&k.zones),
+        pagetypeinfo: crate::mm::vmstat::pagetypeinfo(&k.zones),
         dirty_throttle: k.throttle.clone(),
         bdi_writeback: k
             .bdis
@@ -1014,6 +1032,7 @@ pub(crate) fn scenario_for_test(ram_mib: u64, swap_mib: u64) -> Scenario {
             }),
         },
         vm: VmSysctls::default(),
+        transparent_hugepage: Default::default(),
         run: RunParams {
             duration: SEC,
             seed: 1,

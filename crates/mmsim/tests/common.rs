@@ -30,6 +30,7 @@ pub fn anon_pressure(ram_mib: u64, seconds: u64) -> Scenario {
             }),
         },
         vm: VmSysctls::default(),
+        transparent_hugepage: Default::default(),
         run: RunParams {
             duration: seconds * SEC,
             seed: 1,

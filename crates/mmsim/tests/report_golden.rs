@@ -371,6 +371,8 @@ fn reference_parallelio_example_5_5() {
 /// A small run with a bit of everything, for the JSON and terminal goldens.
 fn small_run(kernel: &str, scale: u64, seed: u64) -> RunResult {
     RunResult {
+        buddyinfo: String::new(),
+        pagetypeinfo: String::new(),
         scenario: "kswapd-stalls".into(),
         kernel: kernel.into(),
         switches: vec![

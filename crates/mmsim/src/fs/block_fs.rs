@@ -309,9 +309,10 @@ impl AddressSpaceOps for BlockFs {
         }
     }
 
-    /// xfs: a page of an ioend drops its reference on it (`xfs_end_bio`).
+    /// xfs: a page of an ioend drops its reference on it (`xfs_end_bio`); only xfs tags
+    /// bios with an ioend.
     fn end_writeback_bio(&self, k: &mut Kernel, bdi: usize, tag: u64) {
-        if self.ioends && super::xfs::in_ioend(tag) {
+        if super::xfs::in_ioend(tag) {
             super::xfs::end_bio(k, bdi, tag);
         } else {
             crate::mm::page_io::end_buffer_async_write(k, tag as Pfn);

@@ -348,6 +348,7 @@ mod tests {
         let free = k.zones[1]
             .free_area
             .iter()
+            .flat_map(|a| a.free_list.iter())
             .find(|l| !l.is_empty())
             .expect("free memory")
             .head;

@@ -282,6 +282,47 @@ mod tests {
         assert_eq!(m.free.len(), 4);
     }
 
+    /// The open ioend takes a page that follows its last one both in the file and on disk;
+    /// a jump in either starts a new one. A submitted ioend ends its pages' writeback when
+    /// the last of their IO completes.
+    #[test]
+    fn an_ioend_takes_only_pages_that_follow_in_the_file_and_on_disk() {
+        let w = machine("2.6.37-rc5", Filesystem::Xfs);
+        let mut k = w.borrow_mut();
+        let ino = new_file(&mut k);
+        let pfns: Vec<Pfn> = (0..4).map(|i| written_page(&mut k, ino, i)).collect();
+        for &p in &pfns {
+            crate::mm::page_writeback::test_set_page_writeback(&mut k, p);
+        }
+        let mut data = writepages_start(0);
+        let id = |tag: u64| tag >> IOEND_SHIFT;
+        let a = add_to_ioend(&mut k, &mut data, 0, pfns[0], 0, 800);
+        let b = add_to_ioend(&mut k, &mut data, 0, pfns[1], 1, 808);
+        assert_eq!(id(a), id(b), "next page, next sectors");
+        // Next in the file, elsewhere on disk: a new ioend, and the first is submitted.
+        let c = add_to_ioend(&mut k, &mut data, 0, pfns[2], 2, 4000);
+        assert_ne!(id(c), id(b));
+        end_bio(&mut k, 0, a);
+        assert!(
+            k.pages.test(pfns[0], PG_WRITEBACK),
+            "b's IO is still in flight"
+        );
+        end_bio(&mut k, 0, b);
+        assert!(!k.pages.test(pfns[0], PG_WRITEBACK) && !k.pages.test(pfns[1], PG_WRITEBACK));
+        // Next on disk but not in the file: a new one again.
+        let d = add_to_ioend(&mut k, &mut data, 0, pfns[3], 5, 4008);
+        assert_ne!(id(d), id(c));
+        writepages_end(&mut k, data);
+        end_bio(&mut k, 0, d);
+        assert!(!k.pages.test(pfns[3], PG_WRITEBACK));
+        assert!(
+            k.pages.test(pfns[2], PG_WRITEBACK),
+            "its own IO still in flight"
+        );
+        end_bio(&mut k, 0, c);
+        check_mount(&k, 0).expect("all free");
+    }
+
     /// Reclaim's `writepage` (no walk) puts its page in an ioend of its own, which its own
     /// completion ends; the mount's invariants name a page of a live ioend that is not
     /// under writeback.

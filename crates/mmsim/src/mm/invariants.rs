@@ -35,7 +35,7 @@
 //!     checked as they fall.
 
 use super::memory::{PTE_PFN_MASK, PTE_PRESENT};
-use super::mmzone::MAX_ORDER;
+use super::mmzone::{MAX_ORDER, MIGRATETYPE_NAMES, MIGRATE_TYPES};
 use super::page::*;
 use super::swapfile::{SWAP_COUNT_MASK, SWAP_HAS_CACHE};
 use super::vmstat::ZoneStat;
@@ -180,41 +180,67 @@ pub fn check(k: &Kernel) -> Result<(), String> {
     };
     for z in &k.zones {
         let mut free = 0u64;
-        for (order, list) in z.free_area.iter().enumerate().take(MAX_ORDER) {
-            let mut len = 0;
-            for pfn in list.iter(&k.pages) {
-                len += 1;
-                let f = k.pages.flags[pfn as usize];
-                if f & (PG_PRIVATE | PG_BH_DIRTY | PG_BH_LOCKED) != 0 {
-                    return Err(format!(
-                        "invariant 'no page freed with buffers' violated: {} on the order-{order} free list",
-                        describe(k, pfn)
-                    ));
-                }
-                if f != PG_BUDDY || k.pages.mapping[pfn as usize] != order as u32 {
-                    return Err(format!(
-                        "invariant 'free page state' violated: {} on the order-{order} free list",
-                        describe(k, pfn)
-                    ));
-                }
-                for p in pfn..pfn + (1 << order) {
-                    if p != pfn && k.pages.flags[p as usize] != 0 {
+        for (order, area) in z.free_area.iter().enumerate().take(MAX_ORDER) {
+            let mut blocks = 0;
+            for (mt, list) in area.free_list.iter().enumerate() {
+                let mut len = 0;
+                for pfn in list.iter(&k.pages) {
+                    len += 1;
+                    let f = k.pages.flags[pfn as usize];
+                    if f & (PG_PRIVATE | PG_BH_DIRTY | PG_BH_LOCKED) != 0 {
                         return Err(format!(
-                            "invariant 'free page state' violated: {} inside a free block",
-                            describe(k, p)
+                            "invariant 'no page freed with buffers' violated: {} on the order-{order} free list",
+                            describe(k, pfn)
                         ));
                     }
-                    mark(p, "free list", &mut placed)?;
+                    if f != PG_BUDDY
+                        || k.pages.mapping[pfn as usize] != order as u32
+                        || k.pages.index[pfn as usize] != mt as u32
+                    {
+                        return Err(format!(
+                            "invariant 'free page state' violated: {} on the order-{order} {} free list",
+                            describe(k, pfn),
+                            MIGRATETYPE_NAMES[mt]
+                        ));
+                    }
+                    for p in pfn..pfn + (1 << order) {
+                        if p != pfn && k.pages.flags[p as usize] != 0 {
+                            return Err(format!(
+                                "invariant 'free page state' violated: {} inside a free block",
+                                describe(k, p)
+                            ));
+                        }
+                        mark(p, "free list", &mut placed)?;
+                    }
+                    free += 1 << order;
                 }
-                free += 1 << order;
+                if len != list.len {
+                    return Err(format!(
+                        "invariant 'free lists' violated: zone {} order {order} {} list holds {len} blocks, counts {}",
+                        z.name(),
+                        MIGRATETYPE_NAMES[mt],
+                        list.len
+                    ));
+                }
+                blocks += len;
             }
-            if len != list.len {
+            if blocks != area.nr_free {
                 return Err(format!(
-                    "invariant 'free lists' violated: zone {} order {order} holds {len} blocks, counts {}",
+                    "invariant 'free lists' violated: zone {} order {order} holds {blocks} blocks, nr_free says {}",
                     z.name(),
-                    list.len
+                    area.nr_free
                 ));
             }
+        }
+        if let Some(mt) = z
+            .pageblock_mt
+            .iter()
+            .find(|&&mt| mt as usize >= MIGRATE_TYPES)
+        {
+            return Err(format!(
+                "invariant 'pageblock types' violated: zone {} has a pageblock of type {mt}",
+                z.name()
+            ));
         }
         if free != z.free_pages() {
             return Err(format!(

@@ -7,6 +7,31 @@ use super::vmstat::ZoneStat;
 /// Largest buddy order + 1 (`MAX_ORDER`).
 pub const MAX_ORDER: usize = 11;
 
+/// `pageblock_order` (= `HUGETLB_PAGE_ORDER` on x86-64): a pageblock is 2 MiB.
+pub const PAGEBLOCK_ORDER: usize = 9;
+/// `pageblock_nr_pages`.
+pub const PAGEBLOCK_NR_PAGES: u64 = 1 << PAGEBLOCK_ORDER;
+
+/// Migrate types (`MIGRATE_*`, no CMA). `MIGRATE_ISOLATE` is not modelled: nothing
+/// isolates pageblocks (memory hot-remove, CMA).
+pub const MIGRATE_UNMOVABLE: usize = 0;
+pub const MIGRATE_RECLAIMABLE: usize = 1;
+pub const MIGRATE_MOVABLE: usize = 2;
+pub const MIGRATE_RESERVE: usize = 3;
+/// Free lists per order (`MIGRATE_TYPES` less ISOLATE).
+pub const MIGRATE_TYPES: usize = 4;
+/// `migratetype_names`.
+pub const MIGRATETYPE_NAMES: [&str; MIGRATE_TYPES] =
+    ["Unmovable", "Reclaimable", "Movable", "Reserve"];
+
+/// `struct free_area`: one buddy free list per migrate type, and the blocks on all of them.
+#[derive(Clone, Debug, Default)]
+pub struct FreeArea {
+    pub free_list: [ListHead; MIGRATE_TYPES],
+    /// `nr_free`.
+    pub nr_free: u64,
+}
+
 /// Zone indices (`enum zone_type`, x86-64 without MOVABLE in use).
 pub const ZONE_DMA: usize = 0;
 pub const ZONE_DMA32: usize = 1;
@@ -70,7 +95,10 @@ pub struct Zone {
     /// `lowmem_reserve[classzone]`.
     pub lowmem_reserve: [u64; MAX_NR_ZONES],
     /// Buddy free lists by order.
-    pub free_area: [ListHead; MAX_ORDER],
+    pub free_area: [FreeArea; MAX_ORDER],
+    /// `pageblock_flags`: the migrate type of each pageblock the zone spans, from the
+    /// pageblock holding `start_pfn`.
+    pub pageblock_mt: Vec<u8>,
     /// The LRU lists (memcg off: one lruvec per zone).
     pub lruvec: Lruvec,
     /// Zone page counts.
@@ -97,6 +125,12 @@ impl Zone {
             watermark: [0; 3],
             lowmem_reserve: [0; MAX_NR_ZONES],
             free_area: Default::default(),
+            // memmap_init_zone: every pageblock starts MOVABLE.
+            pageblock_mt: vec![
+                MIGRATE_MOVABLE as u8;
+                ((end_pfn as u64).div_ceil(PAGEBLOCK_NR_PAGES)
+                    - (start_pfn as u64 >> PAGEBLOCK_ORDER)) as usize
+            ],
             lruvec: Lruvec::default(),
             vm_stat: [0; ZoneStat::COUNT],
             pages_scanned: 0,
@@ -104,6 +138,24 @@ impl Zone {
             flags: 0,
             inactive_ratio: 1,
         }
+    }
+
+    /// `get_pageblock_migratetype` of a frame of the zone.
+    #[inline]
+    pub fn pageblock_migratetype(&self, pfn: Pfn) -> usize {
+        self.pageblock_mt[self.pageblock_index(pfn)] as usize
+    }
+
+    /// `set_pageblock_migratetype` of the pageblock holding `pfn`.
+    #[inline]
+    pub fn set_pageblock_migratetype(&mut self, pfn: Pfn, mt: usize) {
+        let i = self.pageblock_index(pfn);
+        self.pageblock_mt[i] = mt as u8;
+    }
+
+    #[inline]
+    fn pageblock_index(&self, pfn: Pfn) -> usize {
+        ((pfn >> PAGEBLOCK_ORDER) - (self.start_pfn >> PAGEBLOCK_ORDER)) as usize
     }
 
     /// The zone name.

@@ -33,6 +33,7 @@ pub mod backing_dev;
 pub mod dcache;
 pub mod filemap;
 pub mod fs_ops;
+pub mod huge_memory;
 pub mod inode;
 pub mod invariants;
 pub mod memory;

@@ -6,9 +6,11 @@
 //! kernel does per pcp batch).
 
 use super::mmzone::{
-    Zone, MAX_NR_ZONES, MAX_ORDER, WMARK_HIGH, WMARK_LOW, WMARK_MIN, ZONE_DMA32, ZONE_NORMAL,
+    Zone, MAX_NR_ZONES, MAX_ORDER, MIGRATE_MOVABLE, MIGRATE_RECLAIMABLE, MIGRATE_RESERVE,
+    MIGRATE_UNMOVABLE, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER, WMARK_HIGH, WMARK_LOW, WMARK_MIN,
+    ZONE_DMA32, ZONE_NORMAL,
 };
-use super::page::{Pages, Pfn, PG_BUDDY};
+use super::page::{Pages, Pfn, PG_BUDDY, PG_RESERVED};
 use super::vmstat::{VmEvent, ZoneStat};
 use super::{oom_kill, vmscan, Gfp, Kernel, World};
 use crate::calibration::{KERNEL_RESERVED_BYTES, PAGE_SIZE, STRUCT_PAGE_BYTES};
@@ -131,7 +133,8 @@ pub fn setup_inactive_ratio(zones: &mut [Zone]) {
 }
 
 /// Hand every managed frame of every zone to the buddy allocator; frames beyond `managed`
-/// at the start of each zone stay reserved (memmap and boot allocations).
+/// at the start of each zone stay reserved (memmap and boot allocations). Every pageblock
+/// is MOVABLE at boot, so the blocks go on the MOVABLE lists.
 pub fn free_boot_memory(pages: &mut Pages, zones: &mut [Zone]) {
     for z in zones.iter_mut() {
         let reserved = z.present_pages - z.managed_pages;
@@ -148,58 +151,219 @@ pub fn free_boot_memory(pages: &mut Pages, zones: &mut [Zone]) {
             for p in pfn..pfn + (1 << order) {
                 pages.flags[p as usize] = 0;
             }
-            free_block(pages, z, pfn as Pfn, order);
+            let mt = z.pageblock_migratetype(pfn as Pfn);
+            free_block(pages, z, pfn as Pfn, order, mt);
             pfn += 1 << order;
         }
     }
 }
 
-/// `__free_one_page`: put a block on the free lists, merging with its buddies.
-fn free_block(pages: &mut Pages, z: &mut Zone, pfn: Pfn, order: usize) {
+/// `allocflags_to_migratetype`: `__GFP_MOVABLE` and `__GFP_RECLAIMABLE` as the migrate
+/// type's two bits (page cache and anonymous memory are movable, the slab's dentries,
+/// inodes and buffer heads reclaimable, page tables and the rest unmovable).
+#[inline]
+pub fn gfp_migratetype(gfp: Gfp) -> usize {
+    (usize::from(gfp.has(Gfp::MOVABLE)) << 1) | usize::from(gfp.has(Gfp::RECLAIMABLE))
+}
+
+/// Whether `pfn` heads a free block of `order` in zone `z` (`page_is_buddy`).
+#[inline]
+fn page_is_buddy(pages: &Pages, z: &Zone, pfn: u64, order: usize) -> bool {
+    pfn >= z.start_pfn as u64
+        && pfn + (1 << order) <= z.end_pfn as u64
+        && pages.flags[pfn as usize] & PG_BUDDY != 0
+        && pages.mapping[pfn as usize] == order as u32
+}
+
+/// Put free block `pfn` of `order` on `free_list[mt]` (`set_page_order`,
+/// `set_freepage_migratetype`: a free block's head keeps its list's type in `index`).
+#[inline]
+fn add_to_free_list(
+    pages: &mut Pages,
+    z: &mut Zone,
+    pfn: Pfn,
+    order: usize,
+    mt: usize,
+    tail: bool,
+) {
+    pages.flags[pfn as usize] = PG_BUDDY;
+    pages.mapping[pfn as usize] = order as u32;
+    pages.index[pfn as usize] = mt as u32;
+    let area = &mut z.free_area[order];
+    if tail {
+        area.free_list[mt].add_tail(pages, pfn);
+    } else {
+        area.free_list[mt].add(pages, pfn);
+    }
+    area.nr_free += 1;
+}
+
+/// Take free block `pfn` of `order` off the free list it is on.
+#[inline]
+fn del_from_free_list(pages: &mut Pages, z: &mut Zone, pfn: Pfn, order: usize) {
+    let mt = pages.index[pfn as usize] as usize;
+    let area = &mut z.free_area[order];
+    area.free_list[mt].del(pages, pfn);
+    area.nr_free -= 1;
+    pages.flags[pfn as usize] = 0;
+}
+
+/// `__free_one_page`: put a block on `free_list[mt]`, merging with its buddies whatever
+/// list they are on. The merged block goes to the tail when the buddy of the next larger
+/// block is free too (it is likely to merge again soon, 2.6.35+), else to the head.
+fn free_block(pages: &mut Pages, z: &mut Zone, pfn: Pfn, order: usize, mt: usize) {
     let mut pfn = pfn as u64;
     let mut order = order;
     z.mod_stat(ZoneStat::nr_free_pages, 1 << order);
     while order < MAX_ORDER - 1 {
         let buddy = pfn ^ (1 << order);
-        if buddy < z.start_pfn as u64
-            || buddy + (1 << order) > z.end_pfn as u64
-            || pages.flags[buddy as usize] & PG_BUDDY == 0
-            || pages.mapping[buddy as usize] != order as u32
-        {
+        if !page_is_buddy(pages, z, buddy, order) {
             break;
         }
-        z.free_area[order].del(pages, buddy as Pfn);
-        pages.flags[buddy as usize] = 0;
+        del_from_free_list(pages, z, buddy as Pfn, order);
         pfn &= !(1 << order);
         order += 1;
     }
-    pages.flags[pfn as usize] = PG_BUDDY;
-    pages.mapping[pfn as usize] = order as u32;
-    z.free_area[order].add(pages, pfn as Pfn);
+    let tail = order < MAX_ORDER - 2 && {
+        let combined = pfn & !(1 << order);
+        let higher_buddy = combined ^ (1 << (order + 1));
+        page_is_buddy(pages, z, higher_buddy, order + 1)
+    };
+    add_to_free_list(pages, z, pfn as Pfn, order, mt, tail);
 }
 
-/// `__rmqueue_smallest`: take a block of `order`, splitting a larger one if needed.
-fn rmqueue(pages: &mut Pages, z: &mut Zone, order: usize) -> Option<Pfn> {
+/// `expand`: split block `pfn` of order `high` down to `low`, the upper halves going to the
+/// head of `free_list[mt]` at each order.
+#[inline]
+fn expand(pages: &mut Pages, z: &mut Zone, pfn: Pfn, low: usize, high: usize, mt: usize) {
+    let mut size = high;
+    while size > low {
+        size -= 1;
+        add_to_free_list(pages, z, pfn + (1 << size), size, mt, false);
+    }
+}
+
+/// `__rmqueue_smallest`: the first block of `free_list[mt]` at the smallest order that has
+/// one, split down to `order`.
+fn rmqueue_smallest(pages: &mut Pages, z: &mut Zone, order: usize, mt: usize) -> Option<Pfn> {
     for current in order..MAX_ORDER {
-        let head = z.free_area[current].head;
+        let head = z.free_area[current].free_list[mt].head;
         if head == super::page::NIL {
             continue;
         }
-        z.free_area[current].del(pages, head);
-        pages.flags[head as usize] = 0;
-        // expand(): give back the upper halves.
-        let mut size = current;
-        while size > order {
-            size -= 1;
-            let half = head + (1 << size);
-            pages.flags[half as usize] = PG_BUDDY;
-            pages.mapping[half as usize] = size as u32;
-            z.free_area[size].add(pages, half);
-        }
-        z.mod_stat(ZoneStat::nr_free_pages, -(1i64 << order));
+        del_from_free_list(pages, z, head, current);
+        expand(pages, z, head, order, current, mt);
         return Some(head);
     }
     None
+}
+
+/// `fallbacks[]`: the lists each type may steal from, in order of preference.
+const FALLBACKS: [[usize; 2]; 3] = [
+    [MIGRATE_RECLAIMABLE, MIGRATE_MOVABLE],
+    [MIGRATE_UNMOVABLE, MIGRATE_MOVABLE],
+    [MIGRATE_RECLAIMABLE, MIGRATE_UNMOVABLE],
+];
+
+/// `move_freepages_block`: move every free block inside `pfn`'s pageblock to
+/// `free_list[mt]`. Returns the pages moved; 0 if the pageblock is not wholly in the zone.
+pub fn move_freepages_block(pages: &mut Pages, z: &mut Zone, pfn: Pfn, mt: usize) -> u64 {
+    let start = pfn as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+    let end = start + PAGEBLOCK_NR_PAGES;
+    if start < z.start_pfn as u64 || end > z.end_pfn as u64 {
+        return 0;
+    }
+    let mut moved = 0;
+    let mut p = start;
+    while p < end {
+        if pages.flags[p as usize] & PG_BUDDY == 0 {
+            p += 1;
+            continue;
+        }
+        let order = pages.mapping[p as usize] as usize;
+        let from = pages.index[p as usize] as usize;
+        let area = &mut z.free_area[order];
+        area.free_list[from].del(pages, p as Pfn);
+        area.free_list[mt].add(pages, p as Pfn);
+        pages.index[p as usize] = mt as u32;
+        moved += 1 << order;
+        p += 1 << order;
+    }
+    moved
+}
+
+/// `__rmqueue_fallback`: steal the largest free block of another type. A large block
+/// (order ≥ pageblock_order / 2), or any block for a RECLAIMABLE request, brings the rest
+/// of its pageblock's free pages along, and the pageblock changes type when they are at
+/// least half of it; a block of a whole pageblock or more changes type outright.
+fn rmqueue_fallback(pages: &mut Pages, z: &mut Zone, order: usize, start_mt: usize) -> Option<Pfn> {
+    for current in (order..MAX_ORDER).rev() {
+        for &mt in &FALLBACKS[start_mt] {
+            let head = z.free_area[current].free_list[mt].head;
+            if head == super::page::NIL {
+                continue;
+            }
+            if current >= PAGEBLOCK_ORDER / 2 || start_mt == MIGRATE_RECLAIMABLE {
+                let moved = move_freepages_block(pages, z, head, start_mt);
+                if moved >= 1 << (PAGEBLOCK_ORDER - 1) {
+                    z.set_pageblock_migratetype(head, start_mt);
+                }
+            }
+            del_from_free_list(pages, z, head, current);
+            if current >= PAGEBLOCK_ORDER {
+                for b in 0..1u32 << (current - PAGEBLOCK_ORDER) {
+                    z.set_pageblock_migratetype(head + (b << PAGEBLOCK_ORDER), start_mt);
+                }
+            }
+            expand(pages, z, head, order, current, start_mt);
+            return Some(head);
+        }
+    }
+    None
+}
+
+/// `__rmqueue`: a block of `order` for migrate type `mt`: its own lists, then another type's
+/// (`__rmqueue_fallback`), then the reserve.
+fn rmqueue(pages: &mut Pages, z: &mut Zone, order: usize, mt: usize) -> Option<Pfn> {
+    let pfn = rmqueue_smallest(pages, z, order, mt)
+        .or_else(|| rmqueue_fallback(pages, z, order, mt))
+        .or_else(|| rmqueue_smallest(pages, z, order, MIGRATE_RESERVE))?;
+    z.mod_stat(ZoneStat::nr_free_pages, -(1i64 << order));
+    Some(pfn)
+}
+
+/// `setup_zone_migrate_reserve`: make the first `min(2, min watermark in pageblocks)`
+/// MOVABLE pageblocks of the zone that hold no reserved frame MIGRATE_RESERVE, and give
+/// back any reserve beyond that.
+pub fn setup_zone_migrate_reserve(pages: &mut Pages, z: &mut Zone) {
+    let mut reserve = z.min_wmark().div_ceil(PAGEBLOCK_NR_PAGES).min(2);
+    let mut pfn = (z.start_pfn as u64).next_multiple_of(PAGEBLOCK_NR_PAGES);
+    while pfn < z.end_pfn as u64 {
+        let block = pfn as Pfn;
+        let block_end = (pfn + PAGEBLOCK_NR_PAGES).min(z.end_pfn as u64);
+        let range = pfn..block_end;
+        pfn += PAGEBLOCK_NR_PAGES;
+        let mt = z.pageblock_migratetype(block);
+        if reserve > 0 && mt == MIGRATE_RESERVE {
+            reserve -= 1;
+            continue;
+        }
+        // Blocks with reserved frames never come free.
+        if range
+            .into_iter()
+            .any(|p| pages.flags[p as usize] & PG_RESERVED != 0)
+        {
+            continue;
+        }
+        if reserve > 0 && mt == MIGRATE_MOVABLE {
+            z.set_pageblock_migratetype(block, MIGRATE_RESERVE);
+            move_freepages_block(pages, z, block, MIGRATE_RESERVE);
+            reserve -= 1;
+        } else if mt == MIGRATE_RESERVE {
+            z.set_pageblock_migratetype(block, MIGRATE_MOVABLE);
+            move_freepages_block(pages, z, block, MIGRATE_MOVABLE);
+        }
+    }
 }
 
 /// `__zone_watermark_ok` (`kernel-reclaim.md` §2.2).
@@ -227,7 +391,7 @@ fn zone_watermark_ok_free(
         return false;
     }
     for o in 0..order as usize {
-        free -= (z.free_area[o].len as i64) << o;
+        free -= (z.free_area[o].nr_free as i64) << o;
         min >>= 1;
         if free <= min {
             return false;
@@ -279,7 +443,7 @@ pub fn get_page_from_freelist(k: &mut Kernel, gfp: Gfp, order: u32, flags: u32) 
             }
         }
         let Kernel { pages, zones, .. } = k;
-        if let Some(pfn) = rmqueue(pages, &mut zones[zi], order as usize) {
+        if let Some(pfn) = rmqueue(pages, &mut zones[zi], order as usize, gfp_migratetype(gfp)) {
             k.count(VmEvent::pgalloc_dma.zone(zi), 1 << order);
             return Some(pfn);
         }
@@ -333,7 +497,8 @@ pub fn free_page(k: &mut Kernel, pfn: Pfn) {
     let z = &mut zones[zi];
     z.all_unreclaimable = false;
     z.pages_scanned = 0;
-    free_block(pages, z, pfn, 0);
+    let mt = z.pageblock_migratetype(pfn);
+    free_block(pages, z, pfn, 0, mt);
     k.count(VmEvent::pgfree, 1);
 }
 
@@ -559,7 +724,7 @@ mod tests {
         z.managed_pages = 1024;
         z.vm_stat[ZoneStat::nr_free_pages as usize] = 100;
         z.lowmem_reserve = [0, 0, 50];
-        z.free_area[0].len = 100;
+        z.free_area[0].nr_free = 100;
         assert!(zone_watermark_ok(&z, 0, 40, 1, 0));
         assert!(
             !zone_watermark_ok(&z, 0, 50, 2, 0),
@@ -578,7 +743,7 @@ mod tests {
         z.managed_pages = 1024;
         z.vm_stat[ZoneStat::nr_free_pages as usize] = free;
         for (o, &len) in lens.iter().enumerate() {
-            z.free_area[o].len = len;
+            z.free_area[o].nr_free = len;
         }
         z
     }
@@ -653,17 +818,175 @@ mod tests {
         for p in 0..16 {
             pages.flags[p] = 0;
         }
-        free_block(&mut pages, &mut z, 0, 4);
-        assert_eq!(z.free_area[4].len, 1);
-        let a = rmqueue(&mut pages, &mut z, 0).unwrap();
+        free_block(&mut pages, &mut z, 0, 4, MIGRATE_MOVABLE);
+        assert_eq!(z.free_area[4].nr_free, 1);
+        let a = rmqueue(&mut pages, &mut z, 0, MIGRATE_MOVABLE).unwrap();
         assert_eq!(z.free_pages(), 15);
         assert_eq!(
-            (z.free_area[0].len, z.free_area[1].len, z.free_area[3].len),
+            (
+                z.free_area[0].nr_free,
+                z.free_area[1].nr_free,
+                z.free_area[3].nr_free
+            ),
             (1, 1, 1)
         );
-        free_block(&mut pages, &mut z, a, 0);
-        assert_eq!(z.free_area[4].len, 1);
+        free_block(&mut pages, &mut z, a, 0, MIGRATE_MOVABLE);
+        assert_eq!(z.free_area[4].nr_free, 1);
         assert_eq!(z.free_pages(), 16);
+    }
+
+    /// A zone of `blocks` free pageblocks (all MOVABLE, as at boot), one order-10 block per
+    /// two pageblocks.
+    fn free_zone(blocks: u32) -> (Pages, Zone) {
+        let n = blocks * PAGEBLOCK_NR_PAGES as u32;
+        let mut pages = Pages::new(n as usize);
+        let mut z = Zone::new(1, 0, n);
+        z.managed_pages = n as u64;
+        free_boot_memory(&mut pages, std::slice::from_mut(&mut z));
+        (pages, z)
+    }
+
+    /// The blocks on `free_list[mt]` at each order.
+    fn lists(z: &Zone, mt: usize) -> Vec<u64> {
+        z.free_area.iter().map(|a| a.free_list[mt].len).collect()
+    }
+
+    #[test]
+    fn the_gfp_mask_names_the_migrate_type() {
+        assert_eq!(gfp_migratetype(Gfp::HIGHUSER_MOVABLE), MIGRATE_MOVABLE);
+        assert_eq!(gfp_migratetype(Gfp::KERNEL), MIGRATE_UNMOVABLE);
+        let reclaimable = Gfp(Gfp::KERNEL.0 | Gfp::RECLAIMABLE);
+        assert_eq!(gfp_migratetype(reclaimable), MIGRATE_RECLAIMABLE);
+    }
+
+    /// `kernel-compaction.md` §2.3: an unmovable request with no unmovable block free
+    /// steals the largest movable block; its pageblock's free pages come along and, being
+    /// more than half of it, make the pageblock unmovable. The split remainders go on the
+    /// unmovable lists. A second request is served from them, stealing nothing.
+    #[test]
+    fn an_unmovable_request_steals_the_largest_movable_block_and_its_pageblock() {
+        let (mut pages, mut z) = free_zone(4);
+        assert_eq!(lists(&z, MIGRATE_MOVABLE)[10], 2);
+        let pfn = rmqueue(&mut pages, &mut z, 0, MIGRATE_UNMOVABLE).unwrap();
+        // An order-10 block covers two pageblocks: both change type.
+        assert_eq!(z.pageblock_migratetype(pfn), MIGRATE_UNMOVABLE);
+        assert_eq!(z.pageblock_migratetype(pfn + 512), MIGRATE_UNMOVABLE);
+        assert_eq!(z.pageblock_migratetype(pfn ^ 1024), MIGRATE_MOVABLE);
+        assert_eq!(
+            lists(&z, MIGRATE_UNMOVABLE),
+            [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0]
+        );
+        assert_eq!(lists(&z, MIGRATE_MOVABLE)[10], 1);
+        let next = rmqueue(&mut pages, &mut z, 0, MIGRATE_UNMOVABLE).unwrap();
+        assert_eq!(next, pfn + 1, "the buddy of the first");
+        assert_eq!(lists(&z, MIGRATE_MOVABLE)[10], 1, "nothing more stolen");
+        assert_eq!(z.free_pages(), 4 * 512 - 2);
+    }
+
+    /// A small block (order below pageblock_order / 2) is taken alone for an unmovable
+    /// request: the rest of its pageblock stays movable. A reclaimable request moves the
+    /// pageblock's free pages even then, and with more than half of it free, its type.
+    #[test]
+    fn small_steals_leave_the_pageblock_unless_the_request_is_reclaimable() {
+        for (mt, moves) in [(MIGRATE_UNMOVABLE, false), (MIGRATE_RECLAIMABLE, true)] {
+            let (mut pages, mut z) = free_zone(2);
+            // Break the movable memory into order-3 blocks: allocate every page, then free
+            // every one but the first of each 8-page run.
+            let all: Vec<Pfn> = (0..1024)
+                .map(|_| rmqueue(&mut pages, &mut z, 0, MIGRATE_MOVABLE).unwrap())
+                .collect();
+            for &p in all.iter().filter(|&&p| p % 16 != 0) {
+                free_block(&mut pages, &mut z, p, 0, MIGRATE_MOVABLE);
+            }
+            assert_eq!(lists(&z, MIGRATE_MOVABLE)[3], 64, "{mt}");
+            assert_eq!(lists(&z, MIGRATE_MOVABLE)[4], 0, "{mt}");
+            let pfn = rmqueue(&mut pages, &mut z, 0, mt).unwrap();
+            let block = z.pageblock_migratetype(pfn);
+            let moved = lists(&z, mt).iter().sum::<u64>();
+            if moves {
+                assert_eq!(block, mt, "480 free pages of 512 move the pageblock");
+                assert!(
+                    moved > 30,
+                    "the pageblock's free blocks came along: {moved}"
+                );
+            } else {
+                assert_eq!(block, MIGRATE_MOVABLE);
+                assert_eq!(
+                    lists(&z, mt),
+                    [1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0],
+                    "remainders only"
+                );
+            }
+        }
+    }
+
+    /// `setup_zone_migrate_reserve`: min(2, the min watermark in pageblocks) pageblocks
+    /// become MIGRATE_RESERVE, skipping blocks with reserved frames; the reserve is used
+    /// only when every other list is empty.
+    #[test]
+    fn the_reserve_pageblocks_are_the_last_resort() {
+        let types =
+            |z: &Zone| -> Vec<usize> { (0..4).map(|b| z.pageblock_migratetype(b * 512)).collect() };
+        let (mut pages, mut z) = free_zone(4);
+        z.watermark = [600, 750, 900];
+        setup_zone_migrate_reserve(&mut pages, &mut z);
+        use MIGRATE_MOVABLE as M;
+        use MIGRATE_RESERVE as R;
+        assert_eq!(types(&z), [R, R, M, M]);
+        assert_eq!(lists(&z, R)[10], 1, "the free block of the first two");
+        // Every other page goes first; then the reserve is used.
+        for _ in 0..1024 {
+            let p = rmqueue(&mut pages, &mut z, 0, M).unwrap();
+            assert!(p >= 1024, "{p} from the reserve too early");
+        }
+        let p = rmqueue(&mut pages, &mut z, 0, M).unwrap();
+        assert_eq!(z.pageblock_migratetype(p), R);
+        // A smaller min watermark keeps one reserve block and gives the other back with its
+        // free pages.
+        z.watermark = [100, 125, 150];
+        setup_zone_migrate_reserve(&mut pages, &mut z);
+        assert_eq!(types(&z), [R, M, M, M]);
+        assert_eq!(lists(&z, M)[9], 1, "pageblock 1's free half");
+
+        // A pageblock holding reserved frames (here the zone's first ten) is skipped.
+        let mut pages = Pages::new(2048);
+        let mut z = Zone::new(1, 0, 2048);
+        z.managed_pages = 2038;
+        free_boot_memory(&mut pages, std::slice::from_mut(&mut z));
+        z.watermark = [600, 750, 900];
+        setup_zone_migrate_reserve(&mut pages, &mut z);
+        assert_eq!(types(&z), [M, R, R, M]);
+    }
+
+    /// A freed page goes on its pageblock's list, and a merged block goes to the tail when
+    /// the buddy of the next larger block is free (it will likely merge again).
+    #[test]
+    fn frees_follow_the_pageblock_type_and_likely_mergers_go_to_the_tail() {
+        let (mut pages, mut z) = free_zone(2);
+        let a = rmqueue(&mut pages, &mut z, 0, MIGRATE_MOVABLE).unwrap();
+        z.set_pageblock_migratetype(a, MIGRATE_UNMOVABLE);
+        let b = rmqueue(&mut pages, &mut z, 0, MIGRATE_MOVABLE).unwrap();
+        assert_eq!(b, a + 1);
+        // a's order-0 buddy b is allocated: a stays order 0, and the order-1 block beside
+        // it is free, so a goes to the tail of the (empty) unmovable list.
+        let mt = z.pageblock_migratetype(a);
+        free_block(&mut pages, &mut z, a, 0, mt);
+        assert_eq!(lists(&z, MIGRATE_UNMOVABLE)[0], 1);
+        assert_eq!(pages.index[a as usize], MIGRATE_UNMOVABLE as u32);
+        // A second free order-0 page of another pageblock lands at the movable head.
+        let c = rmqueue(&mut pages, &mut z, 0, MIGRATE_MOVABLE).unwrap();
+        let d = rmqueue(&mut pages, &mut z, 0, MIGRATE_MOVABLE).unwrap();
+        free_block(&mut pages, &mut z, d, 0, MIGRATE_MOVABLE);
+        assert_eq!(z.free_area[0].free_list[MIGRATE_MOVABLE].head, d);
+        // b and a merge (a comes off the unmovable list) into an order-1 block on b's list;
+        // its order-1 buddy c..d is in use, but the order-2 block after it is free, so it
+        // goes to the tail, behind the block already there.
+        assert_eq!((c, d), (a + 2, a + 3));
+        let before = z.free_area[1].free_list[MIGRATE_MOVABLE].len;
+        free_block(&mut pages, &mut z, b, 0, MIGRATE_MOVABLE);
+        assert_eq!(lists(&z, MIGRATE_UNMOVABLE)[0], 0);
+        let order1 = &z.free_area[1].free_list[MIGRATE_MOVABLE];
+        assert_eq!((order1.len, order1.tail), (before + 1, a));
     }
 
     /// `kernel-writeback.md` §2.1: a zone's dirty limit is dirty_ratio of its free plus

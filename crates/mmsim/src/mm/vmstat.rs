@@ -141,3 +141,179 @@ mod tests {
         }
     }
 }
+
+/// `struct contig_page_info` (`fill_contig_page_info`): a zone's free memory as blocks,
+/// for a request of `suitable_order`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ContigPageInfo {
+    pub free_pages: u64,
+    pub free_blocks_total: u64,
+    /// Blocks of the requested size the free blocks at or above its order would give.
+    pub free_blocks_suitable: u64,
+}
+
+impl ContigPageInfo {
+    pub fn of(z: &super::mmzone::Zone, suitable_order: usize) -> ContigPageInfo {
+        let mut info = ContigPageInfo::default();
+        for (order, area) in z.free_area.iter().enumerate() {
+            info.free_blocks_total += area.nr_free;
+            info.free_pages += area.nr_free << order;
+            if order >= suitable_order {
+                info.free_blocks_suitable += area.nr_free << (order - suitable_order);
+            }
+        }
+        info
+    }
+}
+
+/// `fragmentation_index` (`__fragmentation_index`, 2.6.35+): whether a failed allocation
+/// of `order` is for want of memory (towards 0) or of contiguity (towards 1000). -1000 when
+/// a block of the order is free, 0 when nothing is. Compaction runs only above
+/// `extfrag_threshold`.
+pub fn fragmentation_index(z: &super::mmzone::Zone, order: usize) -> i64 {
+    let info = ContigPageInfo::of(z, order);
+    if info.free_blocks_total == 0 {
+        return 0;
+    }
+    if info.free_blocks_suitable > 0 {
+        return -1000;
+    }
+    let requested = 1u64 << order;
+    1000 - ((1000 + info.free_pages * 1000 / requested) / info.free_blocks_total) as i64
+}
+
+/// `unusable_free_index`: the thousandths of free memory in blocks too small for `order`.
+pub fn unusable_free_index(z: &super::mmzone::Zone, order: usize) -> u64 {
+    let info = ContigPageInfo::of(z, order);
+    if info.free_pages == 0 {
+        return 1000;
+    }
+    (info.free_pages - (info.free_blocks_suitable << order)) * 1000 / info.free_pages
+}
+
+/// `/proc/buddyinfo` (`frag_show`): free blocks per order, for each populated zone.
+pub fn buddyinfo(zones: &[super::mmzone::Zone]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    for z in zones.iter().filter(|z| z.populated()) {
+        let _ = write!(s, "Node 0, zone {:>8} ", z.name());
+        for area in &z.free_area {
+            let _ = write!(s, "{:>6} ", area.nr_free);
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// `/proc/pagetypeinfo` (`pagetypeinfo_show`): free blocks per order and migrate type,
+/// then pageblocks per type. The kernel's `Isolate` type is printed, always 0 here.
+pub fn pagetypeinfo(zones: &[super::mmzone::Zone]) -> String {
+    use super::mmzone::{MAX_ORDER, MIGRATETYPE_NAMES, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER};
+    use std::fmt::Write;
+    let names = MIGRATETYPE_NAMES.iter().chain(std::iter::once(&"Isolate"));
+    let mut s = String::new();
+    let _ = writeln!(s, "Page block order: {PAGEBLOCK_ORDER}");
+    let _ = writeln!(s, "Pages per block:  {PAGEBLOCK_NR_PAGES}");
+    s.push('\n');
+    let _ = write!(s, "{:<43} ", "Free pages count per migrate type at order");
+    for order in 0..MAX_ORDER {
+        let _ = write!(s, "{order:>6} ");
+    }
+    s.push('\n');
+    let populated = || zones.iter().filter(|z| z.populated());
+    for z in populated() {
+        for (mt, name) in names.clone().enumerate() {
+            let _ = write!(s, "Node {:>4}, zone {:>8}, type {:>12} ", 0, z.name(), name);
+            for area in &z.free_area {
+                let n = area.free_list.get(mt).map_or(0, |l| l.len);
+                let _ = write!(s, "{n:>6} ");
+            }
+            s.push('\n');
+        }
+    }
+    let _ = write!(s, "\n{:<23}", "Number of blocks type ");
+    for name in names.clone() {
+        let _ = write!(s, "{name:>12} ");
+    }
+    s.push('\n');
+    for z in populated() {
+        let _ = write!(s, "Node {}, zone {:>8} ", 0, z.name());
+        for mt in 0..=MIGRATETYPE_NAMES.len() {
+            let n = z.pageblock_mt.iter().filter(|&&b| b as usize == mt).count();
+            let _ = write!(s, "{n:>12} ");
+        }
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod frag_tests {
+    use super::*;
+    use crate::mm::mmzone::{Zone, MIGRATE_MOVABLE, MIGRATE_UNMOVABLE};
+
+    fn zone(blocks: &[(usize, u64)]) -> Zone {
+        let mut z = Zone::new(1, 0, 4096);
+        z.managed_pages = 4096;
+        for &(order, n) in blocks {
+            z.free_area[order].nr_free = n;
+            z.free_area[order].free_list[MIGRATE_MOVABLE].len = n;
+        }
+        z
+    }
+
+    /// `__fragmentation_index`: 0 with nothing free, -1000 when a block of the order is
+    /// free, towards 1000 as free memory is in ever smaller blocks.
+    #[test]
+    fn the_fragmentation_index_tells_want_of_memory_from_want_of_contiguity() {
+        assert_eq!(fragmentation_index(&zone(&[]), 9), 0);
+        assert_eq!(fragmentation_index(&zone(&[(9, 1)]), 9), -1000);
+        assert_eq!(fragmentation_index(&zone(&[(10, 1)]), 9), -1000);
+        // 512 order-0 pages: 1000 - (1000 + 1000) / 512 = 997.
+        assert_eq!(fragmentation_index(&zone(&[(0, 512)]), 9), 997);
+        // One order-8 block: 1000 - (1000 + 500) / 1 = -500 (memory is short, not contiguity).
+        assert_eq!(fragmentation_index(&zone(&[(8, 1)]), 9), -500);
+        assert_eq!(unusable_free_index(&zone(&[(0, 512)]), 9), 1000);
+        assert_eq!(unusable_free_index(&zone(&[(0, 512), (9, 1)]), 9), 500);
+        assert_eq!(unusable_free_index(&zone(&[]), 3), 1000);
+    }
+
+    /// `/proc/buddyinfo` and `/proc/pagetypeinfo` in 3.9's layout.
+    #[test]
+    fn buddyinfo_and_pagetypeinfo_print_as_the_kernel_does() {
+        let mut z = zone(&[(0, 3), (10, 2)]);
+        z.free_area[0].free_list[MIGRATE_MOVABLE].len = 2;
+        z.free_area[0].free_list[MIGRATE_UNMOVABLE].len = 1;
+        z.pageblock_mt[0] = MIGRATE_UNMOVABLE as u8;
+        let zones = [Zone::new(0, 0, 0), z];
+        assert_eq!(
+            buddyinfo(&zones),
+            "Node 0, zone    DMA32      3      0      0      0      0      0      0      0      0      0      2 \n"
+        );
+        let p = pagetypeinfo(&zones);
+        let lines: Vec<&str> = p.lines().collect();
+        assert_eq!(lines[0], "Page block order: 9");
+        assert_eq!(lines[1], "Pages per block:  512");
+        assert_eq!(
+            lines[3],
+            "Free pages count per migrate type at order       0      1      2      3      4      5      6      7      8      9     10 "
+        );
+        assert_eq!(
+            lines[4],
+            "Node    0, zone    DMA32, type    Unmovable      1      0      0      0      0      0      0      0      0      0      0 "
+        );
+        assert_eq!(
+            lines[6],
+            "Node    0, zone    DMA32, type      Movable      2      0      0      0      0      0      0      0      0      0      2 "
+        );
+        assert_eq!(lines.len(), 12, "{p}");
+        assert_eq!(
+            lines[10],
+            "Number of blocks type     Unmovable  Reclaimable      Movable      Reserve      Isolate "
+        );
+        assert_eq!(
+            lines[11],
+            "Node 0, zone    DMA32            1            0            7            0            0 "
+        );
+    }
+}

@@ -286,6 +286,8 @@ mod tests {
 
     fn run() -> RunResult {
         RunResult {
+            buddyinfo: String::new(),
+            pagetypeinfo: String::new(),
             scenario: "s".into(),
             kernel: "3.9".into(),
             switches: vec![("b".into(), true), ("a".into(), false)],

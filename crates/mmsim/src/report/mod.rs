@@ -49,6 +49,10 @@ pub struct RunResult {
     /// Every backing device, NFS mounts included: (name, `BDI_WRITTEN`, pages dirtiers
     /// wrote themselves).
     pub bdi_writeback: Vec<(String, u64, u64)>,
+    /// `/proc/buddyinfo` at the end of the run.
+    pub buddyinfo: String,
+    /// `/proc/pagetypeinfo` at the end of the run.
+    pub pagetypeinfo: String,
 }
 
 /// An NFS mount's RPC statistics at the end of the run (`/proc/self/mountstats`).

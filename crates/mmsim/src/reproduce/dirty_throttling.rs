@@ -198,6 +198,8 @@ impl Case {
                 reclaim_costs: Default::default(),
             },
             vm: Default::default(),
+            // THP came in 2.6.38.
+            transparent_hugepage: Default::default(),
             run: RunParams {
                 duration: DURATION,
                 seed: 1,

@@ -9,6 +9,7 @@ use super::{seed000, verdict_number, verdict_summary, Verdict, SEED000_KERNELS};
 use crate::calibration::{ReclaimCosts, PAGE_SIZE};
 use crate::engine::{Nanos, SEC};
 use crate::fs::Filesystem;
+use crate::mm::huge_memory::ThpEnabled;
 use crate::mm::swapfile::SwapConfig;
 use crate::presets;
 use crate::report::timeseries::TimeSeries;
@@ -456,6 +457,11 @@ pub struct Procedure {
     /// The CPU's per-page costs of reclaim (the calibration estimates, or a sensitivity
     /// variant of them).
     pub costs: ReclaimCosts,
+    /// `transparent_hugepage/enabled`. The published tables count THP allocations, so the
+    /// machine ran khugepaged; but mmsim models only THP's boot-time raise of
+    /// `min_free_kbytes`, not huge pages themselves, so the default stays `never`
+    /// (`docs/seed-000-procedure.md` §6).
+    pub thp: ThpEnabled,
 }
 
 /// Where the experiment's swap lives.
@@ -503,6 +509,7 @@ impl Procedure {
             seed: 1,
             sequential: true,
             costs: ReclaimCosts::default(),
+            thp: ThpEnabled::Never,
         }
     }
 
@@ -520,22 +527,27 @@ impl Procedure {
     /// and, when they are not the published ones, that the published figures do not compare
     /// cell by cell.
     pub fn describe(&self) -> String {
-        // Neither the seed nor the zone split (unsettled, `docs/seed-000-procedure.md` §4)
-        // makes a procedure other than the published one.
+        // Neither the seed, the zone split nor THP (unsettled, `docs/seed-000-procedure.md`
+        // §4 and §6) makes a procedure other than the published one.
         let published = Procedure {
             seed: self.seed,
             pci_hole: self.pci_hole,
+            thp: self.thp,
             ..Procedure::published()
         };
         let mut out = format!(
             "Seed 000 (\"Reduce system disruption due to kswapd followup\" V3): MMTests \
              parallelio, published figures beside simulated ones\n\
-             Procedure: {} MiB RAM ({}), {} CPUs; largefile on ext4 on a 7200 rpm disk (sda), \
+             Procedure: {} MiB RAM ({}), {} CPUs{}; largefile on ext4 on a 7200 rpm disk (sda), \
              {} GiB of swap on {}; a warm-up, then {} iteration{} per IO step of {} s \
              memcachetest runs, {}.\n",
             self.ram >> 20,
             self.zones_described(),
             self.cpus,
+            match self.thp {
+                ThpEnabled::Never => String::new(),
+                t => format!(", transparent_hugepage/enabled = {}", t.name()),
+            },
             self.swap >> 30,
             self.swap_on.describe(),
             self.iterations,
@@ -670,6 +682,7 @@ impl Procedure {
                 devices,
             },
             vm: Default::default(),
+            transparent_hugepage: self.thp,
             run: RunParams {
                 // An upper bound only: every phase takes memcachetest's duration, or dd's
                 // time if that is longer.

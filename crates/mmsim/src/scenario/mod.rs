@@ -38,6 +38,8 @@ pub struct Scenario {
     pub machine: Machine,
     /// Sysctls, under their `/proc/sys/vm` names.
     pub vm: VmSysctls,
+    /// `[transparent_hugepage] enabled`.
+    pub transparent_hugepage: crate::mm::huge_memory::ThpEnabled,
     /// Run length and seed.
     pub run: RunParams,
     /// Kernel preset and switch overrides named in the file (the command line may add more).

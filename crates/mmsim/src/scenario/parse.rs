@@ -123,6 +123,7 @@ mod machine;
 mod run;
 mod slab;
 mod swap;
+mod thp;
 mod tree;
 mod values;
 mod vm;
@@ -181,7 +182,15 @@ const PAGE: u64 = 4096;
 const MIB: u64 = 1 << 20;
 
 const TOP_KEYS: &[&str] = &[
-    "machine", "swap", "device", "vm", "run", "kernel", "slab", "workload",
+    "machine",
+    "swap",
+    "device",
+    "vm",
+    "transparent_hugepage",
+    "run",
+    "kernel",
+    "slab",
+    "workload",
 ];
 
 /// The sections, each read by its module, in the order their checks depend on.
@@ -215,6 +224,11 @@ fn resolve(cx: &Cx<'_>, entries: &[tree::Entry], name: &str) -> Res<Scenario> {
     let vm = match section(cx, &root, "vm")? {
         Some(t) => vm::vm(cx, &t, ram)?,
         None => VmSysctls::default(),
+    };
+
+    let transparent_hugepage = match section(cx, &root, "transparent_hugepage")? {
+        Some(t) => thp::thp(cx, &t)?,
+        None => Default::default(),
     };
 
     let run = match section(cx, &root, "run")? {
@@ -253,6 +267,7 @@ fn resolve(cx: &Cx<'_>, entries: &[tree::Entry], name: &str) -> Res<Scenario> {
             pci_hole,
         },
         vm,
+        transparent_hugepage,
         run,
         kernel,
         slab,

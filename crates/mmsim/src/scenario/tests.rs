@@ -395,6 +395,7 @@ fn full_example_round_trips_every_value() {
             laptop_mode: true,
             dirty: Default::default(),
         },
+        transparent_hugepage: Default::default(),
         run: RunParams {
             duration: 200 * S,
             seed: 42,
@@ -1595,4 +1596,64 @@ fn cat_takes_a_file_count_of_at_least_one_page_each() {
         "{DISK}type = \"cat\"\ndevice = \"sda\"\nsize = \"40K\"\nfiles = 0\n"
     ));
     assert_err(&e, "workload[0].files", 11, "integer >= 1");
+}
+
+#[test]
+fn transparent_hugepage_enabled_takes_the_sysfs_values() {
+    use crate::mm::huge_memory::ThpEnabled;
+    let base = "[machine]\nram = \"4G\"\n";
+    assert_eq!(ok(base).transparent_hugepage, ThpEnabled::Never);
+    for (v, want) in [
+        ("always", ThpEnabled::Always),
+        ("madvise", ThpEnabled::Madvise),
+        ("never", ThpEnabled::Never),
+    ] {
+        let s = ok(&format!(
+            "{base}[transparent_hugepage]\nenabled = \"{v}\"\n"
+        ));
+        assert_eq!(s.transparent_hugepage, want);
+    }
+    let e = err(&format!(
+        "{base}[transparent_hugepage]\nenabled = \"sometimes\"\n"
+    ));
+    assert_err(
+        &e,
+        "transparent_hugepage.enabled",
+        4,
+        "\"always\", \"madvise\", \"never\"",
+    );
+    let e = err(&format!(
+        "{base}[transparent_hugepage]\nenable = \"always\"\n"
+    ));
+    assert_err(&e, "transparent_hugepage.enable", 4, "unknown key 'enable'");
+    assert!(e.to_string().contains("did you mean 'enabled'"), "{e}");
+    let e = err(&format!(
+        "{base}[transparent_hugepages]\nenabled = \"always\"\n"
+    ));
+    assert!(e.to_string().contains("transparent_hugepage"), "{e}");
+}
+
+/// khugepaged's raise of min_free_kbytes at boot: on with `always` on 4 and 8 GiB machines, off
+/// below 512 MiB, and never over a `[vm] min_free_kbytes` the scenario writes.
+#[test]
+fn thp_raises_min_free_kbytes_at_boot_unless_the_scenario_sets_it() {
+    let boot = |toml: &str| {
+        let s = ok(toml);
+        let kernel = crate::presets::resolve("3.9", &[]).unwrap();
+        let w = crate::sim::boot(&s, &kernel, 1).unwrap();
+        let k = w.borrow();
+        k.min_free_kbytes
+    };
+    let base = boot("[machine]\nram = \"4G\"\n");
+    let thp = boot("[machine]\nram = \"4G\"\n[transparent_hugepage]\nenabled = \"always\"\n");
+    assert!(base < 10_000, "{base}");
+    // DMA and DMA32 only: 2 zones of 11 pageblocks.
+    assert_eq!(thp, 45_056);
+    let thp = boot("[machine]\nram = \"8G\"\n[transparent_hugepage]\nenabled = \"always\"\n");
+    assert_eq!(thp, 67_584, "three zones");
+    let small = "[machine]\nram = \"384M\"\n";
+    let small_thp = format!("{small}[transparent_hugepage]\nenabled = \"always\"\n");
+    assert_eq!(boot(small), boot(&small_thp), "THP is off below 512 MiB");
+    let set = "[machine]\nram = \"4G\"\n[vm]\nmin_free_kbytes = 5000\n[transparent_hugepage]\nenabled = \"madvise\"\n";
+    assert_eq!(boot(set), 5000);
 }
