@@ -10,7 +10,7 @@ use super::mmzone::{
     MIGRATE_UNMOVABLE, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER, WMARK_HIGH, WMARK_LOW, WMARK_MIN,
     ZONE_DMA32, ZONE_NORMAL,
 };
-use super::page::{Pages, Pfn, PG_BUDDY, PG_RESERVED};
+use super::page::{Pages, Pfn, LRU_MASK, PG_BUDDY, PG_RESERVED};
 use super::vmstat::{VmEvent, ZoneStat};
 use super::{oom_kill, vmscan, Gfp, Kernel, World};
 use crate::calibration::{KERNEL_RESERVED_BYTES, PAGE_SIZE, STRUCT_PAGE_BYTES};
@@ -175,8 +175,15 @@ fn page_is_buddy(pages: &Pages, z: &Zone, pfn: u64, order: usize) -> bool {
         && pages.mapping[pfn as usize] == order as u32
 }
 
+/// The free list a free block's head is on: mmsim keeps its migrate type in the bits that
+/// hold the LRU list of a page in use (`set_freepage_migratetype` keeps it in `index`).
+#[inline]
+pub fn freepage_migratetype(pages: &Pages, pfn: Pfn) -> usize {
+    (pages.flags[pfn as usize] & LRU_MASK) as usize
+}
+
 /// Put free block `pfn` of `order` on `free_list[mt]` (`set_page_order`,
-/// `set_freepage_migratetype`: a free block's head keeps its list's type in `index`).
+/// `set_freepage_migratetype`).
 #[inline]
 fn add_to_free_list(
     pages: &mut Pages,
@@ -186,9 +193,8 @@ fn add_to_free_list(
     mt: usize,
     tail: bool,
 ) {
-    pages.flags[pfn as usize] = PG_BUDDY;
+    pages.flags[pfn as usize] = PG_BUDDY | mt as u32;
     pages.mapping[pfn as usize] = order as u32;
-    pages.index[pfn as usize] = mt as u32;
     let area = &mut z.free_area[order];
     if tail {
         area.free_list[mt].add_tail(pages, pfn);
@@ -201,7 +207,7 @@ fn add_to_free_list(
 /// Take free block `pfn` of `order` off the free list it is on.
 #[inline]
 fn del_from_free_list(pages: &mut Pages, z: &mut Zone, pfn: Pfn, order: usize) {
-    let mt = pages.index[pfn as usize] as usize;
+    let mt = freepage_migratetype(pages, pfn);
     let area = &mut z.free_area[order];
     area.free_list[mt].del(pages, pfn);
     area.nr_free -= 1;
@@ -281,11 +287,11 @@ pub fn move_freepages_block(pages: &mut Pages, z: &mut Zone, pfn: Pfn, mt: usize
             continue;
         }
         let order = pages.mapping[p as usize] as usize;
-        let from = pages.index[p as usize] as usize;
+        let from = freepage_migratetype(pages, p as Pfn);
         let area = &mut z.free_area[order];
         area.free_list[from].del(pages, p as Pfn);
         area.free_list[mt].add(pages, p as Pfn);
-        pages.index[p as usize] = mt as u32;
+        pages.flags[p as usize] = PG_BUDDY | mt as u32;
         moved += 1 << order;
         p += 1 << order;
     }
@@ -972,7 +978,7 @@ mod tests {
         let mt = z.pageblock_migratetype(a);
         free_block(&mut pages, &mut z, a, 0, mt);
         assert_eq!(lists(&z, MIGRATE_UNMOVABLE)[0], 1);
-        assert_eq!(pages.index[a as usize], MIGRATE_UNMOVABLE as u32);
+        assert_eq!(freepage_migratetype(&pages, a), MIGRATE_UNMOVABLE);
         // A second free order-0 page of another pageblock lands at the movable head.
         let c = rmqueue(&mut pages, &mut z, 0, MIGRATE_MOVABLE).unwrap();
         let d = rmqueue(&mut pages, &mut z, 0, MIGRATE_MOVABLE).unwrap();
