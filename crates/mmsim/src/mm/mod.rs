@@ -126,6 +126,10 @@ pub struct VmSysctls {
     /// `dirty_ratio`, `dirty_background_ratio`, `dirty_bytes`, `dirty_background_bytes`,
     /// `dirty_expire_centisecs`, `dirty_writeback_centisecs`.
     pub dirty: page_writeback::DirtySysctls,
+    /// `extfrag_threshold`, 0..=1000: compaction is worth trying for an order whose
+    /// fragmentation index (`vmstat::fragmentation_index`) is above it. Read by nothing yet:
+    /// compaction is not modelled.
+    pub extfrag_threshold: u32,
 }
 
 impl Default for VmSysctls {
@@ -138,6 +142,7 @@ impl Default for VmSysctls {
             vfs_cache_pressure: 100,
             laptop_mode: false,
             dirty: Default::default(),
+            extfrag_threshold: 500,
         }
     }
 }

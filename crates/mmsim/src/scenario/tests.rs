@@ -333,6 +333,7 @@ lowmem_reserve_ratio = [128, 64, 16]
 page-cluster = 0
 vfs_cache_pressure = 50
 laptop_mode = 1
+extfrag_threshold = 700
 
 [run]
 duration = "200s"
@@ -394,6 +395,7 @@ fn full_example_round_trips_every_value() {
             vfs_cache_pressure: 50,
             laptop_mode: true,
             dirty: Default::default(),
+            extfrag_threshold: 700,
         },
         transparent_hugepage: Default::default(),
         run: RunParams {
@@ -491,7 +493,8 @@ fn display_has_file_line_column_key_and_suggestion() {
         "t.toml:4:1: key 'vm.swapines': unknown key 'swapines' in [vm]; expected one of: \
          min_free_kbytes, swappiness, lowmem_reserve_ratio, page-cluster, vfs_cache_pressure, \
          laptop_mode, dirty_ratio, dirty_background_ratio, dirty_bytes, dirty_background_bytes, \
-         dirty_expire_centisecs, dirty_writeback_centisecs (did you mean 'swappiness'?)"
+         dirty_expire_centisecs, dirty_writeback_centisecs, extfrag_threshold (did you mean \
+         'swappiness'?)"
     );
 }
 
@@ -842,6 +845,11 @@ fn out_of_range_sysctls_are_rejected() {
         ("swappiness = 101", "vm.swappiness", "from 0 to 100"),
         ("swappiness = -1", "vm.swappiness", "negative"),
         ("page-cluster = 11", "vm.page-cluster", "from 0 to 10"),
+        (
+            "extfrag_threshold = 1001",
+            "vm.extfrag_threshold",
+            "from 0 to 1000",
+        ),
         (
             "vfs_cache_pressure = -5",
             "vm.vfs_cache_pressure",
@@ -1603,16 +1611,15 @@ fn transparent_hugepage_enabled_takes_the_sysfs_values() {
     use crate::mm::huge_memory::ThpEnabled;
     let base = "[machine]\nram = \"4G\"\n";
     assert_eq!(ok(base).transparent_hugepage, ThpEnabled::Never);
-    for (v, want) in [
-        ("always", ThpEnabled::Always),
-        ("madvise", ThpEnabled::Madvise),
-        ("never", ThpEnabled::Never),
-    ] {
+    // Each value reads back under the name the reports print.
+    for want in [ThpEnabled::Always, ThpEnabled::Madvise, ThpEnabled::Never] {
         let s = ok(&format!(
-            "{base}[transparent_hugepage]\nenabled = \"{v}\"\n"
+            "{base}[transparent_hugepage]\nenabled = \"{}\"\n",
+            want.name()
         ));
         assert_eq!(s.transparent_hugepage, want);
     }
+    assert_eq!(ThpEnabled::Madvise.name(), "madvise");
     let e = err(&format!(
         "{base}[transparent_hugepage]\nenabled = \"sometimes\"\n"
     ));

@@ -19,6 +19,7 @@ const VM_KEYS: &[&str] = &[
     "dirty_background_bytes",
     "dirty_expire_centisecs",
     "dirty_writeback_centisecs",
+    "extfrag_threshold",
 ];
 
 pub(super) fn vm(cx: &Cx<'_>, t: &Table<'_>, ram: u64) -> Res<VmSysctls> {
@@ -42,6 +43,15 @@ pub(super) fn vm(cx: &Cx<'_>, t: &Table<'_>, ram: u64) -> Res<VmSysctls> {
     }
     if let Some(item) = opt(t, "lowmem_reserve_ratio") {
         vm.lowmem_reserve_ratio = lowmem_reserve_ratio(cx, &item)?;
+    }
+    if let Some(item) = opt(t, "extfrag_threshold") {
+        vm.extfrag_threshold = u32_in(
+            cx,
+            &item,
+            0,
+            1000,
+            "extfrag_threshold, an integer from 0 to 1000",
+        )?;
     }
     if let Some(item) = opt(t, "page-cluster") {
         vm.page_cluster = u32_in(cx, &item, 0, 10, "page-cluster, an integer from 0 to 10")?;
