@@ -120,7 +120,7 @@ pub fn add_to_ioend(
     let io = &mut mount(k, bdi).ioends[id as usize];
     io.remaining += 1;
     io.pages.push(pfn);
-    u64::from(pfn) | (u64::from(id) + 1) << IOEND_SHIFT
+    u64::from(pfn) + ((u64::from(id) + 1) << IOEND_SHIFT)
 }
 
 /// The end of a walk: submit its open ioend.

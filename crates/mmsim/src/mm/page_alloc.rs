@@ -163,7 +163,7 @@ pub fn free_boot_memory(pages: &mut Pages, zones: &mut [Zone]) {
 /// inodes and buffer heads reclaimable, page tables and the rest unmovable).
 #[inline]
 pub fn gfp_migratetype(gfp: Gfp) -> usize {
-    (usize::from(gfp.has(Gfp::MOVABLE)) << 1) | usize::from(gfp.has(Gfp::RECLAIMABLE))
+    (usize::from(gfp.has(Gfp::MOVABLE)) << 1) + usize::from(gfp.has(Gfp::RECLAIMABLE))
 }
 
 /// Whether `pfn` heads a free block of `order` in zone `z` (`page_is_buddy`).
@@ -193,7 +193,7 @@ fn add_to_free_list(
     mt: usize,
     tail: bool,
 ) {
-    pages.flags[pfn as usize] = PG_BUDDY | mt as u32;
+    pages.flags[pfn as usize] = PG_BUDDY + mt as u32;
     pages.mapping[pfn as usize] = order as u32;
     let area = &mut z.free_area[order];
     if tail {
@@ -291,7 +291,7 @@ pub fn move_freepages_block(pages: &mut Pages, z: &mut Zone, pfn: Pfn, mt: usize
         let area = &mut z.free_area[order];
         area.free_list[from].del(pages, p as Pfn);
         area.free_list[mt].add(pages, p as Pfn);
-        pages.flags[p as usize] = PG_BUDDY | mt as u32;
+        pages.flags[p as usize] = PG_BUDDY + mt as u32;
         moved += 1 << order;
         p += 1 << order;
     }
@@ -993,6 +993,57 @@ mod tests {
         assert_eq!(lists(&z, MIGRATE_UNMOVABLE)[0], 0);
         let order1 = &z.free_area[1].free_list[MIGRATE_MOVABLE];
         assert_eq!((order1.len, order1.tail), (before + 1, a));
+    }
+
+    /// `__free_one_page`'s placement: a freed page whose buddy is in use goes to the head
+    /// of its list, unless the block its pair would form has a free buddy one order up,
+    /// in which case it goes to the tail, where allocations come last.
+    #[test]
+    fn a_free_block_likely_to_merge_again_goes_to_the_tail() {
+        let (mut pages, mut z) = free_zone(2);
+        let got: Vec<Pfn> = (0..6)
+            .map(|_| rmqueue(&mut pages, &mut z, 0, MIGRATE_MOVABLE).unwrap())
+            .collect();
+        assert_eq!(got, [0, 1, 2, 3, 4, 5]);
+        assert_eq!(
+            z.free_area[1].free_list[MIGRATE_MOVABLE].head, 6,
+            "6..7 free"
+        );
+        let list = |z: &Zone| {
+            let l = z.free_area[0].free_list[MIGRATE_MOVABLE];
+            (l.head, l.tail, l.len)
+        };
+        // 0's buddy 1 is in use and 2..3 is not a free order-1 block: the head.
+        free_block(&mut pages, &mut z, 0, 0, MIGRATE_MOVABLE);
+        // 4's buddy 5 is in use, but 6..7 is free: 4..5 would merge again. The tail.
+        free_block(&mut pages, &mut z, 4, 0, MIGRATE_MOVABLE);
+        assert_eq!(list(&z), (0, 4, 2));
+        // 2's buddy 3 is in use and 0 is free only at order 0: the head.
+        free_block(&mut pages, &mut z, 2, 0, MIGRATE_MOVABLE);
+        assert_eq!(list(&z), (2, 4, 3));
+    }
+
+    /// A pageblock that is not wholly inside the zone moves no free pages.
+    #[test]
+    fn move_freepages_block_leaves_a_pageblock_the_zone_only_partly_spans() {
+        let mut pages = Pages::new(1280);
+        let mut z = Zone::new(1, 256, 1280);
+        z.managed_pages = 1024;
+        free_boot_memory(&mut pages, std::slice::from_mut(&mut z));
+        assert_eq!(
+            move_freepages_block(&mut pages, &mut z, 300, MIGRATE_UNMOVABLE),
+            0
+        );
+        assert_eq!(
+            move_freepages_block(&mut pages, &mut z, 1100, MIGRATE_UNMOVABLE),
+            0
+        );
+        assert_eq!(lists(&z, MIGRATE_UNMOVABLE).iter().sum::<u64>(), 0);
+        assert_eq!(
+            move_freepages_block(&mut pages, &mut z, 600, MIGRATE_UNMOVABLE),
+            512
+        );
+        assert_eq!(lists(&z, MIGRATE_UNMOVABLE)[9], 1);
     }
 
     /// `kernel-writeback.md` §2.1: a zone's dirty limit is dirty_ratio of its free plus
