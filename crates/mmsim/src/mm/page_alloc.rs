@@ -1023,6 +1023,34 @@ mod tests {
         assert_eq!(list(&z), (2, 4, 3));
     }
 
+    /// The tail test looks one order up from the block a merge would form, and only below
+    /// order 9: an order-9 block goes to the head even beside a free order-10 block.
+    #[test]
+    fn the_tail_test_uses_the_pair_one_order_up_and_stops_below_order_nine() {
+        // Every frame in use; the test frees blocks by hand.
+        let mut pages = Pages::new(3072);
+        pages.flags.fill(0);
+        let mut z = Zone::new(1, 0, 3072);
+        z.managed_pages = 3072;
+        let head = |z: &Zone, order: usize| z.free_area[order].free_list[MIGRATE_MOVABLE].head;
+        free_block(&mut pages, &mut z, 1024, 10, MIGRATE_MOVABLE);
+        free_block(&mut pages, &mut z, 2048, 9, MIGRATE_MOVABLE);
+        free_block(&mut pages, &mut z, 0, 9, MIGRATE_MOVABLE);
+        assert_eq!(head(&z, 9), 0, "order 9 always goes to the head");
+        // An order-1 block at 10 (its buddy 8..9 in use) beside a free order-2 block
+        // 12..15: the pair 8..11 would merge with it, so the tail, behind 16.
+        free_block(&mut pages, &mut z, 12, 2, MIGRATE_MOVABLE);
+        free_block(&mut pages, &mut z, 16, 1, MIGRATE_MOVABLE);
+        free_block(&mut pages, &mut z, 10, 1, MIGRATE_MOVABLE);
+        assert_eq!(head(&z, 1), 16);
+        // Page 6 (7 in use) beside the free order-1 block 4..5: the pair 6..7's buddy is
+        // 4..5, below it.
+        free_block(&mut pages, &mut z, 4, 1, MIGRATE_MOVABLE);
+        free_block(&mut pages, &mut z, 20, 0, MIGRATE_MOVABLE);
+        free_block(&mut pages, &mut z, 6, 0, MIGRATE_MOVABLE);
+        assert_eq!(head(&z, 0), 20, "6 went to the tail");
+    }
+
     /// A pageblock that is not wholly inside the zone moves no free pages.
     #[test]
     fn move_freepages_block_leaves_a_pageblock_the_zone_only_partly_spans() {
