@@ -104,7 +104,6 @@ pub fn add_to_ioend(
                     alloc_ioend(mount(k, bdi))
                 }
             };
-            walk.bdi = bdi;
             let end = sector + u64::from(crate::mm::backing_dev::PAGE_SECTORS);
             walk.open = Some((id, index, end));
             id
@@ -154,14 +153,13 @@ fn put_ioend(k: &mut Kernel, bdi: usize, id: u32) {
     if io.remaining > 0 {
         return;
     }
-    let pages = std::mem::take(&mut io.pages);
+    let mut pages = std::mem::take(&mut io.pages);
     m.ioends_completed += 1;
     m.pages_completed += pages.len() as u64;
     for &pfn in &pages {
         page_io::end_buffer_async_write(k, pfn);
     }
     let m = mount(k, bdi);
-    let mut pages = pages;
     pages.clear();
     // Keep the vector's room for the slot's next ioend.
     m.ioends[id as usize].pages = pages;
@@ -185,7 +183,7 @@ pub fn check_mount(k: &Kernel, bdi: usize) -> Result<(), String> {
             }
             continue;
         }
-        if (io.remaining as usize) < 1.min(io.pages.len()) {
+        if io.remaining == 0 && !io.pages.is_empty() {
             return Err(format!(
                 "ioend {id} has {} pages and no reference",
                 io.pages.len()

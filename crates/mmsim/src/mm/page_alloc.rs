@@ -346,8 +346,7 @@ pub fn setup_zone_migrate_reserve(pages: &mut Pages, z: &mut Zone) {
     let mut pfn = (z.start_pfn as u64).next_multiple_of(PAGEBLOCK_NR_PAGES);
     while pfn < z.end_pfn as u64 {
         let block = pfn as Pfn;
-        let block_end = (pfn + PAGEBLOCK_NR_PAGES).min(z.end_pfn as u64);
-        let range = pfn..block_end;
+        let frames = pfn..(pfn + PAGEBLOCK_NR_PAGES).min(z.end_pfn as u64);
         pfn += PAGEBLOCK_NR_PAGES;
         let mt = z.pageblock_migratetype(block);
         if reserve > 0 && mt == MIGRATE_RESERVE {
@@ -355,7 +354,7 @@ pub fn setup_zone_migrate_reserve(pages: &mut Pages, z: &mut Zone) {
             continue;
         }
         // Blocks with reserved frames never come free.
-        if range
+        if frames
             .into_iter()
             .any(|p| pages.flags[p as usize] & PG_RESERVED != 0)
         {
