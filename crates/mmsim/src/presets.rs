@@ -59,6 +59,9 @@ pub enum Switch {
     NfsWriteInodeKeepsNrToWrite,
     NfsCommitRange,
     NfsCongestionByDirtyThresh,
+    CompactionDeferByOrder,
+    CompactionCachedFreePfn,
+    CompactionCachedFreePfnNearFree,
 }
 
 /// A registry entry.
@@ -78,6 +81,7 @@ pub struct SwitchDef {
 
 const KS: &str = "\"Reduce system disruption due to kswapd\" V4, Mel Gorman, 2013-05 (mmotm-20130522; mainline 3.11)";
 const LD: &str = "\"Reduce system disruption due to kswapd followup\" V3 (lessdisrupt-v7r10), Mel Gorman, 2013-05-30 (mainline 3.11)";
+const MAINLINE: &str = "mainline";
 const IOLESS: &str = "\"IO-less dirty throttling\" v3, Wu Fengguang, 2010-12-13 (seed 003; merged in reworked form in 3.1-3.3)";
 
 /// Every switch, in documentation order.
@@ -443,6 +447,31 @@ pub static SWITCHES: &[SwitchDef] = &[
         doc: "At mount, nfs_congestion_kb is also capped at an eighth of the boot-time global dirty \
               threshold, so WRITEs in flight stay a small part of the dirty pages.",
     },
+    SwitchDef {
+        switch: Switch::CompactionDeferByOrder,
+        name: "compaction_defer_by_order",
+        patch: "aff62249 vmscan: only defer compaction for failed order and higher (3.4)",
+        series: MAINLINE,
+        doc: "A sync compaction failure defers compaction only for its order and above \
+              (compact_order_failed); without it, a failure defers every order.",
+    },
+    SwitchDef {
+        switch: Switch::CompactionCachedFreePfn,
+        name: "compaction_cached_free_pfn",
+        patch: "7db8889a mm: have order > 0 compaction start off where it left (3.6-rc1)",
+        series: MAINLINE,
+        doc: "An order > 0 run starts its free scanner at the zone's compact_cached_free_pfn and \
+              wraps to the zone end once; as merged, every block step may skip down to the cached \
+              pfn another compactor left, and every block that yields pages moves the cache.",
+    },
+    SwitchDef {
+        switch: Switch::CompactionCachedFreePfnNearFree,
+        name: "compaction_cached_free_pfn_near_free",
+        patch: "de74f1cc mm: have order > 0 compaction start near a pageblock with free pages (3.6)",
+        series: MAINLINE,
+        doc: "With compaction_cached_free_pfn: no skipping to another compactor's cached pfn; the \
+              cache moves only after a wrap, or once when it still points at the zone end.",
+    },
 ];
 
 /// The switches of the kswapd series (KS).
@@ -457,6 +486,9 @@ const KS_SWITCHES: &[Switch] = &[
     Switch::KswapdWritepageOncePerPass,
     Switch::KswapdShrinkZone,
 ];
+
+/// Mainline changes every preset's 3.9 base carries.
+const MAINLINE_3_9: &[Switch] = &[Switch::CompactionDeferByOrder];
 
 /// The switches of the follow-up series (LD).
 const LD_SWITCHES: &[Switch] = &[
@@ -511,33 +543,33 @@ pub static PRESETS: &[Preset] = &[
         name: "3.9",
         base: Base::V3_9,
         summary: "vanilla 3.9 (3.10 behaves the same for reclaim)",
-        on: &[],
+        on: &[MAINLINE_3_9],
     },
     Preset {
         name: "mmotm-20130522",
         base: Base::V3_9,
         summary:
             "3.9 plus \"Reduce system disruption due to kswapd\" V4, as in mmotm of 2013-05-22",
-        on: &[KS_SWITCHES],
+        on: &[MAINLINE_3_9, KS_SWITCHES],
     },
     Preset {
         name: "lessdisrupt-v7r10",
         base: Base::V3_9,
         summary: "mmotm-20130522 plus the \"kswapd followup\" V3 series (seed 000)",
-        on: &[KS_SWITCHES, LD_SWITCHES],
+        on: &[MAINLINE_3_9, KS_SWITCHES, LD_SWITCHES],
     },
     Preset {
         name: "2.6.37-rc5",
         base: Base::V2_6_37,
         summary:
             "vanilla 2.6.37-rc5: dirtiers write pages in balance_dirty_pages (seed 003's baseline)",
-        on: &[],
+        on: &[MAINLINE_3_9],
     },
     Preset {
         name: "ioless-v3",
         base: Base::V2_6_37,
         summary: "2.6.37-rc5 plus \"IO-less dirty throttling\" v3 (seed 003)",
-        on: &[IOLESS_SWITCHES],
+        on: &[MAINLINE_3_9, IOLESS_SWITCHES],
     },
 ];
 
@@ -721,9 +753,11 @@ mod tests {
     }
 
     #[test]
-    fn vanilla_has_no_switch_and_lessdisrupt_has_all_of_seed_000() {
+    fn vanilla_has_only_mainline_switches_and_lessdisrupt_has_all_of_seed_000() {
         let v = resolve("3.9", &[]).unwrap();
-        assert!(SWITCHES.iter().all(|d| !v.switches.on(d.switch)));
+        assert!(SWITCHES
+            .iter()
+            .all(|d| v.switches.on(d.switch) == MAINLINE_3_9.contains(&d.switch)));
         let ld = resolve("lessdisrupt-v7r10", &[]).unwrap();
         for s in KS_SWITCHES.iter().chain(LD_SWITCHES) {
             assert!(ld.switches.on(*s));
@@ -731,7 +765,9 @@ mod tests {
         assert!(!ld.switches.on(Switch::IolessBalanceDirtyPages));
         let old = resolve("2.6.37-rc5", &[]).unwrap();
         assert_eq!(old.base, Base::V2_6_37);
-        assert!(SWITCHES.iter().all(|d| !old.switches.on(d.switch)));
+        assert!(SWITCHES
+            .iter()
+            .all(|d| old.switches.on(d.switch) == MAINLINE_3_9.contains(&d.switch)));
         let io = resolve("ioless-v3", &[]).unwrap();
         assert_eq!(io.base, Base::V2_6_37);
         assert!(io.switches.on(Switch::IolessBalanceDirtyPages));

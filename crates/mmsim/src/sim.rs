@@ -238,6 +238,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         pages_isolated: 0,
         trace: None,
         reclaim_file_totals: Default::default(),
+        held_blocks: Vec::new(),
     };
     // The system's root filesystem, with the dentries and inodes cached before the run.
     let slab_pages = super_block::boot_pages(&k, scenario.slab.files + 1);

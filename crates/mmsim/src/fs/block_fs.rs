@@ -20,6 +20,7 @@ use crate::mm::backing_dev::PAGE_SECTORS;
 use crate::mm::fs_ops::{
     AddressSpaceOps, FsFuture, PageioData, PlannedWrite, Release, WritePage, WritebackControl,
 };
+use crate::mm::migrate::{self, MigrateError, MigrateMode};
 use crate::mm::page::{Pfn, PG_BH_DIRTY, PG_PRIVATE};
 use crate::mm::page_writeback::{redirty_page_for_writepage, test_set_page_writeback, DirtyTask};
 use crate::mm::{Gfp, Kernel, World};
@@ -79,6 +80,10 @@ pub struct BlockFs {
     /// Pages end writeback an ioend at a time, when all of it has completed (xfs,
     /// `fs::xfs`); the others, a request at a time.
     ioends: bool,
+    /// `->migratepage` is `buffer_migrate_page` (ext2/3/4, xfs); the others have none and
+    /// migrate through `fallback_migrate_page` (btrfs's data pages until 2019; the block
+    /// device's `def_blk_aops`).
+    buffer_migrate: bool,
 }
 
 /// ext2: buffer heads, no journal, and a `writepage` that writes for everyone.
@@ -91,6 +96,7 @@ pub static EXT2: BlockFs = BlockFs {
     redirty_on_write: false,
     btrfs_io: false,
     ioends: false,
+    buffer_migrate: true,
 };
 
 /// ext3 in data=ordered mode.
@@ -103,6 +109,7 @@ pub static EXT3: BlockFs = BlockFs {
     redirty_on_write: false,
     btrfs_io: false,
     ioends: false,
+    buffer_migrate: true,
 };
 
 /// ext4 with delayed allocation (`ext4_da_aops`; mmsim keeps no ext4 buffer heads).
@@ -115,6 +122,7 @@ pub static EXT4: BlockFs = BlockFs {
     redirty_on_write: false,
     btrfs_io: false,
     ioends: false,
+    buffer_migrate: true,
 };
 
 /// xfs (delayed allocation).
@@ -127,6 +135,7 @@ pub static XFS: BlockFs = BlockFs {
     redirty_on_write: false,
     btrfs_io: false,
     ioends: true,
+    buffer_migrate: true,
 };
 
 /// btrfs.
@@ -139,6 +148,7 @@ pub static BTRFS: BlockFs = BlockFs {
     redirty_on_write: true,
     btrfs_io: true,
     ioends: false,
+    buffer_migrate: false,
 };
 
 /// The raw block device (`def_blk_aops`): buffer heads, pages mapped one to one.
@@ -151,6 +161,7 @@ pub static BLOCKDEV: BlockFs = BlockFs {
     redirty_on_write: false,
     btrfs_io: false,
     ioends: false,
+    buffer_migrate: false,
 };
 
 impl BlockFs {
@@ -234,6 +245,18 @@ impl AddressSpaceOps for BlockFs {
 
     fn buffer_heads(&self) -> bool {
         self.buffer_heads
+    }
+
+    fn has_migratepage(&self) -> bool {
+        self.buffer_migrate
+    }
+
+    fn migratepage(&self, k: &Kernel, pfn: Pfn, mode: MigrateMode) -> Result<(), MigrateError> {
+        if self.buffer_migrate {
+            migrate::buffer_migrate_page(k, pfn, mode)
+        } else {
+            migrate::fallback_migrate_page(k, pfn, mode)
+        }
     }
 
     /// `__set_page_dirty_buffers` (dirtying a page dirties all its buffers) or

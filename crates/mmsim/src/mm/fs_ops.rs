@@ -18,6 +18,7 @@
 //! kernel does then.
 
 use super::filemap::filemap_write_and_wait_range;
+use super::migrate::{MigrateError, MigrateMode};
 use super::mmzone::MAX_NR_ZONES;
 use super::page::{Pfn, PG_DIRTY, PG_SWAPCACHE};
 use super::page_writeback::DirtyTask;
@@ -304,6 +305,22 @@ pub trait AddressSpaceOps: fmt::Debug {
     ) -> FsCountFuture<'a> {
         let _ = (w, ino, nr_to_write, chunk);
         Box::pin(async { 0 })
+    }
+
+    /// Whether the mapping has a `->migratepage` (async compaction leaves dirty pages of one
+    /// without it alone: moving them would need a write).
+    fn has_migratepage(&self) -> bool {
+        true
+    }
+
+    /// `->migratepage`: whether page `pfn`, isolated, clean or dirty but not under writeback,
+    /// may move now. The default is `migrate_page`, which cannot move private data
+    /// (`nfs_migrate_page` refuses a page with a request: `-EBUSY`).
+    fn migratepage(&self, k: &Kernel, pfn: Pfn, _mode: MigrateMode) -> Result<(), MigrateError> {
+        if k.pages.test(pfn, super::page::PG_PRIVATE) {
+            return Err(MigrateError::Busy);
+        }
+        Ok(())
     }
 
     /// Whether a page of this filesystem with PG_private carries one buffer head, an object

@@ -126,6 +126,11 @@ impl Inode {
         self.pages.get(index)
     }
 
+    /// Put `new` at `index` in place of `old`, keeping its dirty tag (page migration).
+    pub fn replace_page(&mut self, index: u64, old: Pfn, new: Pfn) {
+        self.pages.replace(index, old, new);
+    }
+
     /// Insert `pfn` at `index` (the slot must be empty).
     pub fn insert_page(&mut self, index: u64, pfn: Pfn) {
         self.pages.insert(index, pfn);

@@ -2,7 +2,7 @@
 //! reclaim batch. A violation names the invariant and the page.
 //!
 //! 1. Frame conservation: every frame is in exactly one place (buddy, LRU, isolated, slab,
-//!    reserved), and the free counts match the free lists.
+//!    a block kernel code holds, reserved), and the free counts match the free lists.
 //! 2. LRU membership: every page on a list carries that list's id and zone, and the list
 //!    lengths match the zone counters.
 //! 3. No free page is locked, dirty, under writeback or in the swap cache.
@@ -282,6 +282,17 @@ pub fn check(k: &Kernel) -> Result<(), String> {
     for cache in &k.slab.caches {
         for pfn in cache.pages() {
             mark(pfn, cache.name, &mut placed)?;
+        }
+    }
+    for &(first, order) in &k.held_blocks {
+        for pfn in first..first + (1 << order) {
+            if k.pages.flags[pfn as usize] != 0 {
+                return Err(format!(
+                    "invariant 'held blocks' violated: {} in an order-{order} block kernel code holds",
+                    describe(k, pfn)
+                ));
+            }
+            mark(pfn, "held block", &mut placed)?;
         }
     }
     for pfn in 0..n as Pfn {

@@ -111,6 +111,15 @@ pub struct Zone {
     pub flags: u8,
     /// Target active:inactive anon ratio.
     pub inactive_ratio: u64,
+    /// `compact_considered`: calls of `compaction_deferred` since the last failure.
+    pub compact_considered: u32,
+    /// `compact_defer_shift`: compaction is skipped for `1 << shift` calls after a failure.
+    pub compact_defer_shift: u32,
+    /// `compact_order_failed` (3.4+): the lowest order sync compaction failed for.
+    pub compact_order_failed: u32,
+    /// `compact_cached_free_pfn` (3.6, 7db8889a): where the next order > 0 run starts its
+    /// free scanner.
+    pub compact_cached_free_pfn: u64,
 }
 
 impl Zone {
@@ -137,6 +146,10 @@ impl Zone {
             all_unreclaimable: false,
             flags: 0,
             inactive_ratio: 1,
+            compact_considered: 0,
+            compact_defer_shift: 0,
+            compact_order_failed: 0,
+            compact_cached_free_pfn: (end_pfn as u64) & !(PAGEBLOCK_NR_PAGES - 1),
         }
     }
 

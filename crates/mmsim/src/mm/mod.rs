@@ -30,6 +30,7 @@
 //! operations of the page's mapping (`fs_ops::AddressSpaceOps`), which `fs` implements.
 
 pub mod backing_dev;
+pub mod compaction;
 pub mod dcache;
 pub mod filemap;
 pub mod fs_ops;
@@ -37,6 +38,7 @@ pub mod huge_memory;
 pub mod inode;
 pub mod invariants;
 pub mod memory;
+pub mod migrate;
 pub mod mmzone;
 pub mod namei;
 pub mod oom_kill;
@@ -91,6 +93,15 @@ impl Gfp {
     pub const RECLAIMABLE: u32 = 1 << 11;
     /// `__GFP_NOTRACK`: SLUB's slab pages (no effect in the model; traced).
     pub const NOTRACK: u32 = 1 << 12;
+    /// `__GFP_REPEAT`: an order > 3 request retries reclaim until it has reclaimed as many
+    /// pages as it asks for (hugetlbfs pool growth).
+    pub const REPEAT: u32 = 1 << 13;
+    /// `__GFP_NOWARN` (no effect in the model; traced).
+    pub const NOWARN: u32 = 1 << 14;
+    /// `__GFP_COMP`: a compound page (no effect in the model; traced).
+    pub const COMP: u32 = 1 << 15;
+    /// `__GFP_NOMEMALLOC`: never dip into the reserves (no `ALLOC_HARDER`).
+    pub const NOMEMALLOC: u32 = 1 << 16;
     /// `GFP_KERNEL`.
     pub const KERNEL: Gfp = Gfp(Self::WAIT | Self::IO | Self::FS);
     /// `GFP_NOFS`.
@@ -98,6 +109,14 @@ impl Gfp {
     /// `GFP_HIGHUSER_MOVABLE`: anonymous and page-cache pages.
     pub const HIGHUSER_MOVABLE: Gfp =
         Gfp(Self::WAIT | Self::IO | Self::FS | Self::HARDWALL | Self::HIGHMEM | Self::MOVABLE);
+    /// `GFP_TRANSHUGE`: a transparent huge page (`GFP_HIGHUSER_MOVABLE` plus COMP,
+    /// NOMEMALLOC, NORETRY, NOWARN and NO_KSWAPD).
+    pub const TRANSHUGE: Gfp = Gfp(Self::HIGHUSER_MOVABLE.0
+        | Self::COMP
+        | Self::NOMEMALLOC
+        | Self::NORETRY
+        | Self::NOWARN
+        | Self::NO_KSWAPD);
     /// `GFP_ATOMIC`.
     pub const ATOMIC: Gfp = Gfp(Self::HIGH);
 
@@ -127,8 +146,8 @@ pub struct VmSysctls {
     /// `dirty_expire_centisecs`, `dirty_writeback_centisecs`.
     pub dirty: page_writeback::DirtySysctls,
     /// `extfrag_threshold`, 0..=1000: compaction is worth trying for an order whose
-    /// fragmentation index (`vmstat::fragmentation_index`) is above it. Read by nothing yet:
-    /// compaction is not modelled.
+    /// fragmentation index (`vmstat::fragmentation_index`) is above it
+    /// (`compaction::compaction_suitable`).
     pub extfrag_threshold: u32,
 }
 
@@ -268,6 +287,10 @@ pub struct Kernel {
     pub user: Box<dyn std::any::Any>,
     /// mmsim: what reclaim saw on the file lists, summed over the run.
     pub reclaim_file_totals: vmscan::ReclaimFileTotals,
+    /// Blocks kernel code holds outside the LRU and the slab, as (first frame, order): the
+    /// pages a driver or test module allocated (stress-highalloc's), hugetlbfs's pool.
+    /// Their frames carry no state; the invariants count them here.
+    pub held_blocks: Vec<(Pfn, u32)>,
 }
 
 impl SchedHost for Kernel {

@@ -5,6 +5,8 @@
 //! lists (so `all_unreclaimable` and `pages_scanned` are reset on every free, which the
 //! kernel does per pcp batch).
 
+use super::compaction::{self, CompactResult};
+use super::migrate::MigrateMode;
 use super::mmzone::{
     Zone, MAX_NR_ZONES, MAX_ORDER, MIGRATE_MOVABLE, MIGRATE_RECLAIMABLE, MIGRATE_RESERVE,
     MIGRATE_UNMOVABLE, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER, WMARK_HIGH, WMARK_LOW, WMARK_MIN,
@@ -20,6 +22,9 @@ use crate::engine::{self, HZ_50};
 pub const DMA_END_PFN: u64 = (16 << 20) / PAGE_SIZE;
 /// Frames below 4 GiB are ZONE_DMA32 (or DMA).
 pub const DMA32_END_PFN: u64 = (4u64 << 30) / PAGE_SIZE;
+
+/// `PAGE_ALLOC_COSTLY_ORDER`: requests above it may fail rather than retry for ever.
+pub const PAGE_ALLOC_COSTLY_ORDER: u32 = 3;
 
 /// Allocation flags (`ALLOC_*`), internal to the allocator.
 pub mod alloc_flags {
@@ -247,6 +252,13 @@ fn expand(pages: &mut Pages, z: &mut Zone, pfn: Pfn, low: usize, high: usize, mt
         size -= 1;
         add_to_free_list(pages, z, pfn + (1 << size), size, mt, false);
     }
+}
+
+/// Take free block `pfn` of `order` off its free list whole, out of the free count
+/// (`split_free_page`'s unlinking; the caller owns its frames).
+pub fn take_free_block(pages: &mut Pages, z: &mut Zone, pfn: Pfn, order: usize) {
+    del_from_free_list(pages, z, pfn, order);
+    z.mod_stat(ZoneStat::nr_free_pages, -(1i64 << order));
 }
 
 /// `__rmqueue_smallest`: the first block of `free_list[mt]` at the smallest order that has
@@ -494,17 +506,38 @@ pub fn free_page(k: &mut Kernel, pfn: Pfn) {
         k.pages.flags[pfn as usize]
     );
     super::trace::mm_page_free(k, pfn, 0);
-    let zi = k.page_zone(pfn);
     k.pages.flags[pfn as usize] = 0;
     k.pages.mapping[pfn as usize] = 0;
     k.pages.private[pfn as usize] = 0;
+    free_one_page(k, pfn, 0);
+}
+
+/// `free_one_page`: a block back on the free list of its pageblock's type; a free resets
+/// the zone's reclaim failure state.
+fn free_one_page(k: &mut Kernel, pfn: Pfn, order: u32) {
+    let zi = k.page_zone(pfn);
     let Kernel { pages, zones, .. } = k;
     let z = &mut zones[zi];
     z.all_unreclaimable = false;
     z.pages_scanned = 0;
     let mt = z.pageblock_migratetype(pfn);
-    free_block(pages, z, pfn, 0, mt);
-    k.count(VmEvent::pgfree, 1);
+    free_block(pages, z, pfn, order as usize, mt);
+    k.count(VmEvent::pgfree, 1 << order);
+}
+
+/// Free a block of `2^order` pages the caller held outside the LRU (`__free_pages`); its
+/// frames carry no state.
+pub fn free_pages(k: &mut Kernel, pfn: Pfn, order: u32) {
+    if order == 0 {
+        return free_page(k, pfn);
+    }
+    super::trace::mm_page_free(k, pfn, order);
+    for p in pfn..pfn + (1 << order) {
+        debug_assert!(k.pages.flags[p as usize] == 0, "freeing pfn {p} with state");
+        k.pages.mapping[p as usize] = 0;
+        k.pages.private[p as usize] = 0;
+    }
+    free_one_page(k, pfn, order);
 }
 
 /// Free one order-0 page of a list (`free_hot_cold_page_list`): as [`free_page`], traced
@@ -555,11 +588,59 @@ pub fn alloc_pages_now(k: &mut Kernel, gfp: Gfp, order: u32) -> Option<Pfn> {
     Some(pfn)
 }
 
-/// `__alloc_pages_nodemask` and `__alloc_pages_slowpath` (3.9, order 0..3 always retry).
+/// `__alloc_pages_nodemask` and `__alloc_pages_slowpath` (3.3-3.9, `kernel-compaction.md`
+/// §3.2): fast path; wake kswapd; min watermark; async compaction; direct reclaim; retry
+/// (orders 0..3 always); else one sync-light compaction and fail.
 pub async fn alloc_pages(w: &World, gfp: Gfp, order: u32) -> Result<Pfn, AllocError> {
     let r = alloc_pages_slowpath(w, gfp, order).await;
     super::trace::mm_page_alloc(&mut w.borrow_mut(), r.ok(), order, gfp);
     r
+}
+
+/// `__alloc_pages_direct_compact` (§3.3): compact for `order` unless the preferred zone
+/// defers it, then try the freelists. Returns the page, and whether compaction was deferred.
+async fn alloc_pages_direct_compact(
+    w: &World,
+    gfp: Gfp,
+    order: u32,
+    flags: u32,
+    preferred: usize,
+    mode: MigrateMode,
+) -> (Option<Pfn>, bool) {
+    if order == 0 {
+        return (None, false);
+    }
+    if compaction::compaction_deferred(&mut w.borrow_mut(), preferred, order) {
+        return (None, true);
+    }
+    let rc = compaction::try_to_compact_pages(w, gfp, order, mode).await;
+    if rc == CompactResult::Skipped {
+        return (None, false);
+    }
+    let mut k = w.borrow_mut();
+    if let Some(pfn) = get_page_from_freelist(&mut k, gfp, order, flags & !af::NO_WATERMARKS) {
+        compaction::compaction_succeeded(&mut k.zones[preferred], order);
+        k.count(VmEvent::compact_success, 1);
+        return (Some(pfn), false);
+    }
+    k.count(VmEvent::compact_fail, 1);
+    // Only sync compaction failing defers: async gives up too easily to say much.
+    if mode != MigrateMode::Async {
+        compaction::defer_compaction(&mut k.zones[preferred], order);
+    }
+    (None, false)
+}
+
+/// `should_alloc_retry`: small orders retry for ever; larger ones only with `__GFP_REPEAT`
+/// until they have reclaimed as many pages as they ask for.
+fn should_alloc_retry(gfp: Gfp, order: u32, pages_reclaimed: u64) -> bool {
+    if gfp.has(Gfp::NORETRY) {
+        return false;
+    }
+    if order <= PAGE_ALLOC_COSTLY_ORDER {
+        return true;
+    }
+    gfp.has(Gfp::REPEAT) && pages_reclaimed < 1 << order
 }
 
 async fn alloc_pages_slowpath(w: &World, gfp: Gfp, order: u32) -> Result<Pfn, AllocError> {
@@ -571,6 +652,8 @@ async fn alloc_pages_slowpath(w: &World, gfp: Gfp, order: u32) -> Result<Pfn, Al
         }
         preferred = zonelist(&k, gfp).0;
     }
+    let mut migration = MigrateMode::Async;
+    let mut pages_reclaimed = 0;
     'restart: loop {
         let mut flags = af::WMARK_MIN;
         {
@@ -582,7 +665,7 @@ async fn alloc_pages_slowpath(w: &World, gfp: Gfp, order: u32) -> Result<Pfn, Al
             if gfp.has(Gfp::HIGH) {
                 flags |= af::HIGH;
             }
-            if !gfp.has(Gfp::WAIT) {
+            if !gfp.has(Gfp::WAIT) && !gfp.has(Gfp::NOMEMALLOC) {
                 flags |= af::HARDER;
             }
         }
@@ -601,6 +684,16 @@ async fn alloc_pages_slowpath(w: &World, gfp: Gfp, order: u32) -> Result<Pfn, Al
                     return Err(AllocError::Killed);
                 }
             }
+            let (page, deferred) =
+                alloc_pages_direct_compact(w, gfp, order, flags, preferred, migration).await;
+            if let Some(pfn) = page {
+                return Ok(pfn);
+            }
+            migration = MigrateMode::SyncLight;
+            // A THP fault does not reclaim for a zone whose compaction is deferred.
+            if deferred && gfp.has(Gfp::NO_KSWAPD) {
+                return Err(AllocError::NoMemory);
+            }
             // __alloc_pages_direct_reclaim
             let progress = vmscan::try_to_free_pages(w, gfp, order).await;
             let oom = {
@@ -611,9 +704,13 @@ async fn alloc_pages_slowpath(w: &World, gfp: Gfp, order: u32) -> Result<Pfn, Al
                     }
                     None
                 } else if gfp.has(Gfp::FS) && !gfp.has(Gfp::NORETRY) {
-                    // __alloc_pages_may_oom: one last try at the high watermark first.
+                    // __alloc_pages_may_oom: one last try at the high watermark first; the
+                    // OOM killer is for small orders only.
                     if let Some(pfn) = get_page_from_freelist(&mut k, gfp, order, af::WMARK_HIGH) {
                         return Ok(pfn);
+                    }
+                    if order > PAGE_ALLOC_COSTLY_ORDER {
+                        return Err(AllocError::NoMemory);
                     }
                     Some(oom_kill::out_of_memory(&mut k, preferred))
                 } else {
@@ -627,8 +724,15 @@ async fn alloc_pages_slowpath(w: &World, gfp: Gfp, order: u32) -> Result<Pfn, Al
                 }
                 continue 'restart;
             }
-            // should_alloc_retry: order <= PAGE_ALLOC_COSTLY_ORDER always retries.
-            vmscan::wait_iff_congested(w, preferred, HZ_50).await;
+            pages_reclaimed += progress;
+            if should_alloc_retry(gfp, order, pages_reclaimed) {
+                vmscan::wait_iff_congested(w, preferred, HZ_50).await;
+                continue;
+            }
+            // Reclaim then compact: one last sync compaction.
+            let (page, _) =
+                alloc_pages_direct_compact(w, gfp, order, flags, preferred, migration).await;
+            return page.ok_or(AllocError::NoMemory);
         }
     }
 }

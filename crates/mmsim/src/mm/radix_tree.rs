@@ -94,6 +94,21 @@ impl PageTree {
         self.len += 1;
     }
 
+    /// Put `new` in slot `index` in place of `old`, keeping the slot's tag
+    /// (`radix_tree_replace_slot`, as page migration does it).
+    pub fn replace(&mut self, index: u64, old: Pfn, new: Pfn) {
+        let (c, s) = split(index);
+        let ch = self
+            .chunk_mut(c)
+            .expect("replacing a page that is not cached");
+        debug_assert_eq!(
+            ch.slots[s],
+            old + 1,
+            "page-cache slot {index} holds another page"
+        );
+        ch.slots[s] = new + 1;
+    }
+
     /// Empty slot `index`, which holds `pfn`, and its tag; a chunk left empty is freed.
     pub fn remove(&mut self, index: u64, pfn: Pfn) {
         let (c, s) = split(index);

@@ -44,10 +44,21 @@ pub fn page_referenced(k: &mut Kernel, pfn: Pfn) -> (u32, u32) {
 fn for_each_file_pte(
     k: &mut Kernel,
     pfn: Pfn,
-    mut f: impl FnMut(&mut Kernel, usize, usize, usize) -> bool,
+    f: impl FnMut(&mut Kernel, usize, usize, usize) -> bool,
 ) {
     let ino = k.pages.mapping[pfn as usize] as usize;
     let index = k.pages.index[pfn as usize] as u64;
+    for_each_pte_of(k, ino, index, pfn, f);
+}
+
+/// The PTEs of file `ino`'s mappings that map page `index` with frame `pfn`.
+fn for_each_pte_of(
+    k: &mut Kernel,
+    ino: usize,
+    index: u64,
+    pfn: Pfn,
+    mut f: impl FnMut(&mut Kernel, usize, usize, usize) -> bool,
+) {
     for j in 0..k.inodes[ino].i_mmap.len() {
         let e = k.inodes[ino].i_mmap[j];
         let Some(vpn) = e.vpn_of(index) else {
@@ -203,4 +214,31 @@ pub fn page_mkclean(k: &mut Kernel, pfn: Pfn) -> bool {
         true
     });
     cleaned
+}
+
+/// `remove_migration_ptes`: every PTE that maps `old` maps `new` instead, keeping its young
+/// and dirty bits (mmsim moves the PTEs in one step, so there are no migration entries). The
+/// caller has moved the page's identity (mapping, index, mapcount) to `new`.
+pub fn remap_migrated_page(k: &mut Kernel, old: Pfn, new: Pfn) {
+    if !k.pages.mapped(new) {
+        return;
+    }
+    let swap = |pte: &mut u32| *pte = (*pte & !PTE_PFN_MASK) | new;
+    if k.pages.test(new, PG_ANON) {
+        let mm = k.pages.mapping[new as usize] as usize;
+        let vpn = k.pages.index[new as usize];
+        let pte = k.mms[mm].pte_mut(vpn);
+        debug_assert!(*pte & PTE_PRESENT != 0 && *pte & PTE_PFN_MASK == old);
+        swap(pte);
+        return;
+    }
+    // The walk looks for PTEs of `old` at `new`'s (mapping, index), which are `old`'s.
+    let ino = k.pages.mapping[new as usize] as usize;
+    let index = k.pages.index[new as usize] as u64;
+    let mut left = k.pages.mapcount(new);
+    for_each_pte_of(k, ino, index, old, |k, mm, v, i| {
+        swap(&mut k.mms[mm].vmas[v].ptes[i]);
+        left -= 1;
+        left > 0
+    });
 }

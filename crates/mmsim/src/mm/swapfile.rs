@@ -152,6 +152,11 @@ impl SwapInfo {
         self.cache.get(slot as u64)
     }
 
+    /// Put `new` in the swap cache in place of `old` (page migration).
+    pub fn replace_cache_page(&mut self, slot: u32, old: Pfn, new: Pfn) {
+        self.cache.replace(slot as u64, old, new);
+    }
+
     /// Pages in the swap cache.
     pub fn cache_len(&self) -> usize {
         self.cache.len()

@@ -253,7 +253,7 @@ fn emit_ctx(k: &mut Kernel, irqs: Irqs, event: &str, fields: Arguments<'_>) {
 
 /// The `gfp_t` bits of 3.9 (`include/linux/gfp.h`) for the model's flags.
 fn gfp_bits(g: Gfp) -> u64 {
-    const MAP: [(u32, u64); 13] = [
+    const MAP: [(u32, u64); 17] = [
         (Gfp::WAIT, 0x10),
         (Gfp::HIGH, 0x20),
         (Gfp::IO, 0x40),
@@ -267,6 +267,10 @@ fn gfp_bits(g: Gfp) -> u64 {
         (Gfp::ZERO, 0x8000),
         (Gfp::RECLAIMABLE, 0x8_0000),
         (Gfp::NOTRACK, 0x20_0000),
+        (Gfp::REPEAT, 0x400),
+        (Gfp::NOWARN, 0x200),
+        (Gfp::COMP, 0x4000),
+        (Gfp::NOMEMALLOC, 0x1_0000),
     ];
     MAP.iter()
         .filter(|&&(m, _)| g.0 & m != 0)

@@ -9,6 +9,7 @@
 //! `shrink_zone`. Functions that may sleep are `async`. kswapd and `balance_pgdat` are in
 //! `vmscan/kswapd.rs`, the shrink functions here.
 
+use super::compaction::{self, CompactResult};
 use super::fs_ops::{page_aops, PlannedWrite, Release, WritePage, WritebackControl};
 use super::mmzone::{zone_flags::*, MAX_NR_ZONES, ZONE_NORMAL};
 use super::page::*;
@@ -56,7 +57,7 @@ pub struct ScanControl {
 }
 
 impl ScanControl {
-    fn new(gfp: Gfp, order: u32, kswapd: bool, laptop_mode: bool) -> ScanControl {
+    pub(crate) fn new(gfp: Gfp, order: u32, kswapd: bool, laptop_mode: bool) -> ScanControl {
         ScanControl {
             nr_scanned: 0,
             nr_reclaimed: 0,
@@ -202,11 +203,34 @@ pub fn zone_reclaimable(k: &Kernel, zi: usize) -> bool {
     k.zones[zi].pages_scanned < zone_reclaimable_pages(k, zi) * 6
 }
 
-/// `zone_balanced`: the high watermark (plus `gap`) is met for `order`.
+/// `zone_balanced` (3.7+): the high watermark (plus `gap`) is met for `order`, and for
+/// order > 0 compaction would have the free pages to run.
 pub fn zone_balanced(k: &Kernel, zi: usize, order: u32, gap: u64, classzone: usize) -> bool {
     let z = &k.zones[zi];
-    // Compaction suitability for order > 0 joins with the compaction model.
-    zone_watermark_ok(z, order, z.high_wmark() + gap, classzone, 0)
+    if !zone_watermark_ok(z, order, z.high_wmark() + gap, classzone, 0) {
+        return false;
+    }
+    order == 0 || compaction::compaction_suitable(k, zi, Some(order)) != CompactResult::Skipped
+}
+
+/// The order kswapd checks a zone at (`testorder`, 3.4+ `fe2c2a10`): 0 once compaction could
+/// run there, so kswapd reclaims single pages and leaves contiguity to compaction.
+pub fn kswapd_testorder(k: &Kernel, zi: usize, order: u32) -> u32 {
+    if order > 0 && compaction::compaction_suitable(k, zi, Some(order)) != CompactResult::Skipped {
+        0
+    } else {
+        order
+    }
+}
+
+/// Whether no zone up to `end_zone` has a free block of `order` at its low watermark: then
+/// kswapd compacts (`zones_need_compaction`, `pgdat_needs_compaction`).
+pub fn pgdat_needs_compaction(k: &Kernel, order: u32, end_zone: usize, classzone: usize) -> bool {
+    order > 0
+        && (0..=end_zone).all(|i| {
+            let z = &k.zones[i];
+            !z.populated() || !zone_watermark_ok(z, order, z.low_wmark(), classzone, 0)
+        })
 }
 
 /// kswapd's balance gap: min(low watermark, 1% of the zone).
@@ -1267,10 +1291,78 @@ async fn throttle_vm_writeout(w: &World, sc: &mut ScanControl) {
     }
 }
 
-/// `shrink_zone`: with memcg off, one lruvec per zone; `should_continue_reclaim` only
-/// matters for order > 0 (reclaim/compaction).
+/// `shrink_zone`: with memcg off, one lruvec per zone, shrunk again while
+/// `should_continue_reclaim` says reclaim/compaction needs more.
 pub async fn shrink_zone(w: &World, zi: usize, sc: &mut ScanControl) {
-    shrink_lruvec(w, zi, sc).await;
+    loop {
+        let (reclaimed, scanned) = (sc.nr_reclaimed, sc.nr_scanned);
+        shrink_lruvec(w, zi, sc).await;
+        let k = w.borrow();
+        let (reclaimed, scanned) = (sc.nr_reclaimed - reclaimed, sc.nr_scanned - scanned);
+        if !should_continue_reclaim(&k, zi, reclaimed, scanned, sc) {
+            return;
+        }
+    }
+}
+
+/// `in_reclaim_compaction` (3.5+): reclaim for a costly order, or for any order > 0 once
+/// the priority has dropped, frees pages for compaction rather than for the allocation.
+pub fn in_reclaim_compaction(sc: &ScanControl) -> bool {
+    sc.order > 0
+        && (sc.order > super::page_alloc::PAGE_ALLOC_COSTLY_ORDER || sc.priority < DEF_PRIORITY - 2)
+}
+
+/// `should_continue_reclaim` (`kernel-compaction.md` §4.2): in reclaim/compaction mode, go
+/// on until `2 << order` pages are reclaimed (while the inactive lists hold more than that),
+/// then until compaction could run; stop as soon as a round reclaims nothing (`__GFP_REPEAT`:
+/// nothing reclaimed and nothing scanned).
+pub fn should_continue_reclaim(
+    k: &Kernel,
+    zi: usize,
+    nr_reclaimed: u64,
+    nr_scanned: u64,
+    sc: &ScanControl,
+) -> bool {
+    if !in_reclaim_compaction(sc) {
+        return false;
+    }
+    if sc.gfp.has(Gfp::REPEAT) {
+        if nr_reclaimed == 0 && nr_scanned == 0 {
+            return false;
+        }
+    } else if nr_reclaimed == 0 {
+        return false;
+    }
+    let pages_for_compaction = 2u64 << sc.order;
+    let z = &k.zones[zi];
+    let mut inactive = z.stat(ZoneStat::nr_inactive_file);
+    if k.swap.nr_free() > 0 {
+        inactive += z.stat(ZoneStat::nr_inactive_anon);
+    }
+    if sc.nr_reclaimed < pages_for_compaction && inactive > pages_for_compaction {
+        return true;
+    }
+    compaction::compaction_suitable(k, zi, Some(sc.order)) == CompactResult::Skipped
+}
+
+/// `compaction_ready` (3.3-3.9): direct reclaim for a costly order leaves a zone alone once
+/// it has the free pages compaction needs (high watermark + balance gap + `2 << order`) and
+/// compaction is not deferred into uselessness. Counts a `compaction_deferred` call.
+pub fn compaction_ready(k: &mut Kernel, zi: usize, sc: &ScanControl) -> bool {
+    if sc.order <= super::page_alloc::PAGE_ALLOC_COSTLY_ORDER {
+        return false;
+    }
+    let gap = balance_gap(k, zi);
+    let z = &k.zones[zi];
+    let watermark = z.high_wmark() + gap + (2u64 << sc.order);
+    let watermark_ok = zone_watermark_ok(z, 0, watermark, 0, 0);
+    if compaction::compaction_deferred(k, zi, sc.order) {
+        return watermark_ok;
+    }
+    if compaction::compaction_suitable(k, zi, Some(sc.order)) == CompactResult::Skipped {
+        return false;
+    }
+    watermark_ok
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1334,15 +1426,21 @@ async fn do_try_to_free_pages(w: &World, sc: &mut ScanControl) -> u64 {
         zonelist(&k, sc.gfp)
     };
     let mut total_scanned = 0;
+    let mut aborted_reclaim = false;
     loop {
         sc.nr_scanned = 0;
         // shrink_zones
         for &zi in &list[..n] {
             {
-                let k = w.borrow();
+                let mut k = w.borrow_mut();
                 if !k.zones[zi].populated()
                     || (k.zones[zi].all_unreclaimable && sc.priority != DEF_PRIORITY)
                 {
+                    continue;
+                }
+                // Enough free for compaction here: reclaim no more, let compaction run.
+                if compaction_ready(&mut k, zi, sc) {
+                    aborted_reclaim = true;
                     continue;
                 }
             }
@@ -1386,6 +1484,10 @@ async fn do_try_to_free_pages(w: &World, sc: &mut ScanControl) -> u64 {
     }
     if sc.nr_reclaimed > 0 {
         return sc.nr_reclaimed;
+    }
+    // Reclaim stopped so that compaction could run: not an OOM.
+    if aborted_reclaim {
+        return 1;
     }
     let k = w.borrow();
     // all_unreclaimable(zonelist): OOM only when kswapd has given up on every zone.

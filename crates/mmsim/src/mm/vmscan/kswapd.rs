@@ -88,8 +88,9 @@ pub(super) async fn balance_pgdat_v39(w: &World, mut order: u32, classzone: &mut
                     let z = &k.zones[i];
                     let skip =
                         !z.populated() || (z.all_unreclaimable && sc.priority != DEF_PRIORITY);
+                    let testorder = kswapd_testorder(&k, i, order);
                     let shrink =
-                        !skip && !zone_balanced(&k, i, order, balance_gap(&k, i), end_zone);
+                        !skip && !zone_balanced(&k, i, testorder, balance_gap(&k, i), end_zone);
                     (skip, shrink, SWAP_CLUSTER_MAX.max(z.high_wmark()))
                 };
                 if skip {
@@ -140,7 +141,7 @@ pub(super) async fn balance_pgdat_v39(w: &World, mut order: u32, classzone: &mut
                 if k.sw.on(Switch::KswapdWritepageOncePerPass) && sc.priority < DEF_PRIORITY - 2 {
                     sc.may_writepage = true;
                 }
-                if pgdat_balanced(&k, order, *classzone) {
+                if balanced_at_testorder(&k, order, end_zone, *classzone) {
                     balanced = true;
                     break;
                 }
@@ -161,8 +162,46 @@ pub(super) async fn balance_pgdat_v39(w: &World, mut order: u32, classzone: &mut
             order = 0;
         }
     }
+    if pgdat_needs_compaction(&w.borrow(), order, end_zone, *classzone) {
+        compaction::compact_pgdat(w, order).await;
+    }
     *classzone = end_zone;
     order
+}
+
+/// 3.9's end-of-pass test: order 0 as `pgdat_balanced`; for order > 0, each zone is checked
+/// at its `testorder` (order 0 where compaction could run), and the node is done when every
+/// zone up to `end_zone` is, or when those up to `classzone` hold a quarter of its pages.
+pub(super) fn balanced_at_testorder(
+    k: &Kernel,
+    order: u32,
+    end_zone: usize,
+    classzone: usize,
+) -> bool {
+    if order == 0 {
+        return pgdat_balanced(k, 0, classzone);
+    }
+    let (mut all_ok, mut balanced, mut present) = (true, 0, 0);
+    for i in 0..=end_zone {
+        let z = &k.zones[i];
+        if !z.populated() {
+            continue;
+        }
+        if i <= classzone {
+            present += z.present_pages;
+        }
+        if z.all_unreclaimable {
+            continue;
+        }
+        if zone_balanced(k, i, kswapd_testorder(k, i, order), 0, end_zone) {
+            if i <= classzone {
+                balanced += z.present_pages;
+            }
+        } else {
+            all_ok = false;
+        }
+    }
+    all_ok || balanced >= present / 4
 }
 
 pub(super) fn wake_pfmemalloc_waiters(k: &mut Kernel) {
@@ -189,7 +228,8 @@ pub(super) async fn kswapd_shrink_zone(
         } else {
             u64::MAX
         };
-        if zone_balanced(&k, zi, sc.order, balance_gap(&k, zi), classzone) {
+        let testorder = kswapd_testorder(&k, zi, sc.order);
+        if zone_balanced(&k, zi, testorder, balance_gap(&k, zi), classzone) {
             return true;
         }
     }
@@ -259,6 +299,16 @@ pub(super) async fn balance_pgdat_flat(w: &World, mut order: u32, classzone: &mu
             }
             maybe_charge(w, &mut sc).await;
         }
+        // KS patch 4: compact inside the loop once this pass reclaimed what it attempted.
+        let compact_now = {
+            let k = w.borrow();
+            k.sw.on(Switch::KswapdCompactOnProgress)
+                && pgdat_needs_compaction(&k, order, end_zone, *classzone)
+                && sc.nr_reclaimed > nr_attempted
+        };
+        if compact_now {
+            compaction::compact_pgdat(w, order).await;
+        }
         let mut k = w.borrow_mut();
         if k.fatal.is_some() {
             return order;
@@ -278,6 +328,10 @@ pub(super) async fn balance_pgdat_flat(w: &World, mut order: u32, classzone: &mu
         }
     }
     charge(w, &mut sc).await;
+    let at_end = !w.borrow().sw.on(Switch::KswapdCompactOnProgress);
+    if at_end && pgdat_needs_compaction(&w.borrow(), order, end_zone, *classzone) {
+        compaction::compact_pgdat(w, order).await;
+    }
     *classzone = end_zone;
     order
 }

@@ -1,0 +1,589 @@
+//! Memory compaction (`mm/compaction.c`, 3.3-3.6; `kernel-compaction.md` §6): a migrate
+//! scanner walks a zone up from its start isolating movable LRU pages, a free scanner walks
+//! down from its end isolating free pages, and each batch of the first moves into the second.
+//!
+//! A run is a task's own work: it holds no lock across its steps, and after each batch it
+//! spends the CPU time of what it scanned and copied, so other tasks (and other compactors)
+//! run between batches as they would on other CPUs.
+//!
+//! Versions: the migrate scanner starts at the zone start every run; the free scanner at the
+//! zone end (≤3.5) or, for order > 0, at the zone's cached pfn with one wrap (3.6,
+//! `compaction_cached_free_pfn`). 3.7's pageblock skip bits, capture and the contention
+//! aborts are not modelled yet.
+
+use super::migrate::{self, MigrateMode};
+use super::mmzone::{
+    Zone, MAX_ORDER, MIGRATE_MOVABLE, MIGRATE_RESERVE, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER,
+};
+use super::page::{Pfn, PG_BUDDY, PG_ISOLATED, PG_LRU, PG_UNEVICTABLE, PG_WRITEBACK};
+use super::page_alloc::{self, zone_watermark_ok};
+use super::vmstat::{fragmentation_index, VmEvent, ZoneStat};
+use super::{swap, Gfp, Kernel, World};
+use crate::calibration::{COMPACT_SCAN_PFN_NS, MIGRATE_PAGE_NS};
+use crate::engine::{self, CpuMode, HZ_10};
+use crate::presets::Switch;
+
+/// `COMPACT_MAX_DEFER_SHIFT`: after a failure, compaction is skipped for up to 63 calls.
+pub const COMPACT_MAX_DEFER_SHIFT: u32 = 6;
+/// `COMPACT_CLUSTER_MAX` (= `SWAP_CLUSTER_MAX`): pages isolated for one migration batch.
+pub const COMPACT_CLUSTER_MAX: usize = 32;
+
+/// A compaction result (`COMPACT_*`); callers keep the largest over zones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CompactResult {
+    /// Not attempted: too little free memory, or the failure is not fragmentation.
+    Skipped,
+    /// Go on compacting.
+    Continue,
+    /// A page of the order may be free now.
+    Partial,
+    /// The scanners met: the whole zone was compacted.
+    Complete,
+}
+
+/// `compaction_deferred` (3.3-3.9): whether to skip compaction of `order` in the zone. Each
+/// call counts (`compact_considered`), so the `1 << compact_defer_shift`th call after a
+/// failure tries again. Per-order (3.4+, `compaction_defer_by_order`): an order below the
+/// one that failed is never deferred.
+pub fn compaction_deferred(k: &mut Kernel, zi: usize, order: u32) -> bool {
+    let by_order = k.sw.on(Switch::CompactionDeferByOrder);
+    let z = &mut k.zones[zi];
+    if by_order && order < z.compact_order_failed {
+        return false;
+    }
+    let limit = 1u32 << z.compact_defer_shift;
+    z.compact_considered = (z.compact_considered + 1).min(limit);
+    z.compact_considered < limit
+}
+
+/// `defer_compaction`: a sync compaction for `order` failed: skip twice as many calls next
+/// time, up to 64.
+pub fn defer_compaction(z: &mut Zone, order: u32) {
+    z.compact_considered = 0;
+    z.compact_defer_shift = (z.compact_defer_shift + 1).min(COMPACT_MAX_DEFER_SHIFT);
+    z.compact_order_failed = z.compact_order_failed.min(order);
+}
+
+/// What an allocation that compaction served resets (`__alloc_pages_direct_compact`).
+pub fn compaction_succeeded(z: &mut Zone, order: u32) {
+    z.compact_considered = 0;
+    z.compact_defer_shift = 0;
+    if order >= z.compact_order_failed {
+        z.compact_order_failed = order + 1;
+    }
+}
+
+/// `compaction_suitable` (§6.3): `Skipped` when the zone lacks the free pages to migrate
+/// into (low watermark + 2 << order), or when its fragmentation index says a failure would
+/// be for lack of memory (index ≤ `extfrag_threshold`); `Partial` when the order is already
+/// free; else `Continue`. `order` None is a whole-zone run (`/proc/sys/vm/compact_memory`).
+pub fn compaction_suitable(k: &Kernel, zi: usize, order: Option<u32>) -> CompactResult {
+    let Some(order) = order else {
+        return CompactResult::Continue;
+    };
+    let z = &k.zones[zi];
+    let watermark = z.low_wmark() + (2 << order);
+    if !zone_watermark_ok(z, 0, watermark, 0, 0) {
+        return CompactResult::Skipped;
+    }
+    let fi = fragmentation_index(z, order as usize);
+    if (0..=k.vm.extfrag_threshold as i64).contains(&fi) {
+        return CompactResult::Skipped;
+    }
+    if fi == -1000 && zone_watermark_ok(z, order, watermark, 0, 0) {
+        return CompactResult::Partial;
+    }
+    CompactResult::Continue
+}
+
+/// `struct compact_control`: one run over one zone.
+#[derive(Debug)]
+pub struct CompactControl {
+    /// The order wanted; None for a whole-zone run.
+    pub order: Option<u32>,
+    /// The allocation's migrate type (the free list `compact_finished` looks at).
+    pub migratetype: usize,
+    /// Async or sync-light migration.
+    pub mode: MigrateMode,
+    /// The zone.
+    pub zone: usize,
+    /// Where the migrate scanner goes on from.
+    pub migrate_pfn: u64,
+    /// Where the free scanner goes on from (downwards, a pageblock at a time).
+    pub free_pfn: u64,
+    /// 3.6: where this run's free scanner started, and whether it has wrapped.
+    pub start_free_pfn: u64,
+    pub wrapped: bool,
+    /// Isolated free pages (`cc->freepages`), taken from the end.
+    pub freepages: Vec<Pfn>,
+    /// Isolated pages to move (`cc->migratepages`).
+    pub migratepages: Vec<Pfn>,
+    /// `cc->nr_migratepages`: the batch being moved, which the free scanner matches.
+    pub nr_migratepages: usize,
+    /// What the run did, for vmstat and tests.
+    pub stats: CompactStats,
+}
+
+/// Counts of one run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CompactStats {
+    /// Frames the migrate scanner looked at (`compact_migrate_scanned`).
+    pub migrate_scanned: u64,
+    /// Frames the free scanner looked at (`compact_free_scanned`).
+    pub free_scanned: u64,
+    /// Pages isolated by both scanners (`compact_isolated`).
+    pub isolated: u64,
+    /// Pages moved (`pgmigrate_success`).
+    pub migrated: u64,
+    /// Permanent migration failures (`pgmigrate_fail`).
+    pub migrate_failed: u64,
+    /// Migration batches (`compact_blocks_moved` before 3.8).
+    pub batches: u64,
+}
+
+impl CompactControl {
+    /// A run over zone `zi` for `order` (None: the whole zone).
+    pub fn new(zone: usize, order: Option<u32>, migratetype: usize, mode: MigrateMode) -> Self {
+        CompactControl {
+            order,
+            migratetype,
+            mode,
+            zone,
+            migrate_pfn: 0,
+            free_pfn: 0,
+            start_free_pfn: 0,
+            wrapped: false,
+            freepages: Vec::with_capacity(COMPACT_CLUSTER_MAX * 2),
+            migratepages: Vec::with_capacity(COMPACT_CLUSTER_MAX),
+            nr_migratepages: 0,
+            stats: CompactStats::default(),
+        }
+    }
+
+    /// Whether this run uses 3.6's cached free pfn.
+    fn incremental(&self, k: &Kernel) -> bool {
+        self.order.is_some() && k.sw.on(Switch::CompactionCachedFreePfn)
+    }
+}
+
+/// `start_free_pfn`: the first frame of the zone's last pageblock, where a full run's free
+/// scanner starts.
+pub fn start_free_pfn(z: &Zone) -> u64 {
+    z.end_pfn as u64 & !(PAGEBLOCK_NR_PAGES - 1)
+}
+
+/// `compact_finished`: whether the run is over (§6.8).
+pub fn compact_finished(k: &mut Kernel, cc: &mut CompactControl) -> CompactResult {
+    let me = k.sched.current();
+    if k.sched.is_killed(me) {
+        return CompactResult::Partial;
+    }
+    let incremental = cc.incremental(k);
+    let z = &mut k.zones[cc.zone];
+    if cc.free_pfn <= cc.migrate_pfn {
+        if incremental && !cc.wrapped {
+            // 7db8889a: the run started part-way down; go round once from the zone end.
+            cc.free_pfn = start_free_pfn(z);
+            z.compact_cached_free_pfn = cc.free_pfn;
+            cc.wrapped = true;
+            return CompactResult::Continue;
+        }
+        return CompactResult::Complete;
+    }
+    if incremental && cc.wrapped && cc.free_pfn <= cc.start_free_pfn {
+        return CompactResult::Complete;
+    }
+    let Some(order) = cc.order else {
+        return CompactResult::Continue;
+    };
+    let z = &k.zones[cc.zone];
+    if !zone_watermark_ok(z, order, z.low_wmark() + (1 << order), 0, 0) {
+        return CompactResult::Continue;
+    }
+    for o in order as usize..MAX_ORDER {
+        let area = &z.free_area[o];
+        if !area.free_list[cc.migratetype].is_empty() {
+            return CompactResult::Partial;
+        }
+        // An allocation of a whole pageblock takes any free block over.
+        if order as usize >= PAGEBLOCK_ORDER && area.nr_free > 0 {
+            return CompactResult::Partial;
+        }
+    }
+    CompactResult::Continue
+}
+
+/// What one migrate-scanner step found (`isolate_migrate_t`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isolate {
+    /// The range was past the free scanner: nothing to do.
+    None,
+    /// Scanned (possibly isolating nothing).
+    Success,
+    /// Async and too many pages already isolated in the zone: give up the run.
+    Abort,
+    /// Sync and too many isolated: wait for reclaim to put some back, then retry.
+    Throttle,
+}
+
+/// `too_many_isolated` (compaction's): isolated pages over half the zone's LRU pages.
+fn too_many_isolated(z: &Zone) -> bool {
+    let active = z.stat(ZoneStat::nr_active_file) + z.stat(ZoneStat::nr_active_anon);
+    let inactive = z.stat(ZoneStat::nr_inactive_file) + z.stat(ZoneStat::nr_inactive_anon);
+    let isolated = z.stat(ZoneStat::nr_isolated_file) + z.stat(ZoneStat::nr_isolated_anon);
+    isolated > (inactive + active) / 2
+}
+
+/// `__isolate_lru_page` in `ISOLATE_ASYNC_MIGRATE` mode (async) or plain (sync): what
+/// compaction may take. Unevictable pages never; in async mode not a page under writeback,
+/// nor a dirty page its mapping could not move without writing it.
+fn isolatable(k: &Kernel, pfn: Pfn, mode: MigrateMode) -> bool {
+    let f = k.pages.flags[pfn as usize];
+    if f & PG_UNEVICTABLE != 0 {
+        return false;
+    }
+    if mode == MigrateMode::Async {
+        if f & PG_WRITEBACK != 0 {
+            return false;
+        }
+        if f & super::page::PG_DIRTY != 0
+            && k.pages.is_file_cache(pfn)
+            && f & super::page::PG_SWAPCACHE == 0
+            && !super::fs_ops::page_aops(k, pfn).has_migratepage()
+        {
+            return false;
+        }
+    }
+    true
+}
+
+/// `isolate_migratepages` and `isolate_migratepages_range` (§6.5): scan the rest of the
+/// current pageblock (or, mid-block, up to the end of the next), isolating up to 32 LRU
+/// pages. Async runs look only at MOVABLE pageblocks.
+pub fn isolate_migratepages(k: &mut Kernel, cc: &mut CompactControl) -> Isolate {
+    let zi = cc.zone;
+    let (zstart, zend) = (k.zones[zi].start_pfn as u64, k.zones[zi].end_pfn as u64);
+    let low = cc.migrate_pfn.max(zstart);
+    let end = (low + PAGEBLOCK_NR_PAGES).next_multiple_of(PAGEBLOCK_NR_PAGES);
+    if end > cc.free_pfn {
+        cc.migrate_pfn = end;
+        return Isolate::None;
+    }
+    if too_many_isolated(&k.zones[zi]) {
+        return if cc.mode == MigrateMode::Async {
+            Isolate::Abort
+        } else {
+            Isolate::Throttle
+        };
+    }
+    let mut pfn = low;
+    let mut last_block = u64::MAX;
+    let (mut anon, mut file) = (0i64, 0i64);
+    while pfn < end.min(zend) {
+        let f = k.pages.flags[pfn as usize];
+        if f & PG_BUDDY != 0 {
+            // A free block: its frames are all free.
+            let n = 1u64 << k.pages.mapping[pfn as usize];
+            cc.stats.migrate_scanned += n;
+            pfn += n;
+            continue;
+        }
+        cc.stats.migrate_scanned += 1;
+        let block = pfn >> PAGEBLOCK_ORDER;
+        if cc.mode == MigrateMode::Async && block != last_block {
+            last_block = block;
+            if k.zones[zi].pageblock_migratetype(pfn as Pfn) != MIGRATE_MOVABLE {
+                pfn = (block + 1) << PAGEBLOCK_ORDER;
+                continue;
+            }
+        }
+        let p = pfn as Pfn;
+        pfn += 1;
+        if f & PG_LRU == 0 || !isolatable(k, p, cc.mode) {
+            continue;
+        }
+        swap::del_page_from_lru_list(k, p);
+        k.pages.set(p, PG_ISOLATED);
+        if k.pages.is_file_cache(p) {
+            file += 1;
+        } else {
+            anon += 1;
+        }
+        cc.migratepages.push(p);
+        if cc.migratepages.len() == COMPACT_CLUSTER_MAX {
+            break;
+        }
+    }
+    let z = &mut k.zones[zi];
+    z.mod_stat(ZoneStat::nr_isolated_anon, anon);
+    z.mod_stat(ZoneStat::nr_isolated_file, file);
+    cc.stats.isolated += (anon + file) as u64;
+    cc.migrate_pfn = pfn.max(low);
+    Isolate::Success
+}
+
+/// `suitable_migration_target`: a free page may be taken from a MOVABLE pageblock, or from
+/// any block if it is a whole free pageblock; never from the reserve.
+fn suitable_migration_target(k: &Kernel, zi: usize, pfn: u64) -> bool {
+    let z = &k.zones[zi];
+    let mt = z.pageblock_migratetype(pfn as Pfn);
+    if mt == MIGRATE_RESERVE {
+        return false;
+    }
+    if k.pages.flags[pfn as usize] & PG_BUDDY != 0
+        && k.pages.mapping[pfn as usize] as usize >= PAGEBLOCK_ORDER
+    {
+        return true;
+    }
+    mt == MIGRATE_MOVABLE
+}
+
+/// `split_free_page`: take free block `pfn` whole as order-0 pages, if the zone stays above
+/// its low watermark plus the block; a block of half a pageblock or more makes its
+/// pageblocks MOVABLE. Returns the pages taken.
+fn split_free_page(k: &mut Kernel, zi: usize, pfn: Pfn, out: &mut Vec<Pfn>) -> u64 {
+    let order = k.pages.mapping[pfn as usize] as usize;
+    let z = &k.zones[zi];
+    if !zone_watermark_ok(z, 0, z.low_wmark() + (1 << order), 0, 0) {
+        return 0;
+    }
+    let super::Kernel { pages, zones, .. } = k;
+    page_alloc::take_free_block(pages, &mut zones[zi], pfn, order);
+    if order >= PAGEBLOCK_ORDER - 1 {
+        let first = pfn as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+        let last = pfn as u64 + (1 << order);
+        let mut b = first;
+        while b < last {
+            zones[zi].set_pageblock_migratetype(b as Pfn, MIGRATE_MOVABLE);
+            b += PAGEBLOCK_NR_PAGES;
+        }
+    }
+    for p in pfn..pfn + (1 << order) {
+        pages.flags[p as usize] = PG_ISOLATED;
+        out.push(p);
+    }
+    1 << order
+}
+
+/// `isolate_freepages_block`: every free block in `[start, end)`.
+fn isolate_freepages_block(k: &mut Kernel, cc: &mut CompactControl, start: u64, end: u64) -> u64 {
+    let mut total = 0;
+    let mut pfn = start;
+    while pfn < end {
+        cc.stats.free_scanned += 1;
+        if k.pages.flags[pfn as usize] & PG_BUDDY == 0 {
+            pfn += 1;
+            continue;
+        }
+        let n = split_free_page(k, cc.zone, pfn as Pfn, &mut cc.freepages);
+        total += n;
+        cc.stats.isolated += n;
+        pfn += n.max(1);
+    }
+    total
+}
+
+/// `isolate_freepages` (§6.6): walk down from `free_pfn` a pageblock at a time, taking the
+/// free pages of suitable blocks, until there are as many as pages to move or the scanner
+/// reaches the migrate scanner's block. The next call starts at the highest block that gave
+/// pages, as migration may free more there.
+pub fn isolate_freepages(k: &mut Kernel, cc: &mut CompactControl) {
+    let zi = cc.zone;
+    let (zstart, zend) = (k.zones[zi].start_pfn as u64, k.zones[zi].end_pfn as u64);
+    let incremental = cc.incremental(k);
+    let near_free = k.sw.on(Switch::CompactionCachedFreePfnNearFree);
+    let low = cc.migrate_pfn + PAGEBLOCK_NR_PAGES;
+    let mut pfn = cc.free_pfn;
+    let mut high = low.min(pfn);
+    let mut nfree = cc.freepages.len();
+    while pfn > low && cc.nr_migratepages > nfree {
+        if incremental && !near_free {
+            // 7db8889a as merged: skip ahead to where another compactor left the cache.
+            let cached = k.zones[zi].compact_cached_free_pfn;
+            if !cc.wrapped || cached > cc.start_free_pfn {
+                pfn = pfn.min(cached);
+            }
+        }
+        if pfn >= zstart && pfn < zend && suitable_migration_target(k, zi, pfn) {
+            let end = (pfn + PAGEBLOCK_NR_PAGES).min(zend);
+            let isolated = isolate_freepages_block(k, cc, pfn, end);
+            nfree += isolated as usize;
+            if isolated > 0 {
+                high = high.max(pfn);
+                if incremental && (!near_free || cc.wrapped) {
+                    k.zones[zi].compact_cached_free_pfn = high;
+                }
+            }
+        }
+        if pfn < PAGEBLOCK_NR_PAGES {
+            break;
+        }
+        pfn -= PAGEBLOCK_NR_PAGES;
+    }
+    cc.free_pfn = high;
+    if incremental && near_free && !cc.wrapped {
+        let z = &mut k.zones[zi];
+        if z.compact_cached_free_pfn == start_free_pfn(z) {
+            z.compact_cached_free_pfn = high;
+        }
+    }
+}
+
+/// `compaction_alloc`: a target page for migration, isolating more when the list is empty.
+fn compaction_alloc(k: &mut Kernel, cc: &mut CompactControl) -> Option<Pfn> {
+    if cc.freepages.is_empty() {
+        isolate_freepages(k, cc);
+    }
+    let pfn = cc.freepages.pop()?;
+    k.pages.flags[pfn as usize] = 0;
+    Some(pfn)
+}
+
+/// `release_freepages`: isolated free pages not used go back to the allocator.
+fn release_freepages(k: &mut Kernel, cc: &mut CompactControl) {
+    while let Some(pfn) = cc.freepages.pop() {
+        k.pages.flags[pfn as usize] = 0;
+        page_alloc::free_page(k, pfn);
+    }
+}
+
+/// One isolate-and-migrate step of `compact_zone`'s loop; returns the CPU time it took, or
+/// the result that ends the run.
+fn compact_step(k: &mut Kernel, cc: &mut CompactControl) -> Result<u64, CompactResult> {
+    let scanned_before = cc.stats.migrate_scanned + cc.stats.free_scanned;
+    match isolate_migratepages(k, cc) {
+        Isolate::Abort => return Err(CompactResult::Partial),
+        Isolate::Throttle => return Ok(0),
+        Isolate::None => return Ok(COMPACT_SCAN_PFN_NS),
+        Isolate::Success => {}
+    }
+    cc.stats.batches += 1;
+    let mut list = std::mem::take(&mut cc.migratepages);
+    cc.nr_migratepages = list.len();
+    let mode = cc.mode;
+    let r = migrate::migrate_pages(k, &mut list, |k| compaction_alloc(k, cc), mode);
+    for &pfn in &list {
+        migrate::putback_lru_page(k, pfn);
+    }
+    list.clear();
+    cc.migratepages = list;
+    cc.nr_migratepages = 0;
+    cc.stats.migrated += r.succeeded as u64;
+    cc.stats.migrate_failed += r.failed as u64;
+    k.count(VmEvent::pgmigrate_success, r.succeeded as u64);
+    k.count(VmEvent::pgmigrate_fail, r.failed as u64);
+    let scanned = cc.stats.migrate_scanned + cc.stats.free_scanned - scanned_before;
+    Ok(scanned * COMPACT_SCAN_PFN_NS + r.succeeded as u64 * MIGRATE_PAGE_NS)
+}
+
+/// `compact_zone` (§6.4): run the scanners until `compact_finished` says stop.
+pub async fn compact_zone(w: &World, cc: &mut CompactControl) -> CompactResult {
+    {
+        let mut k = w.borrow_mut();
+        let ret = compaction_suitable(&k, cc.zone, cc.order);
+        if matches!(ret, CompactResult::Skipped | CompactResult::Partial) {
+            return ret;
+        }
+        let incremental = cc.incremental(&k);
+        let z = &mut k.zones[cc.zone];
+        cc.migrate_pfn = z.start_pfn as u64;
+        cc.free_pfn = if incremental {
+            z.compact_cached_free_pfn
+        } else {
+            start_free_pfn(z)
+        };
+        cc.start_free_pfn = cc.free_pfn;
+    }
+    let ret = loop {
+        let step = {
+            let mut k = w.borrow_mut();
+            match compact_finished(&mut k, cc) {
+                CompactResult::Continue => compact_step(&mut k, cc),
+                done => Err(done),
+            }
+        };
+        match step {
+            Err(done) => break done,
+            Ok(0) => vmscan_congestion_wait(w).await,
+            Ok(ns) => engine::run_cpu(w, ns, CpuMode::System).await,
+        }
+    };
+    let mut k = w.borrow_mut();
+    release_freepages(&mut k, cc);
+    let s = cc.stats;
+    k.count(VmEvent::compact_migrate_scanned, s.migrate_scanned);
+    k.count(VmEvent::compact_free_scanned, s.free_scanned);
+    k.count(VmEvent::compact_isolated, s.isolated);
+    ret
+}
+
+/// Sync compaction's wait when too many pages are isolated (`congestion_wait(BLK_RW_ASYNC,
+/// HZ/10)`).
+async fn vmscan_congestion_wait(w: &World) {
+    super::vmscan::congestion_wait(w, HZ_10).await;
+}
+
+/// `try_to_compact_pages` (§6.1): direct compaction for an allocation of `order`, zone by
+/// zone in zonelist order until one meets its low watermark at the order.
+pub async fn try_to_compact_pages(
+    w: &World,
+    gfp: Gfp,
+    order: u32,
+    mode: MigrateMode,
+) -> CompactResult {
+    if order == 0 || !gfp.has(Gfp::FS) || !gfp.has(Gfp::IO) {
+        return CompactResult::Skipped;
+    }
+    w.borrow_mut().count(VmEvent::compact_stall, 1);
+    let mt = page_alloc::gfp_migratetype(gfp);
+    let mut rc = CompactResult::Skipped;
+    for zi in (0..super::mmzone::MAX_NR_ZONES).rev() {
+        if !w.borrow().zones[zi].populated() {
+            continue;
+        }
+        let mut cc = CompactControl::new(zi, Some(order), mt, mode);
+        let status = compact_zone(w, &mut cc).await;
+        rc = rc.max(status);
+        let k = w.borrow();
+        let z = &k.zones[zi];
+        if zone_watermark_ok(z, order, z.low_wmark(), 0, 0) {
+            break;
+        }
+    }
+    rc
+}
+
+/// `compact_pgdat` (3.4+, `7be62de9`): kswapd's async compaction of every zone for `order`,
+/// each unless deferred. A zone left with a free block of the order raises its
+/// `compact_order_failed` past it; async failures never defer.
+pub async fn compact_pgdat(w: &World, order: u32) {
+    for zi in 0..super::mmzone::MAX_NR_ZONES {
+        if !w.borrow().zones[zi].populated() {
+            continue;
+        }
+        if !compaction_deferred(&mut w.borrow_mut(), zi, order) {
+            let mut cc = CompactControl::new(zi, Some(order), MIGRATE_MOVABLE, MigrateMode::Async);
+            compact_zone(w, &mut cc).await;
+        }
+        let mut k = w.borrow_mut();
+        let z = &mut k.zones[zi];
+        if zone_watermark_ok(z, order, z.low_wmark(), 0, 0) && order >= z.compact_order_failed {
+            z.compact_order_failed = order + 1;
+        }
+    }
+}
+
+/// `compact_nodes` (`echo 1 > /proc/sys/vm/compact_memory`): every zone compacted whole,
+/// sync, ignoring deferral.
+pub async fn compact_memory(w: &World) {
+    for zi in 0..super::mmzone::MAX_NR_ZONES {
+        if !w.borrow().zones[zi].populated() {
+            continue;
+        }
+        let mut cc = CompactControl::new(zi, None, MIGRATE_MOVABLE, MigrateMode::SyncLight);
+        compact_zone(w, &mut cc).await;
+    }
+}
+
+#[cfg(test)]
+mod tests;

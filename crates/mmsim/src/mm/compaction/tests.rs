@@ -1,0 +1,687 @@
+//! Unit tests of compaction and migration against `kernel-compaction.md` §3.3, §6.2-§6.8.
+//! Expected values come from the specification, never from the code under test.
+
+use super::*;
+use crate::mm::invariants;
+use crate::mm::memory::{self, Mm, PTE_PFN_MASK};
+use crate::mm::migrate::{migrate_check, MigrateError};
+use crate::mm::mmzone::{MIGRATE_UNMOVABLE, ZONE_DMA32};
+use crate::mm::page::{Lru, PG_ANON, PG_BH_LOCKED, PG_DIRTY, PG_LOCKED, PG_PRIVATE, PG_UPTODATE};
+use crate::mm::page_alloc::alloc_flags;
+use crate::mm::vmstat::VmEvent;
+use crate::sim::{add_test_disk, boot_for_test, run_task};
+
+/// The 128 MiB test machine has DMA and DMA32; anonymous memory comes from DMA32.
+const Z: usize = ZONE_DMA32;
+
+fn world() -> World {
+    boot_for_test(128, 0, "3.9")
+}
+
+/// Fault `n` pages into each of two new mms in turn, so their frames interleave; then tear
+/// the second down. Returns the first mm, its first virtual page and its pages' frames: a
+/// checkerboard of used and free frames.
+fn checkerboard(k: &mut Kernel, n: u32) -> (usize, u32, Vec<Pfn>) {
+    let mut mms = [0; 2];
+    let mut starts = [0; 2];
+    for m in 0..2 {
+        k.mms.push(Mm::default());
+        mms[m] = k.mms.len() - 1;
+        starts[m] = k.mms[mms[m]].mmap_anon(n, 0);
+    }
+    for i in 0..n {
+        for m in 0..2 {
+            memory::handle_mm_fault_now(k, mms[m], starts[m] + i).expect("a free page");
+        }
+    }
+    memory::exit_mmap(k, mms[1]);
+    let pfns = (0..n)
+        .map(|i| k.mms[mms[0]].pte(starts[0] + i) & PTE_PFN_MASK)
+        .collect();
+    (mms[0], starts[0], pfns)
+}
+
+fn free_blocks_at_least(z: &Zone, order: usize) -> u64 {
+    z.free_area[order..].iter().map(|a| a.nr_free).sum()
+}
+
+/// Free pages in blocks of `order` or more.
+fn free_pages_at_least(z: &Zone, order: usize) -> u64 {
+    (order..MAX_ORDER)
+        .map(|o| z.free_area[o].nr_free << o)
+        .sum()
+}
+
+#[test]
+fn deferral_skips_twice_as_many_calls_after_each_failure_up_to_63() {
+    let w = world();
+    let mut k = w.borrow_mut();
+    for failures in 1..=8u32 {
+        defer_compaction(&mut k.zones[Z], 9);
+        let shift = failures.min(COMPACT_MAX_DEFER_SHIFT);
+        assert_eq!(k.zones[Z].compact_defer_shift, shift);
+        let skipped = (0..100)
+            .take_while(|_| compaction_deferred(&mut k, Z, 9))
+            .count();
+        assert_eq!(skipped, (1 << shift) - 1, "after {failures} failures");
+        // The call that went through leaves the count at its limit: later calls go through.
+        assert!(!compaction_deferred(&mut k, Z, 9));
+    }
+    compaction_succeeded(&mut k.zones[Z], 9);
+    assert_eq!(
+        (
+            k.zones[Z].compact_defer_shift,
+            k.zones[Z].compact_considered
+        ),
+        (0, 0)
+    );
+    assert_eq!(k.zones[Z].compact_order_failed, 10);
+}
+
+#[test]
+fn deferral_by_order_spares_smaller_orders_and_without_it_defers_all() {
+    let w = world();
+    let mut k = w.borrow_mut();
+    defer_compaction(&mut k.zones[Z], 4);
+    assert_eq!(
+        k.zones[Z].compact_order_failed, 0,
+        "min(0, 4): nothing succeeded yet"
+    );
+    compaction_succeeded(&mut k.zones[Z], 6);
+    defer_compaction(&mut k.zones[Z], 4);
+    assert_eq!(k.zones[Z].compact_order_failed, 4);
+    assert!(
+        !compaction_deferred(&mut k, Z, 3),
+        "order 3 < 4 is never deferred"
+    );
+    assert_eq!(k.zones[Z].compact_considered, 0, "and is not counted");
+    assert!(compaction_deferred(&mut k, Z, 9));
+    k.sw.set(Switch::CompactionDeferByOrder, false);
+    defer_compaction(&mut k.zones[Z], 9);
+    assert!(
+        compaction_deferred(&mut k, Z, 1),
+        "3.3: every order is deferred"
+    );
+}
+
+#[test]
+fn suitability_wants_free_pages_and_fragmentation() {
+    let w = world();
+    let mut k = w.borrow_mut();
+    // A fresh machine: order-9 blocks are free, so an order-9 request would already succeed.
+    assert_eq!(compaction_suitable(&k, Z, Some(9)), CompactResult::Partial);
+    assert_eq!(compaction_suitable(&k, Z, None), CompactResult::Continue);
+    let (_, _, _) = checkerboard(&mut k, 5000);
+    // Take what order >= 1 blocks remain, keeping them, so only single pages are free.
+    while let Some(pfn) = get_big(&mut k) {
+        k.held_blocks.push(pfn);
+    }
+    let z = &k.zones[Z];
+    assert_eq!(free_blocks_at_least(z, 1), 0);
+    let wm = z.low_wmark() + (2 << 9);
+    assert!(z.free_pages() > wm, "free {} > {wm}", z.free_pages());
+    assert!(fragmentation_index(z, 9) > 500);
+    assert_eq!(compaction_suitable(&k, Z, Some(9)), CompactResult::Continue);
+    k.vm.extfrag_threshold = 1000;
+    assert_eq!(
+        compaction_suitable(&k, Z, Some(9)),
+        CompactResult::Skipped,
+        "an index at or below extfrag_threshold means too little memory"
+    );
+    k.vm.extfrag_threshold = 500;
+    // Below the low watermark plus twice the request: reclaim first.
+    let need = k.zones[Z].free_pages() - (k.zones[Z].low_wmark() + (2 << 9)) + 1;
+    let mut taken = Vec::new();
+    for _ in 0..need {
+        taken.push(take(&mut k));
+    }
+    assert_eq!(compaction_suitable(&k, Z, Some(9)), CompactResult::Skipped);
+}
+
+/// The smallest free block of order 1..=10 in DMA32, taken (None when there is none).
+fn get_big(k: &mut Kernel) -> Option<(Pfn, u32)> {
+    get_big_in(k, Z)
+}
+
+/// The smallest free block of order 1..=10 in zone `zi`, taken.
+fn get_big_in(k: &mut Kernel, zi: usize) -> Option<(Pfn, u32)> {
+    for order in 1..MAX_ORDER {
+        let z = &k.zones[zi];
+        for mt in 0..crate::mm::mmzone::MIGRATE_TYPES {
+            let head = z.free_area[order].free_list[mt].head;
+            if head != crate::mm::page::NIL {
+                let super::Kernel { pages, zones, .. } = k;
+                page_alloc::take_free_block(pages, &mut zones[zi], head, order);
+                return Some((head, order as u32));
+            }
+        }
+    }
+    None
+}
+
+/// A free order-0 page of DMA32, held.
+fn take(k: &mut Kernel) -> Pfn {
+    let pfn = page_alloc::get_page_from_freelist(k, Gfp::KERNEL, 0, alloc_flags::NO_WATERMARKS)
+        .expect("a free page");
+    k.held_blocks.push((pfn, 0));
+    pfn
+}
+
+#[test]
+fn migration_moves_an_anonymous_page_with_its_pte_and_frees_the_old_frame() {
+    let w = world();
+    let mut k = w.borrow_mut();
+    let (mm, start, pfns) = checkerboard(&mut k, 64);
+    let old = pfns[10];
+    swap::del_page_from_lru_list(&mut k, old);
+    k.pages.set(old, PG_ISOLATED);
+    k.zones[Z].mod_stat(ZoneStat::nr_isolated_anon, 1);
+    let target = take(&mut k);
+    k.held_blocks.pop();
+    let mut list = vec![old];
+    let free_before = k.zones[Z].free_pages();
+    let r = migrate::migrate_pages(&mut k, &mut list, |_| Some(target), MigrateMode::Async);
+    assert_eq!((r.succeeded, r.failed, r.remaining), (1, 0, 0));
+    assert_eq!(k.mms[mm].pte(start + 10) & PTE_PFN_MASK, target);
+    assert!(k.pages.test(target, PG_LRU) && !k.pages.test(target, PG_ISOLATED));
+    assert_eq!(k.pages.mapcount(target), 1);
+    assert_eq!(
+        k.pages.flags[old as usize] & (PG_LRU | PG_ISOLATED | PG_ANON),
+        0,
+        "the old frame is free"
+    );
+    assert_eq!(k.zones[Z].free_pages(), free_before + 1);
+    assert_eq!(k.zones[Z].stat(ZoneStat::nr_isolated_anon), 0);
+    invariants::check(&k).unwrap();
+}
+
+#[test]
+fn migration_refuses_locked_writeback_and_unmovable_private_pages() {
+    let w = world();
+    let disk = add_test_disk(&w, "sdb", "btrfs");
+    let ext3 = add_test_disk(&w, "sdc", "ext3");
+    let mut k = w.borrow_mut();
+    let file_page = |k: &mut Kernel, bdi: usize, flags: u32| {
+        let ino = crate::mm::inode::new_inode(k, "f", bdi);
+        let pfn = take(k);
+        k.held_blocks.pop();
+        k.pages.flags[pfn as usize] = PG_UPTODATE;
+        crate::mm::filemap::add_to_page_cache_lru(k, pfn, ino, 0);
+        k.pages.set(pfn, flags);
+        pfn
+    };
+    use MigrateMode::*;
+    let locked = file_page(&mut k, ext3, PG_LOCKED);
+    assert_eq!(
+        migrate_check(&k, locked, SyncLight),
+        Err(MigrateError::Again)
+    );
+    let wb = file_page(&mut k, ext3, PG_WRITEBACK);
+    assert_eq!(migrate_check(&k, wb, Async), Err(MigrateError::Busy));
+    assert_eq!(migrate_check(&k, wb, SyncLight), Err(MigrateError::Busy));
+    // buffer_migrate_page moves a dirty page and its buffers, unless a buffer is locked.
+    let dirty3 = file_page(&mut k, ext3, PG_DIRTY | PG_PRIVATE);
+    assert_eq!(migrate_check(&k, dirty3, Async), Ok(()));
+    let bh_locked = file_page(&mut k, ext3, PG_PRIVATE | PG_BH_LOCKED);
+    assert_eq!(
+        migrate_check(&k, bh_locked, Async),
+        Err(MigrateError::Again)
+    );
+    // btrfs has no ->migratepage: a dirty page would need writing (MIGRATE_SYNC only).
+    let dirty_btrfs = file_page(&mut k, disk, PG_DIRTY);
+    assert_eq!(
+        migrate_check(&k, dirty_btrfs, SyncLight),
+        Err(MigrateError::Busy)
+    );
+    assert!(
+        !isolatable(&k, dirty_btrfs, Async),
+        "async compaction does not even isolate it"
+    );
+    assert!(isolatable(&k, dirty_btrfs, SyncLight));
+    assert!(isolatable(&k, dirty3, Async));
+    let clean_btrfs = file_page(&mut k, disk, 0);
+    assert_eq!(migrate_check(&k, clean_btrfs, Async), Ok(()));
+    assert!(!isolatable(&k, wb, Async) && isolatable(&k, wb, SyncLight));
+}
+
+#[test]
+fn a_file_page_moves_in_its_page_cache_slot_with_its_dirty_tag() {
+    let w = world();
+    let ext3 = add_test_disk(&w, "sdc", "ext3");
+    let mut k = w.borrow_mut();
+    let ino = crate::mm::inode::new_inode(&mut k, "f", ext3);
+    let old = take(&mut k);
+    k.held_blocks.pop();
+    k.pages.flags[old as usize] = PG_UPTODATE;
+    crate::mm::filemap::add_to_page_cache_lru(&mut k, old, ino, 7);
+    let mut task = crate::mm::page_writeback::DirtyTask::default();
+    crate::mm::page_writeback::set_page_dirty(&mut k, old, &mut task);
+    swap::del_page_from_lru_list(&mut k, old);
+    k.pages.set(old, PG_ISOLATED);
+    k.zones[Z].mod_stat(ZoneStat::nr_isolated_file, 1);
+    let new = take(&mut k);
+    k.held_blocks.pop();
+    let r = migrate::migrate_pages(&mut k, &mut vec![old], |_| Some(new), MigrateMode::Async);
+    assert_eq!(r.succeeded, 1);
+    assert_eq!(k.inodes[ino].find_page(7), Some(new));
+    assert!(k.pages.test(new, PG_DIRTY | PG_PRIVATE));
+    assert_eq!(k.pages.lru(new), Lru::InactiveFile);
+    invariants::check(&k).unwrap();
+}
+
+#[test]
+fn a_page_that_cannot_move_gives_its_target_back_and_returns_to_the_lru() {
+    let w = world();
+    let mut k = w.borrow_mut();
+    let (_, _, pfns) = checkerboard(&mut k, 16);
+    let p = pfns[3];
+    swap::del_page_from_lru_list(&mut k, p);
+    k.pages.set(p, PG_ISOLATED | PG_LOCKED);
+    k.zones[Z].mod_stat(ZoneStat::nr_isolated_anon, 1);
+    let targets: Vec<Pfn> = (0..20).map(|_| take(&mut k)).collect();
+    k.held_blocks.clear();
+    let free_before = k.zones[Z].free_pages();
+    let mut it = targets.into_iter();
+    let mut list = vec![p];
+    let r = migrate::migrate_pages(&mut k, &mut list, |_| it.next(), MigrateMode::Async);
+    // -EAGAIN on each of the 10 passes, each pass taking a target and freeing it again.
+    assert_eq!((r.succeeded, r.failed, r.remaining), (0, 0, 1));
+    assert_eq!(it.len(), 10);
+    assert_eq!(k.zones[Z].free_pages(), free_before + 10);
+    k.pages.clear(p, PG_LOCKED);
+    migrate::putback_lru_page(&mut k, p);
+    // The 10 targets never used are still out: give them back for the check.
+    for t in it {
+        page_alloc::free_page(&mut k, t);
+    }
+    invariants::check(&k).unwrap();
+}
+
+#[test]
+fn compact_memory_gathers_a_checkerboard_into_free_pageblocks() {
+    let w = world();
+    let (mm, start, n) = {
+        let mut k = w.borrow_mut();
+        let (mm, start, pfns) = checkerboard(&mut k, 5000);
+        while let Some(b) = get_big(&mut k) {
+            k.held_blocks.push(b);
+        }
+        assert_eq!(free_blocks_at_least(&k.zones[Z], 9), 0);
+        // Give the big blocks back: the checkerboard alone keeps orders >= 9 away.
+        for (pfn, order) in std::mem::take(&mut k.held_blocks) {
+            page_alloc::free_pages(&mut k, pfn, order);
+        }
+        (mm, start, pfns.len() as u32)
+    };
+    let before = free_pages_at_least(&w.borrow().zones[Z], 9);
+    run_task(&w, 10 * crate::engine::SEC, {
+        let w = w.clone();
+        async move {
+            compact_memory(&w).await;
+        }
+    });
+    let k = w.borrow();
+    let after = free_pages_at_least(&k.zones[Z], 9);
+    let free = k.zones[Z].free_pages();
+    // The test machine's DMA32 starts with the kernel's reserved frames; of the rest, the
+    // checkerboard held half. Nearly every free page is in a pageblock-sized block now.
+    assert!(
+        after > before + 2048 && after * 10 >= free * 8,
+        "free pages in order >= 9 blocks {before} -> {after} of {free}"
+    );
+    assert!(k.events.get(VmEvent::pgmigrate_success) >= 1000);
+    assert_eq!(
+        k.events.get(VmEvent::compact_stall),
+        0,
+        "not a direct compaction"
+    );
+    // Every page of the surviving mm is still mapped, once.
+    for i in 0..n {
+        assert_ne!(k.mms[mm].pte(start + i) & PTE_PFN_MASK, 0);
+    }
+    invariants::check(&k).unwrap();
+}
+
+#[test]
+fn the_free_scanner_takes_only_movable_blocks_or_whole_free_pageblocks() {
+    let w = world();
+    let mut k = w.borrow_mut();
+    let z = &k.zones[Z];
+    let last = start_free_pfn(z) - PAGEBLOCK_NR_PAGES;
+    let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::Async);
+    cc.migrate_pfn = z.start_pfn as u64;
+    assert!(suitable_migration_target(&k, Z, last), "a free pageblock");
+    k.zones[Z].set_pageblock_migratetype(last as Pfn, MIGRATE_UNMOVABLE);
+    assert!(
+        suitable_migration_target(&k, Z, last),
+        "a whole free pageblock, whatever its type"
+    );
+    let n = isolate_freepages_block(&mut k, &mut cc, last, last + PAGEBLOCK_NR_PAGES);
+    assert_eq!(n, PAGEBLOCK_NR_PAGES);
+    assert_eq!(
+        k.zones[Z].pageblock_migratetype(last as Pfn),
+        MIGRATE_MOVABLE,
+        "taking a block of order >= 8 makes it MOVABLE"
+    );
+    // Half of the block back: no longer a whole pageblock, and UNMOVABLE is no target.
+    for _ in 0..256 {
+        let p = cc.freepages.pop().unwrap();
+        k.pages.flags[p as usize] = 0;
+        page_alloc::free_page(&mut k, p);
+    }
+    k.zones[Z].set_pageblock_migratetype(last as Pfn, MIGRATE_UNMOVABLE);
+    assert!(!suitable_migration_target(&k, Z, last + 256));
+    k.zones[Z].set_pageblock_migratetype(last as Pfn, MIGRATE_RESERVE);
+    assert!(
+        !suitable_migration_target(&k, Z, last + 256),
+        "never the reserve"
+    );
+    release_freepages(&mut k, &mut cc);
+}
+
+#[test]
+fn split_free_page_keeps_the_low_watermark_plus_the_block() {
+    use crate::mm::mmzone::WMARK_LOW;
+    let w = world();
+    let mut k = w.borrow_mut();
+    let pfn = k.zones[Z].free_area[9]
+        .free_list
+        .iter()
+        .map(|l| l.head)
+        .find(|&h| h != crate::mm::page::NIL)
+        .expect("a free order-9 block");
+    let free = k.zones[Z].free_pages();
+    let mut out = Vec::new();
+    // Taking the block must leave more than the low watermark: free > low + 512.
+    k.zones[Z].watermark[WMARK_LOW] = free - 512;
+    assert_eq!(split_free_page(&mut k, Z, pfn, &mut out), 0);
+    assert!(out.is_empty());
+    k.zones[Z].watermark[WMARK_LOW] = free - 513;
+    assert_eq!(split_free_page(&mut k, Z, pfn, &mut out), 512);
+    assert_eq!(out, (pfn..pfn + 512).collect::<Vec<_>>());
+    assert!(out
+        .iter()
+        .all(|&p| k.pages.flags[p as usize] == PG_ISOLATED));
+    assert_eq!(k.zones[Z].free_pages(), free - 512);
+}
+
+#[test]
+fn async_isolation_skips_pageblocks_that_are_not_movable() {
+    let w = world();
+    let mut k = w.borrow_mut();
+    let (_, _, pfns) = checkerboard(&mut k, 600);
+    let block = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+    k.zones[Z].set_pageblock_migratetype(block as Pfn, MIGRATE_UNMOVABLE);
+    let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::Async);
+    cc.migrate_pfn = block;
+    cc.free_pfn = start_free_pfn(&k.zones[Z]);
+    assert_eq!(isolate_migratepages(&mut k, &mut cc), Isolate::Success);
+    assert!(cc.migratepages.is_empty(), "{:?}", cc.migratepages);
+    assert_eq!(cc.migrate_pfn, block + PAGEBLOCK_NR_PAGES);
+    let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::SyncLight);
+    cc.migrate_pfn = block;
+    cc.free_pfn = start_free_pfn(&k.zones[Z]);
+    assert_eq!(isolate_migratepages(&mut k, &mut cc), Isolate::Success);
+    assert_eq!(cc.migratepages.len(), COMPACT_CLUSTER_MAX);
+    assert_eq!(
+        k.zones[Z].stat(ZoneStat::nr_isolated_anon),
+        COMPACT_CLUSTER_MAX as u64
+    );
+    for &p in &cc.migratepages {
+        migrate::putback_lru_page(&mut k, p);
+    }
+    invariants::check(&k).unwrap();
+}
+
+#[test]
+fn compact_finished_stops_when_the_order_is_free_or_the_scanners_meet() {
+    let w = world();
+    let mut k = w.borrow_mut();
+    let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::Async);
+    cc.migrate_pfn = k.zones[Z].start_pfn as u64;
+    cc.free_pfn = start_free_pfn(&k.zones[Z]);
+    assert_eq!(compact_finished(&mut k, &mut cc), CompactResult::Partial);
+    let mut held = Vec::new();
+    while let Some(b) = get_big(&mut k) {
+        held.push(b);
+    }
+    assert_eq!(compact_finished(&mut k, &mut cc), CompactResult::Continue);
+    cc.order = None;
+    assert_eq!(compact_finished(&mut k, &mut cc), CompactResult::Continue);
+    cc.free_pfn = cc.migrate_pfn;
+    assert_eq!(compact_finished(&mut k, &mut cc), CompactResult::Complete);
+    for (p, o) in held {
+        page_alloc::free_pages(&mut k, p, o);
+    }
+}
+
+#[test]
+fn the_cached_free_pfn_run_wraps_once_and_completes_where_it_started() {
+    let w = world();
+    let mut k = w.borrow_mut();
+    k.sw.set(Switch::CompactionCachedFreePfn, true);
+    let mut held = Vec::new();
+    while let Some(b) = get_big(&mut k) {
+        held.push(b);
+    }
+    let z = &k.zones[Z];
+    let end = start_free_pfn(z);
+    let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::Async);
+    cc.migrate_pfn = z.start_pfn as u64 + 4 * PAGEBLOCK_NR_PAGES;
+    cc.start_free_pfn = end - 8 * PAGEBLOCK_NR_PAGES;
+    cc.free_pfn = cc.migrate_pfn;
+    assert_eq!(compact_finished(&mut k, &mut cc), CompactResult::Continue);
+    assert!(cc.wrapped);
+    assert_eq!(
+        (cc.free_pfn, k.zones[Z].compact_cached_free_pfn),
+        (end, end)
+    );
+    cc.free_pfn = cc.start_free_pfn + PAGEBLOCK_NR_PAGES;
+    assert_eq!(compact_finished(&mut k, &mut cc), CompactResult::Continue);
+    cc.free_pfn = cc.start_free_pfn;
+    assert_eq!(compact_finished(&mut k, &mut cc), CompactResult::Complete);
+    k.sw.set(Switch::CompactionCachedFreePfn, false);
+    let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::Async);
+    cc.free_pfn = 0;
+    assert_eq!(compact_finished(&mut k, &mut cc), CompactResult::Complete);
+    for (p, o) in held {
+        page_alloc::free_pages(&mut k, p, o);
+    }
+}
+
+#[test]
+fn an_order_9_allocation_compacts_a_fragmented_zone_and_counts_it() {
+    let w = world();
+    {
+        let mut k = w.borrow_mut();
+        checkerboard(&mut k, 5000);
+        for zi in [crate::mm::mmzone::ZONE_DMA, Z] {
+            while let Some(b) = get_big_in(&mut k, zi) {
+                k.held_blocks.push(b);
+            }
+        }
+    }
+    let got = std::rc::Rc::new(std::cell::Cell::new(None));
+    run_task(&w, 10 * crate::engine::SEC, {
+        let (w, got) = (w.clone(), got.clone());
+        async move {
+            let gfp = Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::NOWARN);
+            got.set(page_alloc::alloc_pages(&w, gfp, 9).await.ok());
+        }
+    });
+    let mut k = w.borrow_mut();
+    let pfn = got.get().expect("compaction made an order-9 block");
+    assert_eq!(pfn % 512, 0);
+    k.held_blocks.push((pfn, 9));
+    assert_eq!(k.events.get(VmEvent::compact_stall), 1);
+    assert_eq!(k.events.get(VmEvent::compact_success), 1);
+    assert!(k.events.get(VmEvent::pgmigrate_success) > 0);
+    invariants::check(&k).unwrap();
+}
+
+/// A direct-reclaim scan control for `order` at `priority`.
+fn direct_sc(order: u32, priority: i32) -> crate::mm::vmscan::ScanControl {
+    let mut sc = crate::mm::vmscan::ScanControl::new(Gfp::HIGHUSER_MOVABLE, order, false, false);
+    sc.priority = priority;
+    sc
+}
+
+#[test]
+fn reclaim_compaction_mode_is_for_costly_orders_or_low_priorities() {
+    use crate::mm::vmscan::{in_reclaim_compaction, DEF_PRIORITY};
+    assert!(!in_reclaim_compaction(&direct_sc(0, 0)));
+    assert!(!in_reclaim_compaction(&direct_sc(3, DEF_PRIORITY - 2)));
+    assert!(in_reclaim_compaction(&direct_sc(3, DEF_PRIORITY - 3)));
+    assert!(in_reclaim_compaction(&direct_sc(4, DEF_PRIORITY)));
+}
+
+#[test]
+fn reclaim_goes_on_until_twice_the_order_is_reclaimed_then_until_compaction_can_run() {
+    use crate::mm::vmscan::should_continue_reclaim;
+    let w = world();
+    let mut k = w.borrow_mut();
+    // 5000 inactive file pages stand in for reclaimable memory.
+    let ino = crate::mm::inode::new_inode(&mut k, "f", 0);
+    for i in 0..5000 {
+        let pfn = take(&mut k);
+        k.held_blocks.pop();
+        k.pages.flags[pfn as usize] = PG_UPTODATE;
+        crate::mm::filemap::add_to_page_cache_lru(&mut k, pfn, ino, i);
+    }
+    let mut sc = direct_sc(9, 12);
+    sc.nr_reclaimed = 32;
+    assert!(
+        !should_continue_reclaim(&k, Z, 0, 32, &sc),
+        "a round that reclaimed nothing stops"
+    );
+    assert!(
+        should_continue_reclaim(&k, Z, 32, 32, &sc),
+        "32 < 1024 pages for compaction"
+    );
+    sc.nr_reclaimed = 1024;
+    // With 1024 reclaimed, go on only if compaction could not run yet.
+    let suitable = compaction_suitable(&k, Z, Some(9));
+    assert_eq!(
+        should_continue_reclaim(&k, Z, 32, 32, &sc),
+        suitable == CompactResult::Skipped
+    );
+    sc.gfp = Gfp(sc.gfp.0 | Gfp::REPEAT);
+    sc.nr_reclaimed = 32;
+    assert!(
+        should_continue_reclaim(&k, Z, 0, 32, &sc),
+        "__GFP_REPEAT: scanning is enough"
+    );
+    assert!(!should_continue_reclaim(&k, Z, 0, 0, &sc));
+    assert!(
+        !should_continue_reclaim(&k, Z, 32, 32, &direct_sc(2, 12)),
+        "not a costly order"
+    );
+}
+
+#[test]
+fn direct_reclaim_leaves_a_zone_ready_for_compaction_alone() {
+    use crate::mm::vmscan::{balance_gap, compaction_ready};
+    let w = world();
+    let mut k = w.borrow_mut();
+    let sc = direct_sc(9, 12);
+    // A fresh zone: order 9 is free, so compaction_suitable says Partial, not Skipped.
+    let z = &k.zones[Z];
+    let need = z.high_wmark() + balance_gap(&k, Z) + (2 << 9);
+    assert!(k.zones[Z].free_pages() > need);
+    assert!(compaction_ready(&mut k, Z, &sc));
+    assert!(
+        !compaction_ready(&mut k, Z, &direct_sc(3, 12)),
+        "small orders reclaim"
+    );
+    // Below the watermark the zone is not ready, deferred or not.
+    let mut held = 0;
+    while k.zones[Z].free_pages() > need {
+        take(&mut k);
+        held += 1;
+    }
+    assert!(held > 0);
+    assert!(!compaction_ready(&mut k, Z, &sc));
+    defer_compaction(&mut k.zones[Z], 9);
+    let considered = k.zones[Z].compact_considered;
+    assert!(!compaction_ready(&mut k, Z, &sc));
+    assert_eq!(
+        k.zones[Z].compact_considered,
+        considered + 1,
+        "it counts as a deferral check"
+    );
+}
+
+#[test]
+fn kswapd_checks_order_0_once_compaction_could_run() {
+    use crate::mm::vmscan::{kswapd_testorder, pgdat_needs_compaction, zone_balanced};
+    let w = world();
+    let mut k = w.borrow_mut();
+    assert_eq!(kswapd_testorder(&k, Z, 0), 0);
+    assert_eq!(
+        kswapd_testorder(&k, Z, 9),
+        0,
+        "plenty free: compaction could run"
+    );
+    assert!(
+        !pgdat_needs_compaction(&k, 9, Z, Z),
+        "a free order-9 block exists"
+    );
+    assert!(!pgdat_needs_compaction(&k, 0, Z, Z));
+    for zi in [crate::mm::mmzone::ZONE_DMA, Z] {
+        while let Some(b) = get_big_in(&mut k, zi) {
+            k.held_blocks.push(b);
+        }
+    }
+    assert!(pgdat_needs_compaction(&k, 9, Z, Z));
+    // Too few free pages for compaction: kswapd must reclaim for the order itself, and the
+    // zone is not balanced at it.
+    let low = k.zones[Z].low_wmark();
+    while k.zones[Z].free_pages() > low {
+        take(&mut k);
+    }
+    assert_eq!(compaction_suitable(&k, Z, Some(9)), CompactResult::Skipped);
+    assert_eq!(kswapd_testorder(&k, Z, 9), 9);
+    assert!(!zone_balanced(&k, Z, 9, 0, Z));
+}
+
+#[test]
+fn kswapd_woken_for_order_9_compacts_the_node_when_no_zone_has_the_block() {
+    let w = world();
+    {
+        let mut k = w.borrow_mut();
+        // DMA32 a checkerboard, DMA without its pageblock-sized blocks but well above its
+        // watermarks (so kswapd has nothing to reclaim at order 0).
+        checkerboard(&mut k, 3000);
+        while let Some(b) = get_big(&mut k) {
+            k.held_blocks.push(b);
+        }
+        for order in 9..MAX_ORDER {
+            while let Some(head) = (0..crate::mm::mmzone::MIGRATE_TYPES)
+                .map(|mt| k.zones[0].free_area[order].free_list[mt].head)
+                .find(|&h| h != crate::mm::page::NIL)
+            {
+                let super::Kernel { pages, zones, .. } = &mut *k;
+                page_alloc::take_free_block(pages, &mut zones[0], head, order);
+                k.held_blocks.push((head, order as u32));
+            }
+        }
+    }
+    run_task(&w, 5 * crate::engine::SEC, {
+        let w = w.clone();
+        async move {
+            // An atomic order-9 allocation fails and wakes kswapd for its order.
+            let gfp = Gfp(Gfp::HIGH | Gfp::NOWARN);
+            assert!(page_alloc::alloc_pages(&w, gfp, 9).await.is_err());
+            crate::engine::sleep(&w, crate::engine::SEC).await;
+        }
+    });
+    let k = w.borrow();
+    assert!(k.events.get(VmEvent::compact_migrate_scanned) > 0);
+    assert_eq!(
+        k.events.get(VmEvent::compact_stall),
+        0,
+        "kswapd's, not a direct compaction"
+    );
+    assert!(free_blocks_at_least(&k.zones[Z], 9) > 0);
+    invariants::check(&k).unwrap();
+}
