@@ -111,7 +111,7 @@ pub fn host_memory_estimate(scenario: &Scenario) -> u64 {
                 mapped += pages(p.pool);
                 file += pages(p.steps.iter().copied().max().unwrap_or(0));
             }
-            WorkloadKind::Sync => {}
+            WorkloadKind::Sync | WorkloadKind::Highalloc(_) => {}
         }
     }
     let swap = scenario.machine.swap.as_ref().map_or(0, |s| pages(s.size));
@@ -506,6 +506,12 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
         WorkloadKind::Memcachetest(cfg) => {
             workload::memcachetest::spawn(w, idx, &wl.name, cfg, start);
         }
+        WorkloadKind::Highalloc(p) => {
+            w.borrow_mut().sched.spawn(&wl.name, async move {
+                workload::delay_start(&w2, idx, start).await;
+                workload::highalloc::run(w2, idx, p).await;
+            });
+        }
         WorkloadKind::Sync => {
             let t = w.borrow_mut().sched.spawn(&wl.name, async move {
                 workload::delay_start(&w2, idx, start).await;
@@ -812,6 +818,7 @@ fn state_note(kind: &WorkloadKind, st: &WorkloadStats, end: Nanos) -> Option<Str
         WorkloadKind::Cat { .. } => "pages read",
         WorkloadKind::Mmap(_) => "pages touched",
         WorkloadKind::Parallelio(_) => "iterations done",
+        WorkloadKind::Highalloc(_) => "attempts made",
         _ => "pages touched",
     };
     let unfinished_io = matches!(
@@ -881,6 +888,23 @@ pub fn summarise(
                 m.extend(workload::parallelio::extract(&st.parallelio));
             }
             WorkloadKind::Sync => opt("sync_seconds", io_secs),
+            WorkloadKind::Highalloc(_) => {
+                if let Some(pass) = &st.highalloc {
+                    let ms = |t: Nanos| t as f64 / crate::engine::MSEC as f64;
+                    let n = pass.results.len().max(1) as f64;
+                    opt("attempts", Some(pass.attempts as f64));
+                    opt("successes", Some(pass.successes() as f64));
+                    opt("success_percent", Some(pass.success_percent() as f64));
+                    opt(
+                        "latency_mean_ms",
+                        Some(pass.results.iter().map(|r| ms(r.1)).sum::<f64>() / n),
+                    );
+                    opt(
+                        "latency_max_ms",
+                        pass.results.iter().map(|r| ms(r.1)).reduce(f64::max),
+                    );
+                }
+            }
             WorkloadKind::Memcachetest(_) => {
                 let measured = match st.phase {
                     Phase::NotStarted | Phase::Populating => false,

@@ -352,9 +352,37 @@ pub enum WorkloadKind {
     Mmap(MmapParams),
     /// `type = "parallelio"`: MMTests' parallelio driver (see [`ParallelioParams`]).
     Parallelio(ParallelioParams),
+    /// `type = "highalloc"`: one pass of MMTests' stress-highalloc allocation loop (see
+    /// [`HighallocParams`]).
+    Highalloc(HighallocParams),
     /// `type = "sync"`: one `sync(2)` at `start`: every dirty page of every file written
     /// and waited for (NFS: committed).
     Sync,
+}
+
+/// `type = "highalloc"`: one pass of stress-highalloc's kernel module (`mmtests.md` §6.3,
+/// `kernel-compaction.md` §9.2): `percent`% of MemTotal in blocks of `order`, one attempt
+/// every `(4096 << order) / (mb_per_sec · 1048576 / 1000)` ms, each with
+/// `GFP_HIGHUSER_MOVABLE | __GFP_NOWARN`; the blocks it gets are held until the pass ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HighallocParams {
+    /// Allocation order (`HUGETLB_ORDER`, 9 on x86-64).
+    pub order: u32,
+    /// `HIGHALLOC_ALLOC_RATE`, MB/s.
+    pub mb_per_sec: u32,
+    /// `HIGHALLOC_PERCENTAGE`.
+    pub percent: u32,
+}
+
+impl Default for HighallocParams {
+    /// MMTests' `config-global-dhp__stress-highalloc-performance`.
+    fn default() -> Self {
+        HighallocParams {
+            order: 9,
+            mb_per_sec: 16,
+            percent: 95,
+        }
+    }
 }
 
 /// `type = "memcachetest"`: memcached's pool and the memcachetest client's options.

@@ -1664,3 +1664,30 @@ fn thp_raises_min_free_kbytes_at_boot_unless_the_scenario_sets_it() {
     let set = "[machine]\nram = \"4G\"\n[vm]\nmin_free_kbytes = 5000\n[transparent_hugepage]\nenabled = \"madvise\"\n";
     assert_eq!(boot(set), 5000);
 }
+
+#[test]
+fn highalloc_defaults_to_mmtests_stress_highalloc_and_checks_its_ranges() {
+    let s = ok("[machine]\nram = \"1G\"\n[[workload]]\ntype = \"highalloc\"\n");
+    assert_eq!(
+        s.workloads[0].kind,
+        WorkloadKind::Highalloc(super::super::HighallocParams {
+            order: 9,
+            mb_per_sec: 16,
+            percent: 95
+        })
+    );
+    assert_eq!(s.workloads[0].name, "highalloc");
+    let s = ok(
+        "[machine]\nram = \"1G\"\n[[workload]]\ntype = \"highalloc\"\norder = 4\nmb_per_sec = 2\npercent = 50\n",
+    );
+    let WorkloadKind::Highalloc(p) = s.workloads[0].kind else {
+        panic!("not a highalloc");
+    };
+    assert_eq!((p.order, p.mb_per_sec, p.percent), (4, 2, 50));
+    let e = err("[machine]\nram = \"1G\"\n[[workload]]\ntype = \"highalloc\"\norder = 11\n");
+    assert_err(&e, "workload[0].order", 5, "order");
+    let e = err("[machine]\nram = \"1G\"\n[[workload]]\ntype = \"highalloc\"\npercent = 0\n");
+    assert_err(&e, "workload[0].percent", 5, "percent");
+    let e = err("[machine]\nram = \"1G\"\n[[workload]]\ntype = \"highalloc\"\nsize = \"1G\"\n");
+    assert!(e.message.contains("belongs to"), "{e}");
+}

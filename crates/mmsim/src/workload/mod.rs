@@ -4,6 +4,7 @@
 
 pub mod cat;
 pub mod dd;
+pub mod highalloc;
 pub mod mem_eater;
 pub mod memcachetest;
 pub mod mmap;
@@ -85,6 +86,8 @@ pub struct WorkloadStats {
     pub finished_at: Option<Nanos>,
     /// The parallelio driver's iterations, in the order run.
     pub parallelio: Vec<parallelio::Iteration>,
+    /// A highalloc pass, once it has ended.
+    pub highalloc: Option<highalloc::HighallocPass>,
 }
 
 /// User space's own bookkeeping: every task's counters and the run's end condition. It

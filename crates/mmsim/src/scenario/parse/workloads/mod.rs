@@ -4,6 +4,7 @@
 //! gives unnamed ones their default names.
 
 mod files;
+mod highalloc;
 mod mem_eater;
 mod memcachetest;
 mod parallelio;
@@ -24,6 +25,7 @@ const WORKLOAD_TYPES: &[&str] = &[
     "cat",
     "mmap",
     "parallelio",
+    "highalloc",
     "sync",
 ];
 const COMMON_WORKLOAD_KEYS: &[&str] = &["type", "name", "start"];
@@ -98,6 +100,7 @@ fn assign_names(out: &mut [Workload], explicit: &[Option<String>]) {
             WorkloadKind::Parallelio(_) => "parallelio",
             WorkloadKind::Sync => "sync",
             WorkloadKind::Mmap(_) => "mmap",
+            WorkloadKind::Highalloc(_) => "highalloc",
         };
         let idx = match next.iter().position(|(t, _)| *t == ty) {
             Some(i) => i,
@@ -149,13 +152,14 @@ fn workload<'a>(
             quoted_list(WORKLOAD_TYPES)
         ),
     )?;
-    const TYPES: [(&str, &[&str]); 7] = [
+    const TYPES: [(&str, &[&str]); 8] = [
         ("memcachetest", memcachetest::KEYS),
         ("mem_eater", mem_eater::KEYS),
         ("dd", files::DD_KEYS),
         ("cat", files::CAT_KEYS),
         ("mmap", files::MMAP_KEYS),
         ("parallelio", parallelio::KEYS),
+        ("highalloc", highalloc::KEYS),
         ("sync", &[]),
     ];
     let Some(&(_, own)) = TYPES.iter().find(|(name, _)| *name == ty) else {
@@ -222,6 +226,7 @@ fn workload<'a>(
         "mmap" => (files::mmap(cx, t, devices)?, None, 0),
         "parallelio" => parallelio::parallelio(cx, t, ram, devices)?,
         "sync" => (WorkloadKind::Sync, None, 0),
+        "highalloc" => (highalloc::highalloc(cx, t)?, None, 0),
         _ => (files::dd(cx, t, devices)?, None, 0),
     };
     let w = Workload {
