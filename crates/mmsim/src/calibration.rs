@@ -103,6 +103,29 @@ pub const COMPACT_SCAN_PFN_NS: Nanos = 25;
 /// is ~0.8 µs at 5 GB/s, the unmap and remap about as much again.
 pub const MIGRATE_PAGE_NS: Nanos = 2 * USEC;
 
+/// Median user CPU time of compiling one kernel C file (`cc1` and `as`), drawn
+/// log-normally with [`KBUILD_COMPILE_SIGMA`]. Estimate from `kernel-memcg.md` §9 ("typ.
+/// 0.1–2 s CPU" per cc1): a defconfig `make -j1` of ~2,000 objects in ~10 minutes.
+pub const KBUILD_COMPILE_NS: Nanos = 300 * crate::engine::MSEC;
+
+/// Spread (σ of the logarithm) of a compile's CPU time. Estimate: puts 5% of compiles
+/// above 1.1 s.
+pub const KBUILD_COMPILE_SIGMA: f64 = 0.8;
+
+/// CPU time of one `open(2)`+`close(2)` of a cached file (path walk, fd set-up). Estimate.
+pub const OPEN_CLOSE_NS: Nanos = 2 * USEC;
+
+/// CFS's `sched_min_granularity_ns` on one CPU (0.75 ms, `kernel/sched/fair.c` 3.x); the
+/// kernel scales it by `1 + ilog2(CPUs)` (up to 8 CPUs, `SCHED_TUNABLESCALING_LOG`). A task
+/// that has run this long while others wait gets `need_resched` ([`sched_slice`]).
+pub const SCHED_MIN_GRANULARITY_NS: Nanos = 750 * USEC;
+
+/// The timeslice after which a running task is told to reschedule when others wait, on a
+/// machine of `cpus` CPUs.
+pub fn sched_slice(cpus: u32) -> Nanos {
+    SCHED_MIN_GRANULARITY_NS * (1 + cpus.clamp(1, 8).ilog2() as u64)
+}
+
 /// CPU time of one `balance_pgdat` pass over the zones beyond the pages it scans
 /// (watermark checks, slab bookkeeping). Estimate. Also guarantees kswapd's clock moves
 /// when a pass finds nothing to scan.

@@ -62,6 +62,9 @@ pub enum Switch {
     CompactionDeferByOrder,
     CompactionCachedFreePfn,
     CompactionCachedFreePfnNearFree,
+    ReclaimCompactionScaleByFailures,
+    CompactionCapture,
+    CompactionAbortOnContention,
 }
 
 /// A registry entry.
@@ -82,6 +85,7 @@ pub struct SwitchDef {
 const KS: &str = "\"Reduce system disruption due to kswapd\" V4, Mel Gorman, 2013-05 (mmotm-20130522; mainline 3.11)";
 const LD: &str = "\"Reduce system disruption due to kswapd followup\" V3 (lessdisrupt-v7r10), Mel Gorman, 2013-05-30 (mainline 3.11)";
 const MAINLINE: &str = "mainline";
+const HIGHALLOC: &str = "\"Improve hugepage allocation success rates under load\" V4, Mel Gorman, 2012-08-14 (seed 004; on 3.6-rc1-akpm)";
 const IOLESS: &str = "\"IO-less dirty throttling\" v3, Wu Fengguang, 2010-12-13 (seed 003; merged in reworked form in 3.1-3.3)";
 
 /// Every switch, in documentation order.
@@ -472,6 +476,34 @@ pub static SWITCHES: &[SwitchDef] = &[
         doc: "With compaction_cached_free_pfn: no skipping to another compactor's cached pfn; the \
               cache moves only after a wrap, or once when it still points at the zone end.",
     },
+    SwitchDef {
+        switch: Switch::ReclaimCompactionScaleByFailures,
+        name: "reclaim_compaction_scale_by_failures",
+        patch: "mm: vmscan: Scale number of pages reclaimed by reclaim/compaction based on failures (patch 2)",
+        series: HIGHALLOC,
+        doc: "Reclaim/compaction frees 2 << order pages shifted left by the zone's compact_defer_shift \
+              when compaction failed at this order or below (compact_order_failed <= order): up to 64x \
+              more after repeated failures.",
+    },
+    SwitchDef {
+        switch: Switch::CompactionCapture,
+        name: "compaction_capture",
+        patch: "mm: compaction: Capture a suitable high-order page immediately when it is made available (patch 3)",
+        series: HIGHALLOC,
+        doc: "After each migration batch, direct compaction takes a free block of the order it wants \
+              (any of the three types for MOVABLE) straight off the free lists for its caller, if the zone \
+              stays above its low watermark; the run ends only once it has one or the scanners meet.",
+    },
+    SwitchDef {
+        switch: Switch::CompactionAbortOnContention,
+        name: "compaction_abort_on_contention",
+        patch: "c67fe375 mm: compaction: Abort async compaction if locks are contended or taking too long (patch 5)",
+        series: HIGHALLOC,
+        doc: "Async compaction stops a scanner step when the task should reschedule (another task waits \
+              for a CPU): the migrate scanner keeps what it isolated, the free scanner gives up its \
+              search; the run is marked contended and a THP fault then fails without reclaim. Lock \
+              contention itself is not modelled.",
+    },
 ];
 
 /// The switches of the kswapd series (KS).
@@ -489,6 +521,20 @@ const KS_SWITCHES: &[Switch] = &[
 
 /// Mainline changes every preset's 3.9 base carries.
 const MAINLINE_3_9: &[Switch] = &[Switch::CompactionDeferByOrder];
+
+/// 3.6-rc1 as in mmotm (seed 004's baseline): 7db8889a as merged.
+const V3_6_RC1_AKPM: &[Switch] = &[
+    Switch::CompactionDeferByOrder,
+    Switch::CompactionCachedFreePfn,
+];
+
+/// Seed 004's series, V4: patch 1 is a comment; patch 4 fixes 7db8889a as de74f1cc did.
+const HIGHALLOC_V4: &[Switch] = &[
+    Switch::ReclaimCompactionScaleByFailures,
+    Switch::CompactionCapture,
+    Switch::CompactionCachedFreePfnNearFree,
+    Switch::CompactionAbortOnContention,
+];
 
 /// The switches of the follow-up series (LD).
 const LD_SWITCHES: &[Switch] = &[
@@ -557,6 +603,18 @@ pub static PRESETS: &[Preset] = &[
         base: Base::V3_9,
         summary: "mmotm-20130522 plus the \"kswapd followup\" V3 series (seed 000)",
         on: &[MAINLINE_3_9, KS_SWITCHES, LD_SWITCHES],
+    },
+    Preset {
+        name: "3.6-rc1-akpm",
+        base: Base::V3_9,
+        summary: "3.9 with 3.6-rc1's compaction: 7db8889a's cached free pfn as merged (seed 004's baseline)",
+        on: &[V3_6_RC1_AKPM],
+    },
+    Preset {
+        name: "highalloc-v4",
+        base: Base::V3_9,
+        summary: "3.6-rc1-akpm plus \"Improve hugepage allocation success rates under load\" V4 (seed 004)",
+        on: &[V3_6_RC1_AKPM, HIGHALLOC_V4],
     },
     Preset {
         name: "2.6.37-rc5",
@@ -774,6 +832,18 @@ mod tests {
         let ks = resolve("mmotm-20130522", &[]).unwrap();
         assert!(ks.switches.on(Switch::KswapdBlockOnWriteback));
         assert!(!ks.switches.on(Switch::StallAfterPageList));
+    }
+
+    #[test]
+    fn seed_004s_presets_are_3_6_rc1_akpm_and_the_v4_series_on_it() {
+        let akpm = resolve("3.6-rc1-akpm", &[]).unwrap();
+        assert!(akpm.switches.on(Switch::CompactionCachedFreePfn));
+        assert!(!akpm.switches.on(Switch::CompactionCachedFreePfnNearFree));
+        let v4 = resolve("highalloc-v4", &[]).unwrap();
+        for s in V3_6_RC1_AKPM.iter().chain(HIGHALLOC_V4) {
+            assert!(v4.switches.on(*s));
+        }
+        assert!(!v4.switches.on(Switch::KswapdShrinkZone));
     }
 
     #[test]

@@ -112,6 +112,13 @@ pub fn host_memory_estimate(scenario: &Scenario) -> u64 {
                 file += pages(p.steps.iter().copied().max().unwrap_or(0));
             }
             WorkloadKind::Sync | WorkloadKind::Highalloc(_) => {}
+            WorkloadKind::Kbuild(k) => {
+                // Sources, hot headers, objects (about as many pages as the sources).
+                let unit = 18 << 10;
+                file += pages(k.units as u64 * unit * 2 + (20 << 20));
+                files_cached += k.units as u64 * 2 + 3900;
+                mapped += k.jobs as u64 * pages(256 << 20);
+            }
         }
     }
     let swap = scenario.machine.swap.as_ref().map_or(0, |s| pages(s.size));
@@ -239,6 +246,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         trace: None,
         reclaim_file_totals: Default::default(),
         held_blocks: Vec::new(),
+        file_index: Default::default(),
     };
     // The system's root filesystem, with the dentries and inodes cached before the run.
     let slab_pages = super_block::boot_pages(&k, scenario.slab.files + 1);
@@ -505,6 +513,20 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
         }
         WorkloadKind::Memcachetest(cfg) => {
             workload::memcachetest::spawn(w, idx, &wl.name, cfg, start);
+        }
+        WorkloadKind::Kbuild(p) => {
+            let bdi = bdi_named(w, &p.device);
+            let tree = workload::kbuild::create_tree(w, &wl.name, bdi, p.units);
+            for slot in 0..p.jobs {
+                let (w2, tree, p) = (w.clone(), tree.clone(), p.clone());
+                let t = w.borrow_mut().sched.spawn(&wl.name, async move {
+                    workload::delay_start(&w2, idx, start).await;
+                    let units = p.units as u64;
+                    workload::enter(&mut w2.borrow_mut(), idx, Phase::Running, units);
+                    workload::kbuild::job_slot(w2, idx, tree, p, slot).await;
+                });
+                w.borrow_mut().mms[mm].task = Some(t);
+            }
         }
         WorkloadKind::Highalloc(p) => {
             w.borrow_mut().sched.spawn(&wl.name, async move {
@@ -819,6 +841,7 @@ fn state_note(kind: &WorkloadKind, st: &WorkloadStats, end: Nanos) -> Option<Str
         WorkloadKind::Mmap(_) => "pages touched",
         WorkloadKind::Parallelio(_) => "iterations done",
         WorkloadKind::Highalloc(_) => "attempts made",
+        WorkloadKind::Kbuild(_) => "units compiled",
         _ => "pages touched",
     };
     let unfinished_io = matches!(
@@ -888,6 +911,18 @@ pub fn summarise(
                 m.extend(workload::parallelio::extract(&st.parallelio));
             }
             WorkloadKind::Sync => opt("sync_seconds", io_secs),
+            WorkloadKind::Kbuild(_) => {
+                if let Some(kb) = &st.kbuild {
+                    let n = kb.builds.len().max(1) as f64;
+                    let mean = |f: fn(&(Nanos, Nanos, Nanos)) -> Nanos| {
+                        kb.builds.iter().map(|b| secs(f(b))).sum::<f64>() / n
+                    };
+                    opt("builds", Some(kb.builds.len() as f64));
+                    opt("elapsed_seconds", Some(mean(|b| b.0)));
+                    opt("user_seconds", Some(mean(|b| b.1)));
+                    opt("system_seconds", Some(mean(|b| b.2)));
+                }
+            }
             WorkloadKind::Highalloc(_) => {
                 if let Some(pass) = &st.highalloc {
                     let ms = |t: Nanos| t as f64 / crate::engine::MSEC as f64;

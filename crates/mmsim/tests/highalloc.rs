@@ -95,3 +95,46 @@ fn a_highalloc_pass_compacts_counts_and_gives_its_blocks_back() {
     let again = sim::run(&s, &kernel, 1, Default::default()).unwrap();
     assert_eq!(r.vmstat, again.vmstat);
 }
+
+const KBUILD: &str = r#"
+[machine]
+ram = "1G"
+cpus = 2
+
+[[device]]
+name = "sda"
+type = "hdd"
+filesystem = "ext4"
+
+[run]
+duration = "300s"
+seed = 3
+
+[[workload]]
+type = "kbuild"
+device = "sda"
+jobs = 2
+units = 60
+"#;
+
+#[test]
+fn a_kernel_build_compiles_links_and_builds_again_after_make_clean() {
+    let s = load_str(KBUILD, "t.toml", "t").unwrap();
+    let kernel = presets::resolve("3.9", &[]).unwrap();
+    let r = sim::run(&s, &kernel, 3, Default::default()).unwrap();
+    let builds = metric(&r, "kbuild", "builds");
+    assert!(builds >= 2.0, "{builds} builds in 300 s");
+    let elapsed = metric(&r, "kbuild", "elapsed_seconds");
+    let user = metric(&r, "kbuild", "user_seconds");
+    // Two job slots: user time up to twice the elapsed time, most of it compiling
+    // (~0.4 s a unit on average, log-normal).
+    assert!(
+        user < 2.0 * elapsed && user > 60.0 * 0.2,
+        "user {user} elapsed {elapsed}"
+    );
+    assert!(metric(&r, "kbuild", "system_seconds") < user / 5.0);
+    // Every compile faults its heap and the compiler's text: thousands of minor faults.
+    assert!(metric(&r, "kbuild", "minor_faults") > builds * 60.0 * 1000.0);
+    // Objects were written and, between builds, deleted and written again.
+    assert!(vmstat(&r, "nr_dirtied") > 0);
+}

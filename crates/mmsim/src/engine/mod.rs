@@ -152,6 +152,12 @@ impl Sched {
         TaskId(self.current)
     }
 
+    /// `need_resched()`: another task is waiting for a CPU, so the running one should yield.
+    #[inline]
+    pub fn need_resched(&self) -> bool {
+        !self.runq.is_empty()
+    }
+
     /// Number of CPUs.
     pub fn cpus(&self) -> u32 {
         self.cpus
@@ -266,6 +272,12 @@ impl Sched {
     /// Number of tasks ever spawned; task ids are `0..nr_tasks()`.
     pub fn nr_tasks(&self) -> usize {
         self.tasks.len()
+    }
+
+    /// (user ns, system ns) task `t` has run so far.
+    pub fn task_times(&self, t: TaskId) -> (Nanos, Nanos) {
+        let s = &self.tasks[t.0 as usize];
+        (s.user_ns, s.sys_ns)
     }
 
     /// (name, user ns, system ns) for every task, in creation order.

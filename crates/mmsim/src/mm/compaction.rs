@@ -13,13 +13,14 @@
 
 use super::migrate::{self, MigrateMode};
 use super::mmzone::{
-    Zone, MAX_ORDER, MIGRATE_MOVABLE, MIGRATE_RESERVE, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER,
+    Zone, MAX_ORDER, MIGRATE_MOVABLE, MIGRATE_RECLAIMABLE, MIGRATE_RESERVE, MIGRATE_UNMOVABLE,
+    PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER,
 };
 use super::page::{Pfn, PG_BUDDY, PG_ISOLATED, PG_LRU, PG_UNEVICTABLE, PG_WRITEBACK};
 use super::page_alloc::{self, zone_watermark_ok};
 use super::vmstat::{fragmentation_index, VmEvent, ZoneStat};
 use super::{swap, Gfp, Kernel, World};
-use crate::calibration::{COMPACT_SCAN_PFN_NS, MIGRATE_PAGE_NS};
+use crate::calibration::{sched_slice, COMPACT_SCAN_PFN_NS, MIGRATE_PAGE_NS};
 use crate::engine::{self, CpuMode, HZ_10};
 use crate::presets::Switch;
 
@@ -122,6 +123,14 @@ pub struct CompactControl {
     pub nr_migratepages: usize,
     /// What the run did, for vmstat and tests.
     pub stats: CompactStats,
+    /// c67fe375: an async scanner stopped because the task had to reschedule.
+    pub contended: bool,
+    /// Capture (patch 3): direct compaction wants a block for its caller...
+    pub capture: bool,
+    /// ...and took this one.
+    pub captured: Option<Pfn>,
+    /// CPU time the run has used since the task last waited for a CPU (its timeslice).
+    pub slice: u64,
 }
 
 /// Counts of one run.
@@ -157,7 +166,26 @@ impl CompactControl {
             migratepages: Vec::with_capacity(COMPACT_CLUSTER_MAX),
             nr_migratepages: 0,
             stats: CompactStats::default(),
+            contended: false,
+            capture: false,
+            captured: None,
+            slice: 0,
         }
+    }
+
+    /// c67fe375's `compact_checklock_irqsave` outcome: async compaction backs out when the
+    /// task should reschedule (it has used its timeslice and another task waits for a CPU);
+    /// sync compaction yields and goes on (mmsim's step already ends at a yield).
+    fn must_back_out(&mut self, k: &Kernel) -> bool {
+        if self.mode == MigrateMode::Async
+            && k.sw.on(Switch::CompactionAbortOnContention)
+            && self.slice >= sched_slice(k.sched.cpus())
+            && k.sched.need_resched()
+        {
+            self.contended = true;
+            return true;
+        }
+        false
     }
 
     /// Whether this run uses 3.6's cached free pfn.
@@ -196,6 +224,14 @@ pub fn compact_finished(k: &mut Kernel, cc: &mut CompactControl) -> CompactResul
     let Some(order) = cc.order else {
         return CompactResult::Continue;
     };
+    if cc.capture {
+        // Direct compaction with capture goes on until it holds its block.
+        return if cc.captured.is_some() {
+            CompactResult::Partial
+        } else {
+            CompactResult::Continue
+        };
+    }
     let z = &k.zones[cc.zone];
     if !zone_watermark_ok(z, order, z.low_wmark() + (1 << order), 0, 0) {
         return CompactResult::Continue;
@@ -280,6 +316,10 @@ pub fn isolate_migratepages(k: &mut Kernel, cc: &mut CompactControl) -> Isolate 
     let mut last_block = u64::MAX;
     let (mut anon, mut file) = (0i64, 0i64);
     while pfn < end.min(zend) {
+        if pfn == low && cc.must_back_out(k) {
+            // c67fe375: stop this step; what was isolated is migrated.
+            break;
+        }
         let f = k.pages.flags[pfn as usize];
         if f & PG_BUDDY != 0 {
             // A free block: its frames are all free.
@@ -397,6 +437,10 @@ pub fn isolate_freepages(k: &mut Kernel, cc: &mut CompactControl) {
     let mut high = low.min(pfn);
     let mut nfree = cc.freepages.len();
     while pfn > low && cc.nr_migratepages > nfree {
+        if cc.must_back_out(k) {
+            // c67fe375: zone->lock not taken; the search ends here.
+            break;
+        }
         if incremental && !near_free {
             // 7db8889a as merged: skip ahead to where another compactor left the cache.
             let cached = k.zones[zi].compact_cached_free_pfn;
@@ -439,6 +483,41 @@ fn compaction_alloc(k: &mut Kernel, cc: &mut CompactControl) -> Option<Pfn> {
     Some(pfn)
 }
 
+/// `compact_capture_page` (patch 3): take a free block of the wanted order or larger off
+/// the lists of the caller's type (any of the three for MOVABLE) and split it to the order
+/// (`capture_free_page`), if the zone stays above its low watermark plus the block.
+fn compact_capture_page(k: &mut Kernel, cc: &mut CompactControl) {
+    let Some(order) = cc.order else { return };
+    let types: &[usize] = if cc.migratetype == MIGRATE_MOVABLE {
+        &[MIGRATE_UNMOVABLE, MIGRATE_RECLAIMABLE, MIGRATE_MOVABLE]
+    } else {
+        std::slice::from_ref(&cc.migratetype)
+    };
+    for &mt in types {
+        for o in order as usize..MAX_ORDER {
+            let head = k.zones[cc.zone].free_area[o].free_list[mt].head;
+            if head == super::page::NIL {
+                continue;
+            }
+            let z = &k.zones[cc.zone];
+            if !zone_watermark_ok(z, 0, z.low_wmark() + (1 << o), 0, 0) {
+                return;
+            }
+            let super::Kernel { pages, zones, .. } = k;
+            page_alloc::capture_free_block(pages, &mut zones[cc.zone], head, o, order as usize, mt);
+            if o >= PAGEBLOCK_ORDER - 1 {
+                let mut b = head as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+                while b < head as u64 + (1 << o) {
+                    zones[cc.zone].set_pageblock_migratetype(b as Pfn, MIGRATE_MOVABLE);
+                    b += PAGEBLOCK_NR_PAGES;
+                }
+            }
+            cc.captured = Some(head);
+            return;
+        }
+    }
+}
+
 /// `release_freepages`: isolated free pages not used go back to the allocator.
 fn release_freepages(k: &mut Kernel, cc: &mut CompactControl) {
     while let Some(pfn) = cc.freepages.pop() {
@@ -447,14 +526,24 @@ fn release_freepages(k: &mut Kernel, cc: &mut CompactControl) {
     }
 }
 
-/// One isolate-and-migrate step of `compact_zone`'s loop; returns the CPU time it took, or
-/// the result that ends the run.
-fn compact_step(k: &mut Kernel, cc: &mut CompactControl) -> Result<u64, CompactResult> {
+/// What one step of `compact_zone`'s loop asks of the task next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// Spend this much CPU time (what it scanned and copied).
+    Cpu(u64),
+    /// Too many pages isolated: wait for reclaim to put some back.
+    Throttle,
+    /// The run is over.
+    Done(CompactResult),
+}
+
+/// One isolate-and-migrate step of `compact_zone`'s loop.
+fn compact_step(k: &mut Kernel, cc: &mut CompactControl) -> Step {
     let scanned_before = cc.stats.migrate_scanned + cc.stats.free_scanned;
     match isolate_migratepages(k, cc) {
-        Isolate::Abort => return Err(CompactResult::Partial),
-        Isolate::Throttle => return Ok(0),
-        Isolate::None => return Ok(COMPACT_SCAN_PFN_NS),
+        Isolate::Abort => return Step::Done(CompactResult::Partial),
+        Isolate::Throttle => return Step::Throttle,
+        Isolate::None => return Step::Cpu(COMPACT_SCAN_PFN_NS),
         Isolate::Success => {}
     }
     cc.stats.batches += 1;
@@ -468,12 +557,19 @@ fn compact_step(k: &mut Kernel, cc: &mut CompactControl) -> Result<u64, CompactR
     list.clear();
     cc.migratepages = list;
     cc.nr_migratepages = 0;
+    if cc.capture && cc.captured.is_none() {
+        compact_capture_page(k, cc);
+    }
     cc.stats.migrated += r.succeeded as u64;
     cc.stats.migrate_failed += r.failed as u64;
     k.count(VmEvent::pgmigrate_success, r.succeeded as u64);
     k.count(VmEvent::pgmigrate_fail, r.failed as u64);
     let scanned = cc.stats.migrate_scanned + cc.stats.free_scanned - scanned_before;
-    Ok(scanned * COMPACT_SCAN_PFN_NS + r.succeeded as u64 * MIGRATE_PAGE_NS)
+    // At least a frame's worth: a step that backed out still yields the CPU.
+    Step::Cpu(
+        (scanned * COMPACT_SCAN_PFN_NS + r.succeeded as u64 * MIGRATE_PAGE_NS)
+            .max(COMPACT_SCAN_PFN_NS),
+    )
 }
 
 /// `compact_zone` (§6.4): run the scanners until `compact_finished` says stop.
@@ -499,13 +595,22 @@ pub async fn compact_zone(w: &World, cc: &mut CompactControl) -> CompactResult {
             let mut k = w.borrow_mut();
             match compact_finished(&mut k, cc) {
                 CompactResult::Continue => compact_step(&mut k, cc),
-                done => Err(done),
+                done => Step::Done(done),
             }
         };
         match step {
-            Err(done) => break done,
-            Ok(0) => vmscan_congestion_wait(w).await,
-            Ok(ns) => engine::run_cpu(w, ns, CpuMode::System).await,
+            Step::Done(done) => break done,
+            Step::Throttle => {
+                vmscan_congestion_wait(w).await;
+                cc.slice = 0;
+            }
+            Step::Cpu(ns) => {
+                let t0 = w.borrow().sched.now();
+                engine::run_cpu(w, ns, CpuMode::System).await;
+                // Waiting for a CPU starts a new timeslice.
+                let waited = w.borrow().sched.now() - t0 > ns;
+                cc.slice = if waited { 0 } else { cc.slice + ns };
+            }
         }
     };
     let mut k = w.borrow_mut();
@@ -523,34 +628,58 @@ async fn vmscan_congestion_wait(w: &World) {
     super::vmscan::congestion_wait(w, HZ_10).await;
 }
 
+/// What a direct compaction found: its result, a block captured for the caller (patch 3),
+/// and whether an async scanner backed out (c67fe375).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DirectCompaction {
+    pub result: CompactResult,
+    pub captured: Option<Pfn>,
+    pub contended: bool,
+}
+
 /// `try_to_compact_pages` (§6.1): direct compaction for an allocation of `order`, zone by
-/// zone in zonelist order until one meets its low watermark at the order.
+/// zone in zonelist order until one meets its low watermark at the order (or, with
+/// capture, until a block is captured).
 pub async fn try_to_compact_pages(
     w: &World,
     gfp: Gfp,
     order: u32,
     mode: MigrateMode,
-) -> CompactResult {
+) -> DirectCompaction {
+    let mut out = DirectCompaction {
+        result: CompactResult::Skipped,
+        captured: None,
+        contended: false,
+    };
     if order == 0 || !gfp.has(Gfp::FS) || !gfp.has(Gfp::IO) {
-        return CompactResult::Skipped;
+        return out;
     }
-    w.borrow_mut().count(VmEvent::compact_stall, 1);
+    let capture = {
+        let mut k = w.borrow_mut();
+        k.count(VmEvent::compact_stall, 1);
+        k.sw.on(Switch::CompactionCapture)
+    };
     let mt = page_alloc::gfp_migratetype(gfp);
-    let mut rc = CompactResult::Skipped;
     for zi in (0..super::mmzone::MAX_NR_ZONES).rev() {
         if !w.borrow().zones[zi].populated() {
             continue;
         }
         let mut cc = CompactControl::new(zi, Some(order), mt, mode);
+        cc.capture = capture;
         let status = compact_zone(w, &mut cc).await;
-        rc = rc.max(status);
+        out.result = out.result.max(status);
+        out.contended = cc.contended;
+        if cc.captured.is_some() {
+            out.captured = cc.captured;
+            break;
+        }
         let k = w.borrow();
         let z = &k.zones[zi];
         if zone_watermark_ok(z, order, z.low_wmark(), 0, 0) {
             break;
         }
     }
-    rc
+    out
 }
 
 /// `compact_pgdat` (3.4+, `7be62de9`): kswapd's async compaction of every zone for `order`,

@@ -13,6 +13,7 @@ use super::page::NIL;
 use super::slab::{self, CacheId};
 use super::super_block::PruneCx;
 use super::{inode, Gfp, Kernel};
+use std::collections::HashMap;
 
 /// `DCACHE_REFERENCED`: used since the shrinker last passed; it gets another pass.
 pub const DCACHE_REFERENCED: u8 = 1 << 0;
@@ -51,9 +52,10 @@ pub struct Dcache {
     pub links: Vec<[u32; 2]>,
     /// Freed ids.
     free: Vec<u32>,
-    /// The hashed named dentries: (superblock, name, dentry). The system's cached files are
-    /// nameless: nothing looks them up.
-    names: Vec<(u32, String, u32)>,
+    /// The hashed named dentries (`dentry_hashtable`): (superblock, name) → dentry, and
+    /// back. The system's cached files are nameless: nothing looks them up.
+    names: HashMap<(u32, String), u32>,
+    hashed_as: HashMap<u32, (u32, String)>,
     /// Live dentries.
     pub nr_dentry: u64,
 }
@@ -80,7 +82,10 @@ pub fn d_alloc(k: &mut Kernel, sb: u32, name: Option<&str>, slab: u32) -> u32 {
     };
     let d = slab::insert_object(&mut dc.dentries, &mut dc.links, &mut dc.free, de);
     if let Some(name) = name {
-        dc.names.push((sb, name.to_string(), d));
+        let key = (sb, name.to_string());
+        let old = dc.names.insert(key.clone(), d);
+        debug_assert!(old.is_none(), "two dentries hashed as {name}");
+        dc.hashed_as.insert(d, key);
     }
     dc.nr_dentry += 1;
     d
@@ -106,11 +111,7 @@ pub fn d_instantiate(k: &mut Kernel, d: u32, i: u32) {
 
 /// `d_lookup`: the hashed dentry of `name` in superblock `sb`.
 pub fn d_lookup(k: &Kernel, sb: u32, name: &str) -> Option<u32> {
-    k.dcache
-        .names
-        .iter()
-        .find(|(s, n, _)| *s == sb && n == name)
-        .map(|&(_, _, d)| d)
+    k.dcache.names.get(&(sb, name.to_string())).copied()
 }
 
 /// `dget`: one more reference. A dentry on the LRU stays there (the shrinker takes it off
@@ -166,8 +167,8 @@ pub fn d_delete(k: &mut Kernel, d: u32) -> u32 {
 fn dentry_kill(k: &mut Kernel, d: u32) {
     dentry_lru_del(k, d);
     let de = k.dcache.dentries[d as usize];
-    if let Some(p) = k.dcache.names.iter().position(|&(_, _, x)| x == d) {
-        k.dcache.names.swap_remove(p);
+    if let Some(key) = k.dcache.hashed_as.remove(&d) {
+        k.dcache.names.remove(&key);
     }
     if de.inode != NIL {
         inode::iput(k, de.inode);

@@ -237,6 +237,9 @@ pub struct Kernel {
     pub mms: Vec<Mm>,
     /// Files; a file page's `mapping` is its index here.
     pub inodes: Vec<inode::Inode>,
+    /// The live file of each (device, name): the directories' lookup, kept beside
+    /// `inodes` (never iterated).
+    pub file_index: std::collections::HashMap<(usize, String), usize>,
     /// Backing devices with a filesystem or raw block IO.
     pub bdis: Vec<backing_dev::Bdi>,
     /// The per-bdi shares of writeback completions (`writeout_completions`).

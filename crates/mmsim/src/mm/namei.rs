@@ -30,9 +30,7 @@ pub struct OpenFile {
 
 /// The file called `name` on device `bdi`, if it exists.
 pub fn file_on_disk(k: &Kernel, bdi: usize, name: &str) -> Option<usize> {
-    k.inodes
-        .iter()
-        .position(|f| f.bdi == bdi && !f.unlinked && f.name == name)
+    k.file_index.get(&(bdi, name.to_string())).copied()
 }
 
 /// The objects an open must allocate: (a dentry, an inode).
@@ -166,6 +164,7 @@ pub async fn unlink(w: &World, bdi: usize, name: &str) -> Result<bool, AllocErro
         // created under it meanwhile is a new one.
         vi.state |= inode::I_FREEING;
         k.inodes[f.ino].unlinked = true;
+        inode::unindex_file(&mut k, f.ino);
         i
     };
     filemap::truncate_inode_pages(w, f.ino).await;

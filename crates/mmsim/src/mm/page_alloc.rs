@@ -261,6 +261,21 @@ pub fn take_free_block(pages: &mut Pages, z: &mut Zone, pfn: Pfn, order: usize) 
     z.mod_stat(ZoneStat::nr_free_pages, -(1i64 << order));
 }
 
+/// `capture_free_page` (seed 004's patch 3): take free block `pfn` of order `o` off its
+/// list for an allocation of `order`, the rest going back on `free_list[mt]` (`expand`).
+pub fn capture_free_block(
+    pages: &mut Pages,
+    z: &mut Zone,
+    pfn: Pfn,
+    o: usize,
+    order: usize,
+    mt: usize,
+) {
+    del_from_free_list(pages, z, pfn, o);
+    expand(pages, z, pfn, order, o, mt);
+    z.mod_stat(ZoneStat::nr_free_pages, -(1i64 << order));
+}
+
 /// `__rmqueue_smallest`: the first block of `free_list[mt]` at the smallest order that has
 /// one, split down to `order`.
 fn rmqueue_smallest(pages: &mut Pages, z: &mut Zone, order: usize, mt: usize) -> Option<Pfn> {
@@ -598,7 +613,8 @@ pub async fn alloc_pages(w: &World, gfp: Gfp, order: u32) -> Result<Pfn, AllocEr
 }
 
 /// `__alloc_pages_direct_compact` (§3.3): compact for `order` unless the preferred zone
-/// defers it, then try the freelists. Returns the page, and whether compaction was deferred.
+/// defers it, then try the freelists. Returns the page, whether compaction was deferred, and
+/// whether it backed out on contention.
 async fn alloc_pages_direct_compact(
     w: &World,
     gfp: Gfp,
@@ -606,29 +622,34 @@ async fn alloc_pages_direct_compact(
     flags: u32,
     preferred: usize,
     mode: MigrateMode,
-) -> (Option<Pfn>, bool) {
+) -> (Option<Pfn>, bool, bool) {
     if order == 0 {
-        return (None, false);
+        return (None, false, false);
     }
     if compaction::compaction_deferred(&mut w.borrow_mut(), preferred, order) {
-        return (None, true);
+        return (None, true, false);
     }
-    let rc = compaction::try_to_compact_pages(w, gfp, order, mode).await;
-    if rc == CompactResult::Skipped {
-        return (None, false);
+    let dc = compaction::try_to_compact_pages(w, gfp, order, mode).await;
+    if dc.result == CompactResult::Skipped {
+        return (None, false, dc.contended);
     }
     let mut k = w.borrow_mut();
-    if let Some(pfn) = get_page_from_freelist(&mut k, gfp, order, flags & !af::NO_WATERMARKS) {
+    let page = match dc.captured {
+        // A captured block skips the freelists and their watermark.
+        Some(pfn) => Some(pfn),
+        None => get_page_from_freelist(&mut k, gfp, order, flags & !af::NO_WATERMARKS),
+    };
+    if let Some(pfn) = page {
         compaction::compaction_succeeded(&mut k.zones[preferred], order);
         k.count(VmEvent::compact_success, 1);
-        return (Some(pfn), false);
+        return (Some(pfn), false, dc.contended);
     }
     k.count(VmEvent::compact_fail, 1);
     // Only sync compaction failing defers: async gives up too easily to say much.
     if mode != MigrateMode::Async {
         compaction::defer_compaction(&mut k.zones[preferred], order);
     }
-    (None, false)
+    (None, false, dc.contended)
 }
 
 /// `should_alloc_retry`: small orders retry for ever; larger ones only with `__GFP_REPEAT`
@@ -684,14 +705,15 @@ async fn alloc_pages_slowpath(w: &World, gfp: Gfp, order: u32) -> Result<Pfn, Al
                     return Err(AllocError::Killed);
                 }
             }
-            let (page, deferred) =
+            let (page, deferred, contended) =
                 alloc_pages_direct_compact(w, gfp, order, flags, preferred, migration).await;
             if let Some(pfn) = page {
                 return Ok(pfn);
             }
             migration = MigrateMode::SyncLight;
-            // A THP fault does not reclaim for a zone whose compaction is deferred.
-            if deferred && gfp.has(Gfp::NO_KSWAPD) {
+            // A THP fault does not reclaim for a zone whose compaction is deferred, or
+            // (c67fe375) when compaction backed out on contention.
+            if (deferred || contended) && gfp.has(Gfp::NO_KSWAPD) {
                 return Err(AllocError::NoMemory);
             }
             // __alloc_pages_direct_reclaim
@@ -730,7 +752,7 @@ async fn alloc_pages_slowpath(w: &World, gfp: Gfp, order: u32) -> Result<Pfn, Al
                 continue;
             }
             // Reclaim then compact: one last sync compaction.
-            let (page, _) =
+            let (page, _, _) =
                 alloc_pages_direct_compact(w, gfp, order, flags, preferred, migration).await;
             return page.ok_or(AllocError::NoMemory);
         }

@@ -1333,8 +1333,12 @@ pub fn should_continue_reclaim(
     } else if nr_reclaimed == 0 {
         return false;
     }
-    let pages_for_compaction = 2u64 << sc.order;
     let z = &k.zones[zi];
+    let mut pages_for_compaction = 2u64 << sc.order;
+    // Patch 2 of seed 004's series: compaction keeps failing here, so reclaim more for it.
+    if k.sw.on(Switch::ReclaimCompactionScaleByFailures) && z.compact_order_failed <= sc.order {
+        pages_for_compaction <<= z.compact_defer_shift;
+    }
     let mut inactive = z.stat(ZoneStat::nr_inactive_file);
     if k.swap.nr_free() > 0 {
         inactive += z.stat(ZoneStat::nr_inactive_anon);

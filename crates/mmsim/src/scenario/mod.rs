@@ -355,6 +355,8 @@ pub enum WorkloadKind {
     /// `type = "highalloc"`: one pass of MMTests' stress-highalloc allocation loop (see
     /// [`HighallocParams`]).
     Highalloc(HighallocParams),
+    /// `type = "kbuild"`: `make -jN` of a kernel tree on a device (see [`KbuildParams`]).
+    Kbuild(KbuildParams),
     /// `type = "sync"`: one `sync(2)` at `start`: every dirty page of every file written
     /// and waited for (NFS: committed).
     Sync,
@@ -383,6 +385,25 @@ impl Default for HighallocParams {
             percent: 95,
         }
     }
+}
+
+/// `type = "kbuild"`: `make -j{jobs}` of a tree of `units` compile units on `device`
+/// (`workload::kbuild`), again and again with `repeat` (`make clean` between builds).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KbuildParams {
+    /// The `[[device]]` holding the tree.
+    pub device: String,
+    /// `make -jN`.
+    pub jobs: u32,
+    /// Compile units (objects) per build.
+    pub units: u32,
+    /// Build again after each build (`make clean; make`), until the run ends.
+    pub repeat: bool,
+}
+
+impl KbuildParams {
+    /// Objects of an x86-64 defconfig of the 2.6.30-3.0 era. Estimate: about 2,000.
+    pub const DEFCONFIG_UNITS: u32 = 2000;
 }
 
 /// `type = "memcachetest"`: memcached's pool and the memcachetest client's options.

@@ -1691,3 +1691,37 @@ fn highalloc_defaults_to_mmtests_stress_highalloc_and_checks_its_ranges() {
     let e = err("[machine]\nram = \"1G\"\n[[workload]]\ntype = \"highalloc\"\nsize = \"1G\"\n");
     assert!(e.message.contains("belongs to"), "{e}");
 }
+
+#[test]
+fn kbuild_needs_a_filesystem_and_defaults_to_make_j1_of_a_defconfig_again_and_again() {
+    let dev = "[machine]\nram = \"1G\"\n[[device]]\nname = \"sda\"\ntype = \"hdd\"\nfilesystem = \"ext3\"\n";
+    let s = ok(&format!(
+        "{dev}[[workload]]\ntype = \"kbuild\"\ndevice = \"sda\"\n"
+    ));
+    assert_eq!(
+        s.workloads[0].kind,
+        WorkloadKind::Kbuild(super::super::KbuildParams {
+            device: "sda".into(),
+            jobs: 1,
+            units: super::super::KbuildParams::DEFCONFIG_UNITS,
+            repeat: true,
+        })
+    );
+    let s = ok(&format!(
+        "{dev}[[workload]]\ntype = \"kbuild\"\ndevice = \"sda\"\njobs = 8\nunits = 50\nrepeat = false\n"
+    ));
+    let WorkloadKind::Kbuild(p) = &s.workloads[0].kind else {
+        panic!("not a kbuild");
+    };
+    assert_eq!((p.jobs, p.units, p.repeat), (8, 50, false));
+    let e = err(&format!(
+        "{dev}[[workload]]\ntype = \"kbuild\"\ndevice = \"sdb\"\n"
+    ));
+    assert_err(&e, "workload[0].device", 9, "no [[device]] named \"sdb\"");
+    let e = err(&format!(
+        "{dev}[[workload]]\ntype = \"kbuild\"\ndevice = \"sda\"\njobs = 0\n"
+    ));
+    assert_err(&e, "workload[0].jobs", 10, "job count");
+    let e = err("[machine]\nram = \"1G\"\n[[workload]]\ntype = \"kbuild\"\n");
+    assert!(e.message.contains("device"), "{e}");
+}

@@ -5,6 +5,7 @@
 pub mod cat;
 pub mod dd;
 pub mod highalloc;
+pub mod kbuild;
 pub mod mem_eater;
 pub mod memcachetest;
 pub mod mmap;
@@ -88,6 +89,8 @@ pub struct WorkloadStats {
     pub parallelio: Vec<parallelio::Iteration>,
     /// A highalloc pass, once it has ended.
     pub highalloc: Option<highalloc::HighallocPass>,
+    /// A kbuild's finished builds.
+    pub kbuild: Option<kbuild::KbuildStats>,
 }
 
 /// User space's own bookkeeping: every task's counters and the run's end condition. It

@@ -685,3 +685,140 @@ fn kswapd_woken_for_order_9_compacts_the_node_when_no_zone_has_the_block() {
     assert!(free_blocks_at_least(&k.zones[Z], 9) > 0);
     invariants::check(&k).unwrap();
 }
+
+#[test]
+fn patch_2_scales_reclaim_for_compaction_by_recent_failures() {
+    use crate::mm::vmscan::should_continue_reclaim;
+    let w = world();
+    let mut k = w.borrow_mut();
+    let ino = crate::mm::inode::new_inode(&mut k, "f", 0);
+    for i in 0..6000 {
+        let pfn = take(&mut k);
+        k.held_blocks.pop();
+        k.pages.flags[pfn as usize] = PG_UPTODATE;
+        crate::mm::filemap::add_to_page_cache_lru(&mut k, pfn, ino, i);
+    }
+    // Two failures at order 9: shift 2, and order 9 is at or above the failed order.
+    compaction_succeeded(&mut k.zones[Z], 8);
+    defer_compaction(&mut k.zones[Z], 9);
+    defer_compaction(&mut k.zones[Z], 9);
+    let mut sc = direct_sc(9, 12);
+    sc.nr_reclaimed = 2048;
+    let plain = should_continue_reclaim(&k, Z, 32, 32, &sc);
+    assert_eq!(
+        plain,
+        compaction_suitable(&k, Z, Some(9)) == CompactResult::Skipped
+    );
+    k.sw.set(Switch::ReclaimCompactionScaleByFailures, true);
+    assert!(
+        should_continue_reclaim(&k, Z, 32, 32, &sc),
+        "2048 < 1024 << 2 and the inactive list is larger"
+    );
+    sc.nr_reclaimed = 4096;
+    assert_eq!(should_continue_reclaim(&k, Z, 32, 32, &sc), plain);
+    // An order below the failed one is not scaled.
+    k.zones[Z].compact_order_failed = 10;
+    sc.nr_reclaimed = 2048;
+    assert_eq!(should_continue_reclaim(&k, Z, 32, 32, &sc), plain);
+}
+
+#[test]
+fn async_compaction_backs_out_when_a_task_waits_for_a_cpu() {
+    let w = world();
+    let block = {
+        let mut k = w.borrow_mut();
+        let (_, _, pfns) = checkerboard(&mut k, 600);
+        k.sw.set(Switch::CompactionAbortOnContention, true);
+        pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1)
+    };
+    // Three CPU hogs on the two CPUs: one is always waiting.
+    for i in 0..3 {
+        let w2 = w.clone();
+        w.borrow_mut().sched.spawn(&format!("hog{i}"), async move {
+            crate::engine::run_cpu(&w2, 10 * crate::engine::SEC, crate::engine::CpuMode::User)
+                .await;
+        });
+    }
+    run_task(&w, crate::engine::SEC, {
+        let w = w.clone();
+        async move {
+            crate::engine::sleep(&w, crate::engine::MSEC).await;
+            let mut k = w.borrow_mut();
+            assert!(k.sched.need_resched());
+            let start = block;
+            let end = start_free_pfn(&k.zones[Z]);
+            for (mode, backs_out) in [(MigrateMode::Async, true), (MigrateMode::SyncLight, false)] {
+                let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, mode);
+                cc.migrate_pfn = start;
+                cc.free_pfn = end;
+                // A fresh slice does not back out, one used up does.
+                assert!(!cc.must_back_out(&k));
+                cc.slice = crate::calibration::sched_slice(2);
+                assert_eq!(isolate_migratepages(&mut k, &mut cc), Isolate::Success);
+                assert_eq!(cc.contended, backs_out, "{mode:?}");
+                assert_eq!(cc.migratepages.is_empty(), backs_out, "{mode:?}");
+                for &p in &cc.migratepages {
+                    migrate::putback_lru_page(&mut k, p);
+                }
+                cc.migratepages.clear();
+                cc.nr_migratepages = 32;
+                isolate_freepages(&mut k, &mut cc);
+                assert_eq!(cc.freepages.is_empty(), backs_out, "{mode:?}");
+                release_freepages(&mut k, &mut cc);
+            }
+            k.sw.set(Switch::CompactionAbortOnContention, false);
+            let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::Async);
+            cc.migrate_pfn = start;
+            cc.free_pfn = end;
+            cc.slice = crate::calibration::sched_slice(2);
+            isolate_migratepages(&mut k, &mut cc);
+            assert!(
+                !cc.contended,
+                "without c67fe375 async compaction carries on"
+            );
+            for &p in &cc.migratepages {
+                migrate::putback_lru_page(&mut k, p);
+            }
+        }
+    });
+}
+
+#[test]
+fn capture_hands_the_compacted_block_to_the_allocation() {
+    let w = world();
+    {
+        let mut k = w.borrow_mut();
+        checkerboard(&mut k, 5000);
+        for zi in [crate::mm::mmzone::ZONE_DMA, Z] {
+            while let Some(b) = get_big_in(&mut k, zi) {
+                k.held_blocks.push(b);
+            }
+        }
+        k.sw.set(Switch::CompactionCapture, true);
+        // With capture, finding the order free is not enough to stop: it must be taken.
+        let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::Async);
+        cc.capture = true;
+        cc.free_pfn = start_free_pfn(&k.zones[Z]);
+        assert_eq!(compact_finished(&mut k, &mut cc), CompactResult::Continue);
+        cc.captured = Some(0);
+        assert_eq!(compact_finished(&mut k, &mut cc), CompactResult::Partial);
+    }
+    let got = std::rc::Rc::new(std::cell::Cell::new(None));
+    run_task(&w, 10 * crate::engine::SEC, {
+        let (w, got) = (w.clone(), got.clone());
+        async move {
+            let gfp = Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::NOWARN);
+            got.set(page_alloc::alloc_pages(&w, gfp, 9).await.ok());
+        }
+    });
+    let mut k = w.borrow_mut();
+    let pfn = got.get().expect("a captured order-9 block");
+    assert_eq!(pfn % 512, 0);
+    assert!(
+        k.pages.flags[pfn as usize] & PG_BUDDY == 0,
+        "off the free lists"
+    );
+    k.held_blocks.push((pfn, 9));
+    assert_eq!(k.events.get(VmEvent::compact_success), 1);
+    invariants::check(&k).unwrap();
+}

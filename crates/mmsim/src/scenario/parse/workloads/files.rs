@@ -22,14 +22,13 @@ pub(super) const CAT_KEYS: &[&str] = &["device", "size", "files"];
 pub(super) const MMAP_KEYS: &[&str] = &["device", "size", "access", "pattern", "passes", "msync"];
 const MAX_PASSES: u32 = 1_000_000;
 
-/// The `device` and `size` keys of a file workload: a `[[device]]` with a filesystem and a
-/// file size in whole pages that fits on it.
-fn file_on_device<'d>(
+/// The `device` key of a workload on files: a `[[device]]` with a filesystem.
+pub(super) fn fs_device<'d>(
     cx: &Cx<'_>,
     t: &Table<'_>,
     devices: &'d [BlockDevice],
     what: &str,
-) -> Res<(&'d BlockDevice, u64)> {
+) -> Res<&'d BlockDevice> {
     let dev_item = t.required(cx, "device", &format!("the name of the [[device]] {what}"))?;
     let dev_name = string(cx, &dev_item, "a device name as a string")?;
     let Some(dev) = devices.iter().find(|d| d.name == dev_name) else {
@@ -53,6 +52,19 @@ fn file_on_device<'d>(
             format!("device \"{dev_name}\" has no filesystem to hold a file"),
         ));
     }
+    Ok(dev)
+}
+
+/// The `device` and `size` keys of a file workload: a `[[device]]` with a filesystem and a
+/// file size in whole pages that fits on it.
+fn file_on_device<'d>(
+    cx: &Cx<'_>,
+    t: &Table<'_>,
+    devices: &'d [BlockDevice],
+    what: &str,
+) -> Res<(&'d BlockDevice, u64)> {
+    let dev = fs_device(cx, t, devices, what)?;
+    let dev_name = dev.name.as_str();
     let size_item = t.required(cx, "size", "the file size, e.g. \"4G\"")?;
     let size_b = size(cx, &size_item, SizeKind::Size, None)?;
     if size_b == 0 || size_b % 4096 != 0 {

@@ -5,6 +5,7 @@
 
 mod files;
 mod highalloc;
+mod kbuild;
 mod mem_eater;
 mod memcachetest;
 mod parallelio;
@@ -26,6 +27,7 @@ const WORKLOAD_TYPES: &[&str] = &[
     "mmap",
     "parallelio",
     "highalloc",
+    "kbuild",
     "sync",
 ];
 const COMMON_WORKLOAD_KEYS: &[&str] = &["type", "name", "start"];
@@ -101,6 +103,7 @@ fn assign_names(out: &mut [Workload], explicit: &[Option<String>]) {
             WorkloadKind::Sync => "sync",
             WorkloadKind::Mmap(_) => "mmap",
             WorkloadKind::Highalloc(_) => "highalloc",
+            WorkloadKind::Kbuild(_) => "kbuild",
         };
         let idx = match next.iter().position(|(t, _)| *t == ty) {
             Some(i) => i,
@@ -152,7 +155,7 @@ fn workload<'a>(
             quoted_list(WORKLOAD_TYPES)
         ),
     )?;
-    const TYPES: [(&str, &[&str]); 8] = [
+    const TYPES: [(&str, &[&str]); 9] = [
         ("memcachetest", memcachetest::KEYS),
         ("mem_eater", mem_eater::KEYS),
         ("dd", files::DD_KEYS),
@@ -160,6 +163,7 @@ fn workload<'a>(
         ("mmap", files::MMAP_KEYS),
         ("parallelio", parallelio::KEYS),
         ("highalloc", highalloc::KEYS),
+        ("kbuild", kbuild::KEYS),
         ("sync", &[]),
     ];
     let Some(&(_, own)) = TYPES.iter().find(|(name, _)| *name == ty) else {
@@ -227,6 +231,7 @@ fn workload<'a>(
         "parallelio" => parallelio::parallelio(cx, t, ram, devices)?,
         "sync" => (WorkloadKind::Sync, None, 0),
         "highalloc" => (highalloc::highalloc(cx, t)?, None, 0),
+        "kbuild" => (kbuild::kbuild(cx, t, devices)?, None, 0),
         _ => (files::dd(cx, t, devices)?, None, 0),
     };
     let w = Workload {

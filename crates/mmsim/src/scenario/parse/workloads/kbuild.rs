@@ -1,0 +1,34 @@
+//! `type = "kbuild"`: `make -jN` of a kernel tree on a device.
+
+use super::super::check::{opt, Cx, Res, Table};
+use super::super::values::{boolean, u32_in};
+use super::files::fs_device;
+use crate::scenario::{BlockDevice, KbuildParams, WorkloadKind};
+
+pub(super) const KEYS: &[&str] = &["device", "jobs", "units", "repeat"];
+
+/// A kbuild workload's keys.
+pub(super) fn kbuild(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<WorkloadKind> {
+    let dev = fs_device(cx, t, devices, "the tree is on")?;
+    let jobs = match opt(t, "jobs") {
+        Some(item) => u32_in(cx, &item, 1, 1024, "a job count (make -jN), 1 to 1024")?,
+        None => 1,
+    };
+    let units = match opt(t, "units") {
+        Some(item) => u32_in(
+            cx,
+            &item,
+            1,
+            100_000,
+            "compile units per build, 1 to 100000",
+        )?,
+        None => KbuildParams::DEFCONFIG_UNITS,
+    };
+    let repeat = boolean(cx, t, "repeat")?.unwrap_or(true);
+    Ok(WorkloadKind::Kbuild(KbuildParams {
+        device: dev.name.clone(),
+        jobs,
+        units,
+        repeat,
+    }))
+}

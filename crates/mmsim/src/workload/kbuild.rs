@@ -1,0 +1,467 @@
+//! `kbuild`: `make -jN` of a kernel tree on a device, as the memory manager sees it
+//! (`kernel-memcg.md` §9). Each of the N job slots takes the next compile unit and runs a
+//! short-lived compiler process for it:
+//! - exec maps the compiler's text (a file shared by every build on the device) and faults
+//!   in its hot part;
+//! - it reads the unit's source file and a draw of the tree's hot headers through the page
+//!   cache (each opened and closed: dentries and inodes come and go);
+//! - it allocates and touches its heap (anonymous memory, log-normal in size);
+//! - it computes (user time, log-normal), writes its object file (dirty page cache) and
+//!   exits, freeing its heap.
+//!
+//! When every unit is compiled, one slot links: each directory's objects are read into its
+//! `built-in.o`, then every `built-in.o` into `vmlinux` by a linker with a large heap. With
+//! `repeat`, `make clean` deletes the outputs and the build starts again.
+//!
+//! The tree's shape is the era's (3.0-3.10 trees, `kernel-memcg.md` §9); the figures below
+//! that no source gives are marked as estimates.
+
+use super::{access, enter, exit, killed, uniform_k, CpuDebt, Phase};
+use crate::calibration::{
+    COPY_PAGE_NS, KBUILD_COMPILE_NS, KBUILD_COMPILE_SIGMA, OPEN_CLOSE_NS, PAGE_SIZE, TOUCH_PAGE_NS,
+};
+use crate::engine::Nanos;
+use crate::mm::memory::{self, Mm, VM_EXEC};
+use crate::mm::page_writeback::{balance_dirty_pages_ratelimited_nr, DirtyTask};
+use crate::mm::readahead::{read_page, RaState};
+use crate::mm::{filemap, namei, Kernel, World};
+use crate::scenario::KbuildParams;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Mean size of a `.c` file: 343 MB in 18,600 files of a 3.10 tree (`kernel-memcg.md` §9).
+const SOURCE_BYTES: u64 = 18 << 10;
+/// The hot headers (`include/linux`, `arch/x86/include`): ~3,900 files, ~20 MB (§9).
+const HOT_HEADERS: u64 = 3900;
+const HEADER_BYTES: u64 = 5 << 10;
+/// Headers one compile reads: 100-300 (§9); the middle.
+const HEADERS_PER_UNIT: u64 = 200;
+/// The compiler binary: 10-20 MB (§9, estimate); the middle.
+const CC1_BYTES: u64 = 15 << 20;
+/// Share of the compiler's text one compile faults in. Estimate.
+const CC1_HOT_SHARE: u64 = 4;
+/// Median compiler heap: 25-60 MB typical (§9, estimate), log-normal with this σ, which
+/// puts one compile in a hundred above ~200 MB (§9's tail).
+const HEAP_MEDIAN: f64 = 32.0 * 1048576.0;
+const HEAP_SIGMA: f64 = 0.8;
+const HEAP_MAX: u64 = 256 << 20;
+/// Median object file: "tens of KB to ~1 MB" (§9); log-normal.
+const OBJECT_MEDIAN: f64 = 40.0 * 1024.0;
+const OBJECT_SIGMA: f64 = 1.0;
+/// Units per directory (one `built-in.o` each). Estimate: ~2,000 objects in ~50
+/// directories of a defconfig.
+const UNITS_PER_DIR: u32 = 40;
+/// The final link's heap (`ld` on vmlinux; "~100-300 MB in later kernels, smaller in 3.x",
+/// §9).
+const LINK_HEAP: u64 = 100 << 20;
+
+/// One tree on its device: the files, and how far the current build has got.
+#[derive(Debug)]
+pub struct Tree {
+    /// The device.
+    pub bdi: usize,
+    /// The tree's name (its files are named after it).
+    pub name: String,
+    /// One source file per compile unit.
+    pub sources: Vec<usize>,
+    /// The hot headers.
+    pub headers: Vec<usize>,
+    /// The compiler binary (shared by the trees of a device).
+    pub cc1: usize,
+    /// The next unit to compile.
+    next: u32,
+    /// Units compiled in this build.
+    done: u32,
+    /// The build that is under way (0 = the first).
+    build: u32,
+    /// The build's link has finished.
+    linked: bool,
+    /// Job slots that have finished their part of the build, and the CPU time they used
+    /// in it.
+    slots_done: u32,
+    user: Nanos,
+    system: Nanos,
+}
+
+/// What a kbuild's builds took, as `/usr/bin/time` reports a `make` (children included).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KbuildStats {
+    /// Each finished build: (elapsed, user, system) nanoseconds.
+    pub builds: Vec<(Nanos, Nanos, Nanos)>,
+    /// Units compiled in finished builds.
+    pub units: u64,
+}
+
+/// The files of a tree of `units` compile units on device `bdi`, there at boot and not
+/// cached; the compiler binary is created with the device's first tree.
+pub fn create_tree(w: &World, name: &str, bdi: usize, units: u32) -> Rc<RefCell<Tree>> {
+    let cc1_name = "usr-libexec-gcc-cc1";
+    let existing = {
+        let k = w.borrow();
+        k.inodes
+            .iter()
+            .position(|i| i.bdi == bdi && i.name == cc1_name)
+    };
+    let cc1 = existing.unwrap_or_else(|| super::cat::create_file(w, cc1_name, bdi, CC1_BYTES));
+    let sources = (0..units)
+        .map(|u| super::cat::create_file(w, &format!("{name}/src{u}.c"), bdi, SOURCE_BYTES))
+        .collect();
+    let headers = (0..HOT_HEADERS)
+        .map(|h| super::cat::create_file(w, &format!("{name}/include{h}.h"), bdi, HEADER_BYTES))
+        .collect();
+    Rc::new(RefCell::new(Tree {
+        bdi,
+        name: name.to_string(),
+        sources,
+        headers,
+        cc1,
+        next: 0,
+        done: 0,
+        build: 0,
+        linked: false,
+        slots_done: 0,
+        user: 0,
+        system: 0,
+    }))
+}
+
+/// A log-normal draw with median `median` and log-σ `sigma`, from the run's RNG
+/// (Box-Muller on two uniform draws).
+pub fn lognormal(k: &mut Kernel, median: f64, sigma: f64) -> f64 {
+    const N: u64 = 1 << 53;
+    let u1 = (uniform_k(k, N) + 1) as f64 / N as f64;
+    let u2 = uniform_k(k, N) as f64 / N as f64;
+    let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+    median * (sigma * z).exp()
+}
+
+/// Read file `ino` whole through the page cache, opened and closed. False if the task
+/// must exit.
+async fn read_whole(w: &World, ino: usize, debt: &mut CpuDebt) -> bool {
+    let Some(f) = super::cat::open_file(w, ino).await else {
+        return false;
+    };
+    debt.system(OPEN_CLOSE_NS);
+    let pages = w.borrow().inodes[ino].size_pages;
+    let mut ra = RaState::default();
+    let mut ok = true;
+    for i in 0..pages {
+        if read_page(w, ino, &mut ra, i, pages - i).await.is_err() {
+            ok = false;
+            break;
+        }
+        debt.system(COPY_PAGE_NS);
+    }
+    namei::close(&mut w.borrow_mut(), f);
+    ok
+}
+
+/// Write a new file `name` of `bytes` (rounded up to pages) on `bdi`, replacing one of the
+/// name. Returns its inode, None if the task must exit.
+async fn write_file(
+    w: &World,
+    bdi: usize,
+    name: &str,
+    bytes: u64,
+    debt: &mut CpuDebt,
+) -> Option<usize> {
+    let f = super::dd::open_trunc(w, bdi, name).await.ok()?;
+    debt.system(OPEN_CLOSE_NS);
+    let ino = f.ino;
+    let mut task = DirtyTask::default();
+    let mut ok = true;
+    for index in 0..bytes.div_ceil(PAGE_SIZE) {
+        match filemap::write_page(w, ino, index, &mut task).await {
+            Ok((cpu, counts)) => {
+                debt.system(cpu);
+                if counts {
+                    balance_dirty_pages_ratelimited_nr(w, ino, &mut task, 1).await;
+                }
+            }
+            Err(_) => {
+                ok = false;
+                break;
+            }
+        }
+    }
+    namei::close(&mut w.borrow_mut(), f);
+    ok.then_some(ino)
+}
+
+/// A new process of the build (`fork` + `exec`): its own address space, owned by the job
+/// slot's task for the OOM killer.
+fn spawn_process(k: &mut Kernel, name: &str) -> usize {
+    let task = k.sched.current();
+    k.mms.push(Mm {
+        name: name.to_string(),
+        task: Some(task),
+        ..Default::default()
+    });
+    k.mms.len() - 1
+}
+
+/// The process exits: its memory goes, and its faults count towards the make (`time`
+/// reports children's rusage).
+fn exit_process(k: &mut Kernel, mm: usize, parent: usize) {
+    memory::exit_mmap(k, mm);
+    let (min, maj) = (k.mms[mm].min_flt, k.mms[mm].maj_flt);
+    k.mms[parent].min_flt += min;
+    k.mms[parent].maj_flt += maj;
+}
+
+/// Touch `pages` new anonymous pages of `mm` (a heap). False if the task must exit.
+async fn touch_heap(w: &World, mm: usize, pages: u32, debt: &mut CpuDebt) -> bool {
+    let start = w.borrow_mut().mms[mm].mmap_anon(pages, 0);
+    for vpn in start..start + pages {
+        if access(w, mm, vpn, true, debt).await.is_err() {
+            return false;
+        }
+        debt.user(TOUCH_PAGE_NS);
+        debt.maybe_flush(w).await;
+    }
+    true
+}
+
+/// Compile unit `u` of the tree in a new process: exec, read, allocate, compute, write
+/// the object, exit. False if the job slot must exit.
+async fn compile(w: &World, tree: &Rc<RefCell<Tree>>, u: u32, parent: usize) -> bool {
+    let (bdi, cc1, source, name, header_count) = {
+        let t = tree.borrow();
+        (
+            t.bdi,
+            t.cc1,
+            t.sources[u as usize],
+            t.name.clone(),
+            t.headers.len() as u64,
+        )
+    };
+    let mm = spawn_process(&mut w.borrow_mut(), "cc1");
+    let mut debt = CpuDebt::default();
+    let ok = 'run: {
+        // exec: the compiler's text, mapped and its hot part faulted in.
+        let Some(text) = super::cat::open_file(w, cc1).await else {
+            break 'run false;
+        };
+        let pages = (CC1_BYTES / PAGE_SIZE) as u32;
+        let start = memory::mmap_file(&mut w.borrow_mut(), mm, cc1, 0, pages, VM_EXEC);
+        namei::close(&mut w.borrow_mut(), text);
+        for vpn in start..start + pages / CC1_HOT_SHARE as u32 {
+            if access(w, mm, vpn, false, &mut debt).await.is_err() {
+                break 'run false;
+            }
+        }
+        if !read_whole(w, source, &mut debt).await {
+            break 'run false;
+        }
+        for _ in 0..HEADERS_PER_UNIT {
+            let h = uniform_k(&mut w.borrow_mut(), header_count) as usize;
+            let ino = tree.borrow().headers[h];
+            if !read_whole(w, ino, &mut debt).await {
+                break 'run false;
+            }
+        }
+        let (heap, cpu, object) = {
+            let mut k = w.borrow_mut();
+            let heap =
+                (lognormal(&mut k, HEAP_MEDIAN, HEAP_SIGMA) as u64).clamp(PAGE_SIZE, HEAP_MAX);
+            let cpu = lognormal(&mut k, KBUILD_COMPILE_NS as f64, KBUILD_COMPILE_SIGMA) as Nanos;
+            let object = lognormal(&mut k, OBJECT_MEDIAN, OBJECT_SIGMA) as u64;
+            (heap, cpu, object.clamp(PAGE_SIZE, 1 << 20))
+        };
+        if !touch_heap(w, mm, (heap / PAGE_SIZE) as u32, &mut debt).await {
+            break 'run false;
+        }
+        debt.user(cpu);
+        debt.flush(w).await;
+        let obj_name = format!("{name}/obj{u}.o");
+        write_file(w, bdi, &obj_name, object, &mut debt)
+            .await
+            .is_some()
+    };
+    debt.flush(w).await;
+    exit_process(&mut w.borrow_mut(), mm, parent);
+    ok && !killed(w)
+}
+
+/// The links once every unit is compiled: each directory's objects into its `built-in.o`,
+/// then all of those into `vmlinux` by a linker with [`LINK_HEAP`]. False if the slot must
+/// exit.
+async fn link(w: &World, tree: &Rc<RefCell<Tree>>, parent: usize) -> bool {
+    let (bdi, name, units) = {
+        let t = tree.borrow();
+        (t.bdi, t.name.clone(), t.sources.len() as u32)
+    };
+    let mm = spawn_process(&mut w.borrow_mut(), "ld");
+    let mut debt = CpuDebt::default();
+    let ok = 'run: {
+        let mut builtins = Vec::new();
+        for dir in 0..units.div_ceil(UNITS_PER_DIR) {
+            let mut bytes = 0;
+            for u in dir * UNITS_PER_DIR..((dir + 1) * UNITS_PER_DIR).min(units) {
+                let obj = format!("{name}/obj{u}.o");
+                let ino = namei::file_on_disk(&w.borrow(), bdi, &obj);
+                if let Some(ino) = ino {
+                    bytes += w.borrow().inodes[ino].size_pages * PAGE_SIZE;
+                    if !read_whole(w, ino, &mut debt).await {
+                        break 'run false;
+                    }
+                }
+            }
+            let out = format!("{name}/dir{dir}/built-in.o");
+            match write_file(w, bdi, &out, bytes, &mut debt).await {
+                Some(ino) => builtins.push((ino, bytes)),
+                None => break 'run false,
+            }
+        }
+        if !touch_heap(w, mm, (LINK_HEAP / PAGE_SIZE) as u32, &mut debt).await {
+            break 'run false;
+        }
+        let mut total = 0;
+        for &(ino, bytes) in &builtins {
+            total += bytes;
+            if !read_whole(w, ino, &mut debt).await {
+                break 'run false;
+            }
+        }
+        write_file(w, bdi, &format!("{name}/vmlinux"), total / 2, &mut debt)
+            .await
+            .is_some()
+    };
+    debt.flush(w).await;
+    exit_process(&mut w.borrow_mut(), mm, parent);
+    ok && !killed(w)
+}
+
+/// `make clean`: every output of the build deleted.
+async fn make_clean(w: &World, tree: &Rc<RefCell<Tree>>) -> bool {
+    let (bdi, name, units) = {
+        let t = tree.borrow();
+        (t.bdi, t.name.clone(), t.sources.len() as u32)
+    };
+    let mut names: Vec<String> = (0..units).map(|u| format!("{name}/obj{u}.o")).collect();
+    names.extend((0..units.div_ceil(UNITS_PER_DIR)).map(|d| format!("{name}/dir{d}/built-in.o")));
+    names.push(format!("{name}/vmlinux"));
+    for n in names {
+        if namei::unlink(w, bdi, &n).await.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+/// One job slot of `make -jN` on `tree`: compile units until none is left; the slot that
+/// compiles the last one links. Slot 0 reports each build once every slot is done with it
+/// and, with `repeat`, runs `make clean` and starts the next.
+pub async fn job_slot(w: World, idx: usize, tree: Rc<RefCell<Tree>>, p: KbuildParams, slot: u32) {
+    let me = w.borrow().sched.current();
+    let mut started = w.borrow().sched.now();
+    loop {
+        let build = tree.borrow().build;
+        let (u0, s0) = w.borrow().sched.task_times(me);
+        loop {
+            let u = {
+                let mut t = tree.borrow_mut();
+                if t.next as usize >= t.sources.len() {
+                    break;
+                }
+                t.next += 1;
+                t.next - 1
+            };
+            if !compile(&w, &tree, u, idx).await {
+                return exit(&w, idx, idx);
+            }
+            let last = {
+                let mut t = tree.borrow_mut();
+                t.done += 1;
+                t.done as usize == t.sources.len()
+            };
+            super::page_done(&w, idx);
+            if last {
+                if !link(&w, &tree, idx).await {
+                    return exit(&w, idx, idx);
+                }
+                tree.borrow_mut().linked = true;
+            }
+        }
+        {
+            let (u1, s1) = w.borrow().sched.task_times(me);
+            let mut t = tree.borrow_mut();
+            t.slots_done += 1;
+            t.user += u1 - u0;
+            t.system += s1 - s0;
+        }
+        // make waits for every job of the build.
+        let settled = |t: &Tree| t.build != build || (t.linked && t.slots_done == p.jobs);
+        while !settled(&tree.borrow()) {
+            crate::engine::sleep(&w, BUILD_POLL).await;
+        }
+        if slot == 0 {
+            let now = w.borrow().sched.now();
+            let (user, system, units) = {
+                let t = tree.borrow();
+                (t.user, t.system, t.sources.len() as u64)
+            };
+            {
+                let mut k = w.borrow_mut();
+                let st = super::stats(&mut k, idx);
+                let kb = st.kbuild.get_or_insert_with(KbuildStats::default);
+                kb.builds.push((now - started, user, system));
+                kb.units += units;
+            }
+            if !p.repeat {
+                super::finished(&mut w.borrow_mut(), idx);
+                return;
+            }
+            if !make_clean(&w, &tree).await {
+                return exit(&w, idx, idx);
+            }
+            let mut t = tree.borrow_mut();
+            *t = Tree {
+                next: 0,
+                done: 0,
+                build: build + 1,
+                linked: false,
+                slots_done: 0,
+                user: 0,
+                system: 0,
+                sources: std::mem::take(&mut t.sources),
+                headers: std::mem::take(&mut t.headers),
+                name: std::mem::take(&mut t.name),
+                ..*t
+            };
+            drop(t);
+            enter(&mut w.borrow_mut(), idx, Phase::Running, units);
+            started = w.borrow().sched.now();
+        } else {
+            if !p.repeat {
+                return;
+            }
+            while tree.borrow().build == build {
+                crate::engine::sleep(&w, BUILD_POLL).await;
+            }
+        }
+    }
+}
+
+/// How often a job slot that has run out of units looks whether the build is over (a
+/// model of `make`'s `wait` for its children).
+const BUILD_POLL: Nanos = 100 * crate::engine::MSEC;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::boot_for_test;
+
+    #[test]
+    fn lognormal_draws_have_the_median_asked_for() {
+        let w = boot_for_test(64, 0, "3.9");
+        let mut k = w.borrow_mut();
+        let mut v: Vec<f64> = (0..4001).map(|_| lognormal(&mut k, 10.0, 0.8)).collect();
+        v.sort_by(f64::total_cmp);
+        let median = v[2000];
+        assert!((9.0..11.0).contains(&median), "{median}");
+        // σ = 0.8: the 84th percentile is e^0.8 ≈ 2.2 times the median.
+        let p84 = v[(4001.0 * 0.8413) as usize];
+        assert!((1.9..2.6).contains(&(p84 / median)), "{}", p84 / median);
+    }
+}
