@@ -241,6 +241,12 @@ fn migration_refuses_locked_writeback_and_unmovable_private_pages() {
     assert!(isolatable(&k, dirty3, Async));
     let clean_btrfs = file_page(&mut k, disk, 0);
     assert_eq!(migrate_check(&k, clean_btrfs, Async), Ok(()));
+    assert!(
+        isolatable(&k, clean_btrfs, Async),
+        "clean: moved without a write"
+    );
+    let unevictable = file_page(&mut k, ext3, crate::mm::page::PG_UNEVICTABLE);
+    assert!(!isolatable(&k, unevictable, SyncLight));
     assert!(!isolatable(&k, wb, Async) && isolatable(&k, wb, SyncLight));
 }
 
@@ -821,4 +827,148 @@ fn capture_hands_the_compacted_block_to_the_allocation() {
     k.held_blocks.push((pfn, 9));
     assert_eq!(k.events.get(VmEvent::compact_success), 1);
     invariants::check(&k).unwrap();
+}
+
+#[test]
+fn the_failed_order_itself_is_deferred_and_the_cfs_slice_grows_with_cpus() {
+    let w = world();
+    let mut k = w.borrow_mut();
+    compaction_succeeded(&mut k.zones[Z], 6);
+    defer_compaction(&mut k.zones[Z], 4);
+    assert!(
+        compaction_deferred(&mut k, Z, 4),
+        "order 4 failed: it is deferred"
+    );
+    use crate::calibration::{sched_slice, SCHED_MIN_GRANULARITY_NS as G};
+    assert_eq!(
+        [1, 2, 4, 8, 64].map(sched_slice),
+        [G, 2 * G, 3 * G, 4 * G, 4 * G]
+    );
+}
+
+#[test]
+fn the_free_scanner_starts_at_the_zones_last_pageblock() {
+    assert_eq!(start_free_pfn(&Zone::new(1, 0, 1000)), 512);
+    assert_eq!(start_free_pfn(&Zone::new(1, 4096, 32768)), 32768);
+    assert_eq!(start_free_pfn(&Zone::new(1, 4096, 33279)), 32768);
+}
+
+#[test]
+fn suitability_is_partial_only_if_the_order_is_free_within_the_watermark() {
+    let w = world();
+    let mut k = w.borrow_mut();
+    checkerboard(&mut k, 3000);
+    while let Some(b) = get_big(&mut k) {
+        k.held_blocks.push(b);
+    }
+    // One order-9 block back, among thousands of single pages: the block exists (index
+    // -1000) but the order-9 watermark counts only the pages in blocks of 9 and up.
+    let (p, o) = *k.held_blocks.iter().find(|&&(_, o)| o == 9).unwrap();
+    k.held_blocks.retain(|&b| b != (p, o));
+    page_alloc::free_pages(&mut k, p, 9);
+    let z = &k.zones[Z];
+    assert_eq!(fragmentation_index(z, 9), -1000);
+    assert!(!zone_watermark_ok(z, 9, z.low_wmark() + (2 << 9), 0, 0));
+    assert_eq!(compaction_suitable(&k, Z, Some(9)), CompactResult::Continue);
+}
+
+#[test]
+fn compact_finished_wants_the_order_above_low_plus_the_block_on_its_own_list() {
+    use crate::mm::mmzone::{MIGRATE_RECLAIMABLE, WMARK_LOW};
+    let w = world();
+    let mut k = w.borrow_mut();
+    let free = k.zones[Z].free_pages();
+    let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::Async);
+    cc.free_pfn = start_free_pfn(&k.zones[Z]);
+    // The order-9 check needs free - 511 > low + 512.
+    k.zones[Z].watermark[WMARK_LOW] = free - 600;
+    assert_eq!(compact_finished(&mut k, &mut cc), CompactResult::Continue);
+    k.zones[Z].watermark[WMARK_LOW] = free - 2000;
+    assert_eq!(compact_finished(&mut k, &mut cc), CompactResult::Partial);
+    // A type with no free block of order 4 or more: not done at order 4, done at order 9
+    // (a whole-pageblock allocation takes any free block over).
+    let empty = [MIGRATE_UNMOVABLE, MIGRATE_RECLAIMABLE]
+        .into_iter()
+        .find(|&mt| (4..MAX_ORDER).all(|o| k.zones[Z].free_area[o].free_list[mt].is_empty()))
+        .expect("a type without large free blocks");
+    let mut cc = CompactControl::new(Z, Some(4), empty, MigrateMode::Async);
+    cc.free_pfn = start_free_pfn(&k.zones[Z]);
+    assert_eq!(compact_finished(&mut k, &mut cc), CompactResult::Continue);
+    cc.order = Some(9);
+    assert_eq!(compact_finished(&mut k, &mut cc), CompactResult::Partial);
+    cc.order = Some(4);
+    cc.migratetype = MIGRATE_MOVABLE;
+    assert_eq!(compact_finished(&mut k, &mut cc), CompactResult::Partial);
+}
+
+#[test]
+fn too_many_isolated_is_more_than_half_the_lru_and_async_gives_up_on_it() {
+    let w = world();
+    let mut k = w.borrow_mut();
+    let (_, _, pfns) = checkerboard(&mut k, 600);
+    let block = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+    let z = &mut k.zones[Z];
+    for (i, stat) in [
+        ZoneStat::nr_active_file,
+        ZoneStat::nr_inactive_file,
+        ZoneStat::nr_active_anon,
+        ZoneStat::nr_inactive_anon,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        z.mod_stat(stat, 100 * (i as i64 + 1));
+    }
+    let lru = z.stat(ZoneStat::nr_active_file)
+        + z.stat(ZoneStat::nr_inactive_file)
+        + z.stat(ZoneStat::nr_active_anon)
+        + z.stat(ZoneStat::nr_inactive_anon);
+    z.mod_stat(ZoneStat::nr_isolated_file, 7);
+    z.mod_stat(ZoneStat::nr_isolated_anon, (lru / 2 - 7) as i64);
+    assert!(!too_many_isolated(z), "half is not too many");
+    z.mod_stat(ZoneStat::nr_isolated_anon, 1);
+    assert!(too_many_isolated(z));
+    for (mode, want) in [
+        (MigrateMode::Async, Isolate::Abort),
+        (MigrateMode::SyncLight, Isolate::Throttle),
+    ] {
+        let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, mode);
+        cc.migrate_pfn = block;
+        cc.free_pfn = start_free_pfn(&k.zones[Z]);
+        assert_eq!(isolate_migratepages(&mut k, &mut cc), want);
+        assert!(cc.migratepages.is_empty());
+    }
+}
+
+#[test]
+fn the_migrate_scanner_counts_every_frame_and_may_reach_the_free_scanners_block() {
+    let w = world();
+    let mut k = w.borrow_mut();
+    // The zone's last pageblock is free: 512 frames looked at, nothing isolated.
+    let last = start_free_pfn(&k.zones[Z]) - PAGEBLOCK_NR_PAGES;
+    let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::SyncLight);
+    cc.migrate_pfn = last;
+    cc.free_pfn = last + PAGEBLOCK_NR_PAGES;
+    assert_eq!(isolate_migratepages(&mut k, &mut cc), Isolate::Success);
+    assert_eq!(cc.stats.migrate_scanned, PAGEBLOCK_NR_PAGES);
+    assert_eq!(cc.migrate_pfn, last + PAGEBLOCK_NR_PAGES);
+    assert!(cc.migratepages.is_empty());
+    // Past the free scanner: nothing scanned.
+    let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::SyncLight);
+    cc.migrate_pfn = last;
+    cc.free_pfn = last + PAGEBLOCK_NR_PAGES - 1;
+    assert_eq!(isolate_migratepages(&mut k, &mut cc), Isolate::None);
+    assert_eq!(cc.stats.migrate_scanned, 0);
+    // Some LRU pages: each frame counted once.
+    let (_, _, pfns) = checkerboard(&mut k, 8);
+    let block = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+    let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::SyncLight);
+    cc.migrate_pfn = block;
+    cc.free_pfn = start_free_pfn(&k.zones[Z]);
+    isolate_migratepages(&mut k, &mut cc);
+    assert_eq!(cc.stats.migrate_scanned, PAGEBLOCK_NR_PAGES);
+    assert_eq!(cc.migratepages.len(), 8);
+    for &p in &cc.migratepages {
+        migrate::putback_lru_page(&mut k, p);
+    }
 }
