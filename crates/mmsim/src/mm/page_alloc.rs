@@ -529,6 +529,7 @@ pub fn free_page(k: &mut Kernel, pfn: Pfn) {
 
 /// `free_one_page`: a block back on the free list of its pageblock's type; a free resets
 /// the zone's reclaim failure state.
+#[inline]
 fn free_one_page(k: &mut Kernel, pfn: Pfn, order: u32) {
     let zi = k.page_zone(pfn);
     let Kernel { pages, zones, .. } = k;
