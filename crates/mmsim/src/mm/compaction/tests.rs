@@ -972,3 +972,24 @@ fn the_migrate_scanner_counts_every_frame_and_may_reach_the_free_scanners_block(
         migrate::putback_lru_page(&mut k, p);
     }
 }
+
+#[test]
+fn a_page_in_use_is_never_a_free_scanner_target_outside_movable_blocks() {
+    let w = world();
+    let ext3 = add_test_disk(&w, "sdc", "ext3");
+    let mut k = w.borrow_mut();
+    // Enough files that the page's mapping (its inode number) is past pageblock_order.
+    let ino = (0..12)
+        .map(|i| crate::mm::inode::new_inode(&mut k, &format!("f{i}"), ext3))
+        .last()
+        .unwrap();
+    assert!(ino >= PAGEBLOCK_ORDER);
+    let pfn = take(&mut k);
+    k.held_blocks.pop();
+    k.pages.flags[pfn as usize] = PG_UPTODATE;
+    crate::mm::filemap::add_to_page_cache_lru(&mut k, pfn, ino, 0);
+    k.zones[Z].set_pageblock_migratetype(pfn, MIGRATE_UNMOVABLE);
+    assert!(!suitable_migration_target(&k, Z, pfn as u64));
+    k.zones[Z].set_pageblock_migratetype(pfn, MIGRATE_MOVABLE);
+    assert!(suitable_migration_target(&k, Z, pfn as u64));
+}
