@@ -8,8 +8,9 @@
 //!
 //! Versions: the migrate scanner starts at the zone start every run; the free scanner at the
 //! zone end (≤3.5) or, for order > 0, at the zone's cached pfn with one wrap (3.6,
-//! `compaction_cached_free_pfn`). 3.7's pageblock skip bits, capture and the contention
-//! aborts are not modelled yet.
+//! `compaction_cached_free_pfn`). Seed 004's capture (3.7's 1fb3f8ca) and c67fe375's
+//! back-out on `need_resched` are switches; lock contention, 3.7's pageblock skip bits and
+//! cached migrate pfn are not modelled yet.
 
 use super::migrate::{self, MigrateMode};
 use super::mmzone::{
