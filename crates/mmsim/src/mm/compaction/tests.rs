@@ -993,3 +993,40 @@ fn a_page_in_use_is_never_a_free_scanner_target_outside_movable_blocks() {
     k.zones[Z].set_pageblock_migratetype(pfn, MIGRATE_MOVABLE);
     assert!(suitable_migration_target(&k, Z, pfn as u64));
 }
+
+#[test]
+fn a_swap_cache_page_moves_with_its_slot_and_an_orphaned_anon_page_waits() {
+    let w = boot_for_test(128, 64, "3.9");
+    let mut k = w.borrow_mut();
+    let (mm, start, pfns) = checkerboard(&mut k, 16);
+    // Swapped out but still in the swap cache: unmapped, its PTE a swap entry.
+    let old = pfns[5];
+    assert!(crate::mm::swapfile::add_to_swap(&mut k, old));
+    let slot = k.pages.private[old as usize];
+    let pte = k.mms[mm].pte_mut(start + 5);
+    *pte &= !crate::mm::memory::PTE_YOUNG;
+    assert_eq!(
+        crate::mm::rmap::try_to_unmap(&mut k, old),
+        crate::mm::rmap::Unmap::Success
+    );
+    assert!(!k.pages.mapped(old));
+    assert_eq!(migrate_check(&k, old, MigrateMode::Async), Ok(()));
+    swap::del_page_from_lru_list(&mut k, old);
+    k.pages.set(old, PG_ISOLATED);
+    k.zones[Z].mod_stat(ZoneStat::nr_isolated_anon, 1);
+    let new = take(&mut k);
+    k.held_blocks.pop();
+    let r = migrate::migrate_pages(&mut k, &mut vec![old], |_| Some(new), MigrateMode::Async);
+    assert_eq!(r.succeeded, 1);
+    assert_eq!(k.swap.lookup_swap_cache(slot), Some(new));
+    assert_eq!(k.pages.private[new as usize], slot);
+    invariants::check(&k).unwrap();
+    // An anonymous page neither mapped nor in the swap cache is on its way out.
+    let orphan = take(&mut k);
+    k.pages.flags[orphan as usize] = crate::mm::page::PG_SWAPBACKED | PG_ANON | PG_ISOLATED;
+    assert_eq!(
+        migrate_check(&k, orphan, MigrateMode::SyncLight),
+        Err(MigrateError::Again)
+    );
+    k.pages.flags[orphan as usize] = 0;
+}
