@@ -1030,3 +1030,31 @@ fn a_swap_cache_page_moves_with_its_slot_and_an_orphaned_anon_page_waits() {
     );
     k.pages.flags[orphan as usize] = 0;
 }
+
+#[test]
+fn a_permanent_failure_leaves_the_list_for_the_lru_and_frees_its_target() {
+    let w = world();
+    let mut k = w.borrow_mut();
+    let (_, _, pfns) = checkerboard(&mut k, 16);
+    let p = pfns[2];
+    swap::del_page_from_lru_list(&mut k, p);
+    k.pages.set(p, PG_ISOLATED | PG_WRITEBACK);
+    k.zones[Z].mod_stat(ZoneStat::nr_isolated_anon, 1);
+    let target = take(&mut k);
+    k.held_blocks.pop();
+    let free_before = k.zones[Z].free_pages();
+    let mut list = vec![p];
+    let r = migrate::migrate_pages(&mut k, &mut list, |_| Some(target), MigrateMode::Async);
+    // -EBUSY: no retry, the page goes back to the LRU at once.
+    assert_eq!((r.succeeded, r.failed, r.remaining), (0, 1, 0));
+    assert!(list.is_empty());
+    assert!(k.pages.test(p, PG_LRU) && !k.pages.test(p, PG_ISOLATED));
+    assert_eq!(k.zones[Z].stat(ZoneStat::nr_isolated_anon), 0);
+    assert_eq!(
+        k.zones[Z].free_pages(),
+        free_before + 1,
+        "the target was given back"
+    );
+    k.pages.clear(p, PG_WRITEBACK);
+    invariants::check(&k).unwrap();
+}
