@@ -1058,3 +1058,25 @@ fn a_permanent_failure_leaves_the_list_for_the_lru_and_frees_its_target() {
     k.pages.clear(p, PG_WRITEBACK);
     invariants::check(&k).unwrap();
 }
+
+#[test]
+fn freeing_a_block_counts_every_page_and_leaves_no_owner_on_its_frames() {
+    let w = world();
+    let mut k = w.borrow_mut();
+    let (pfn, order) = get_big(&mut k).expect("a free block");
+    let pgfree = k.events.get(VmEvent::pgfree);
+    // A stale owner on the block's last frame: freeing clears it.
+    let last = pfn + (1 << order) - 1;
+    k.pages.mapping[last as usize] = 7;
+    k.pages.private[last as usize] = 9;
+    page_alloc::free_pages(&mut k, pfn, order);
+    assert_eq!(k.events.get(VmEvent::pgfree), pgfree + (1 << order));
+    assert_eq!(
+        (
+            k.pages.mapping[last as usize],
+            k.pages.private[last as usize]
+        ),
+        (0, 0)
+    );
+    invariants::check(&k).unwrap();
+}
