@@ -114,10 +114,11 @@ pub fn host_memory_estimate(scenario: &Scenario) -> u64 {
             WorkloadKind::Sync | WorkloadKind::Highalloc(_) => {}
             WorkloadKind::Kbuild(k) => {
                 // Sources, hot headers, objects (about as many pages as the sources).
-                let unit = 18 << 10;
-                file += pages(k.units as u64 * unit * 2 + (20 << 20));
-                files_cached += k.units as u64 * 2 + 3900;
-                mapped += k.jobs as u64 * pages(256 << 20);
+                use workload::kbuild::{HEADER_BYTES, HEAP_MAX, HOT_HEADERS, SOURCE_BYTES};
+                let units = k.units as u64;
+                file += pages(units * SOURCE_BYTES * 2 + HOT_HEADERS * HEADER_BYTES);
+                files_cached += units * 2 + HOT_HEADERS;
+                mapped += k.jobs as u64 * pages(HEAP_MAX);
             }
         }
     }

@@ -390,20 +390,25 @@ fn split_free_page(k: &mut Kernel, zi: usize, pfn: Pfn, out: &mut Vec<Pfn>) -> u
     }
     let super::Kernel { pages, zones, .. } = k;
     page_alloc::take_free_block(pages, &mut zones[zi], pfn, order);
-    if order >= PAGEBLOCK_ORDER - 1 {
-        let first = pfn as u64 & !(PAGEBLOCK_NR_PAGES - 1);
-        let last = pfn as u64 + (1 << order);
-        let mut b = first;
-        while b < last {
-            zones[zi].set_pageblock_migratetype(b as Pfn, MIGRATE_MOVABLE);
-            b += PAGEBLOCK_NR_PAGES;
-        }
-    }
+    claim_pageblocks(&mut zones[zi], pfn, order);
     for p in pfn..pfn + (1 << order) {
         pages.flags[p as usize] = PG_ISOLATED;
         out.push(p);
     }
     1 << order
+}
+
+/// A free block of half a pageblock or more taken whole makes its pageblocks MOVABLE
+/// (`split_free_page`, `capture_free_page`).
+fn claim_pageblocks(z: &mut Zone, pfn: Pfn, order: usize) {
+    if order < PAGEBLOCK_ORDER - 1 {
+        return;
+    }
+    let mut b = pfn as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+    while b < pfn as u64 + (1 << order) {
+        z.set_pageblock_migratetype(b as Pfn, MIGRATE_MOVABLE);
+        b += PAGEBLOCK_NR_PAGES;
+    }
 }
 
 /// `isolate_freepages_block`: every free block in `[start, end)`.
@@ -506,13 +511,7 @@ fn compact_capture_page(k: &mut Kernel, cc: &mut CompactControl) {
             }
             let super::Kernel { pages, zones, .. } = k;
             page_alloc::capture_free_block(pages, &mut zones[cc.zone], head, o, order as usize, mt);
-            if o >= PAGEBLOCK_ORDER - 1 {
-                let mut b = head as u64 & !(PAGEBLOCK_NR_PAGES - 1);
-                while b < head as u64 + (1 << o) {
-                    zones[cc.zone].set_pageblock_migratetype(b as Pfn, MIGRATE_MOVABLE);
-                    b += PAGEBLOCK_NR_PAGES;
-                }
-            }
+            claim_pageblocks(&mut zones[cc.zone], head, o);
             cc.captured = Some(head);
             return;
         }
@@ -602,7 +601,8 @@ pub async fn compact_zone(w: &World, cc: &mut CompactControl) -> CompactResult {
         match step {
             Step::Done(done) => break done,
             Step::Throttle => {
-                vmscan_congestion_wait(w).await;
+                // congestion_wait(BLK_RW_ASYNC, HZ/10)
+                super::vmscan::congestion_wait(w, HZ_10).await;
                 cc.slice = 0;
             }
             Step::Cpu(ns) => {
@@ -621,12 +621,6 @@ pub async fn compact_zone(w: &World, cc: &mut CompactControl) -> CompactResult {
     k.count(VmEvent::compact_free_scanned, s.free_scanned);
     k.count(VmEvent::compact_isolated, s.isolated);
     ret
-}
-
-/// Sync compaction's wait when too many pages are isolated (`congestion_wait(BLK_RW_ASYNC,
-/// HZ/10)`).
-async fn vmscan_congestion_wait(w: &World) {
-    super::vmscan::congestion_wait(w, HZ_10).await;
 }
 
 /// What a direct compaction found: its result, a block captured for the caller (patch 3),

@@ -30,10 +30,10 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 /// Mean size of a `.c` file: 343 MB in 18,600 files of a 3.10 tree (`kernel-memcg.md` §9).
-const SOURCE_BYTES: u64 = 18 << 10;
+pub const SOURCE_BYTES: u64 = 18 << 10;
 /// The hot headers (`include/linux`, `arch/x86/include`): ~3,900 files, ~20 MB (§9).
-const HOT_HEADERS: u64 = 3900;
-const HEADER_BYTES: u64 = 5 << 10;
+pub const HOT_HEADERS: u64 = 3900;
+pub const HEADER_BYTES: u64 = 5 << 10;
 /// Headers one compile reads: 100-300 (§9); the middle.
 const HEADERS_PER_UNIT: u64 = 200;
 /// The compiler binary: 10-20 MB (§9, estimate); the middle.
@@ -44,7 +44,7 @@ const CC1_HOT_SHARE: u64 = 4;
 /// puts one compile in a hundred above ~200 MB (§9's tail).
 const HEAP_MEDIAN: f64 = 32.0 * 1048576.0;
 const HEAP_SIGMA: f64 = 0.8;
-const HEAP_MAX: u64 = 256 << 20;
+pub const HEAP_MAX: u64 = 256 << 20;
 /// Median object file: "tens of KB to ~1 MB" (§9); log-normal.
 const OBJECT_MEDIAN: f64 = 40.0 * 1024.0;
 const OBJECT_SIGMA: f64 = 1.0;
