@@ -118,8 +118,8 @@ pub static SWITCHES: &[SwitchDef] = &[
         name: "kswapd_compact_on_progress",
         patch: "mm: vmscan: Decide whether to compact the pgdat based on reclaim progress",
         series: KS,
-        doc: "Compaction of the pgdat is decided inside the balance loop from reclaim progress (no effect until \
-              compaction is modelled).",
+        doc: "kswapd compacts the pgdat inside the balance loop, after a pass that reclaimed more than it \
+              attempted, instead of once at the end of balance_pgdat.",
     },
     SwitchDef {
         switch: Switch::KswapdNoMaxPriority,
