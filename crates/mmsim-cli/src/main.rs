@@ -17,7 +17,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -93,6 +93,14 @@ enum Command {
         /// dirty-throttling: run one case, by name (e.g. xfs-100dd-1M-8p-2946M).
         #[arg(long, value_name = "NAME")]
         case: Option<String>,
+        /// stress-highalloc: also run the other versions of the series that
+        /// kernel-compaction.md §9.3 tabulates and the switches express.
+        #[arg(long)]
+        versions: bool,
+        /// stress-highalloc: the tree copies lie on the disk at boot instead of being made
+        /// by cp -r of a whole tree before each build (MMTests' way, the default).
+        #[arg(long)]
+        trees_at_boot: bool,
         /// A short procedure for tests: a quarter of the memory and 60 s runs.
         #[arg(long)]
         fast: bool,
@@ -327,6 +335,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             experiment,
             full,
             case,
+            versions,
+            trees_at_boot,
             fast,
             fresh,
             iterations,
@@ -339,6 +349,47 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             json: json_path,
             html,
         } => {
+            if experiment == "stress-highalloc" {
+                let refused = [
+                    (full, "--full"),
+                    (case.is_some(), "--case"),
+                    (fresh, "--fresh"),
+                    (iterations.is_some(), "--iterations"),
+                    (swap_on.is_some(), "--swap-on"),
+                    (sensitivity, "--sensitivity"),
+                    (pci_hole.is_some(), "--pci-hole"),
+                    (html.is_some(), "--html"),
+                ];
+                if let Some((_, flag)) = refused.iter().find(|(set, _)| *set) {
+                    return Err(
+                        BadInput(format!("{flag} does not apply to stress-highalloc")).into(),
+                    );
+                }
+                use mmsim::reproduce::stress_highalloc::Procedure;
+                let mut p = if fast {
+                    Procedure::fast()
+                } else {
+                    Procedure::published()
+                };
+                p.seed = seed.unwrap_or(p.seed);
+                p.copy = !trees_at_boot;
+                use mmsim::mm::huge_memory::ThpEnabled;
+                p.thp = match thp.as_deref() {
+                    Some("always") => ThpEnabled::Always,
+                    Some("madvise") => ThpEnabled::Madvise,
+                    Some(_) => ThpEnabled::Never,
+                    None => p.thp,
+                };
+                return reproduce_stress_highalloc(
+                    &p,
+                    versions,
+                    jobs.map(|j| j as usize),
+                    json_path,
+                );
+            }
+            if versions || trees_at_boot {
+                return Err(BadInput("--versions applies to stress-highalloc only".into()).into());
+            }
             if experiment == "dirty-throttling" {
                 let parallelio_only = [
                     (fast, "--fast"),
@@ -739,7 +790,7 @@ fn reproduce(
     use mmsim::reproduce::parallelio;
     if experiment != "parallelio" {
         return Err(BadInput(format!(
-            "unknown experiment '{experiment}': expected parallelio or dirty-throttling"
+            "unknown experiment '{experiment}': expected parallelio, dirty-throttling or stress-highalloc"
         ))
         .into());
     }
@@ -805,6 +856,69 @@ fn reproduce(
     };
     print!("{text}");
     write_json(json_out, json_path.as_deref(), &json)?;
+    Ok(())
+}
+
+/// `mmsim reproduce stress-highalloc`: each kernel's run of the procedure, in parallel
+/// into fixed slots, with a progress bar over their simulated time.
+fn reproduce_stress_highalloc(
+    p: &mmsim::reproduce::stress_highalloc::Procedure,
+    versions: bool,
+    jobs: Option<usize>,
+    json_path: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    use mmsim::reproduce::stress_highalloc as sh;
+    let json_out = json_path
+        .as_deref()
+        .map(|p| create_output("--json", p))
+        .transpose()?;
+    let columns = sh::columns(versions);
+    let threads = jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    // The bar counts simulated seconds; a run takes at least the procedure's minimum.
+    let per_run = sh::min_seconds(p);
+    let bar = indicatif::ProgressBar::new(per_run * columns.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} simulated s {elapsed_precise} {msg}",
+        )
+        .expect("a valid template"),
+    );
+    let done: Vec<std::sync::Arc<AtomicU64>> = columns
+        .iter()
+        .map(|_| std::sync::Arc::new(AtomicU64::new(0)))
+        .collect();
+    let slots: std::sync::Mutex<Vec<Option<Result<sh::Outcome, sim::SimError>>>> =
+        std::sync::Mutex::new(columns.iter().map(|_| None).collect());
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..threads.min(columns.len()) {
+            scope.spawn(|| loop {
+                let j = next.fetch_add(1, Ordering::Relaxed);
+                let Some(col) = columns.get(j) else { break };
+                let (mine, all, b) = (done[j].clone(), done.clone(), bar.clone());
+                let progress = Box::new(move |now: mmsim::engine::Nanos| {
+                    mine.store((now / SEC).min(per_run), Ordering::Relaxed);
+                    b.set_position(all.iter().map(|d| d.load(Ordering::Relaxed)).sum());
+                });
+                let r = sh::run_column(p, col, Some(progress));
+                done[j].store(per_run, Ordering::Relaxed);
+                slots.lock().expect("no worker panicked")[j] = Some(r);
+                bar.set_message(format!("{} done", col.label));
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let mut runs = Vec::new();
+    for (col, r) in columns
+        .iter()
+        .zip(slots.into_inner().expect("no worker panicked"))
+    {
+        runs.push((*col, r.expect("every run finished")?));
+    }
+    print!("{}", sh::report(p, &runs));
+    write_json(json_out, json_path.as_deref(), &sh::to_json(p, &runs))?;
     Ok(())
 }
 
@@ -931,7 +1045,7 @@ fn simulate(
     sample: Option<Nanos>,
 ) -> anyhow::Result<Vec<Simulated>> {
     use mmsim::reproduce::{parallelio, SEED000_KERNELS};
-    use std::sync::atomic::{AtomicU64, AtomicUsize as Next};
+    use std::sync::atomic::AtomicUsize as Next;
     use std::sync::{Arc, Mutex};
     let jobs_list: Vec<(usize, usize, parallelio::Run)> = procedures
         .iter()

@@ -677,7 +677,7 @@ fn messages_name_what_is_wrong() {
     );
     let (code, _, err) = mmsim(&["validate", &f]);
     assert_eq!(code, 2);
-    assert!(err.contains("\"kbuild\" or \"sync\""), "{err}");
+    assert!(err.contains("\"stress-highalloc\" or \"sync\""), "{err}");
     let ex = "examples/kswapd-balance.toml";
     for (args, says) in [
         (
@@ -864,4 +864,27 @@ fn reproduce_dirty_throttling_names_a_misspelt_case_and_refuses_parallelio_flags
     let (code, _, err) = mmsim(&["reproduce", "parallelio", "--full"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("dirty-throttling only"), "{err}");
+}
+
+#[test]
+fn reproduce_stress_highalloc_refuses_other_experiments_flags() {
+    for flag in [["--fresh", ""], ["--pci-hole", "1G"], ["--case", "x"]] {
+        let mut args = vec!["reproduce", "stress-highalloc", flag[0]];
+        if !flag[1].is_empty() {
+            args.push(flag[1]);
+        }
+        let (code, out, err) = mmsim(&args);
+        assert_eq!(code, 2, "{flag:?}: {err}");
+        assert!(out.is_empty());
+        assert!(
+            err.contains(flag[0]) && err.contains("does not apply to stress-highalloc"),
+            "{err}"
+        );
+    }
+    let (code, _, err) = mmsim(&["reproduce", "parallelio", "--versions"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--versions applies to stress-highalloc only"),
+        "{err}"
+    );
 }

@@ -113,12 +113,23 @@ pub fn host_memory_estimate(scenario: &Scenario) -> u64 {
             }
             WorkloadKind::Sync | WorkloadKind::Highalloc(_) => {}
             WorkloadKind::Kbuild(k) => {
-                // Sources, hot headers, objects (about as many pages as the sources).
-                use workload::kbuild::{HEADER_BYTES, HEAP_MAX, HOT_HEADERS, SOURCE_BYTES};
-                let units = k.units as u64;
-                file += pages(units * SOURCE_BYTES * 2 + HOT_HEADERS * HEADER_BYTES);
-                files_cached += units * 2 + HOT_HEADERS;
-                mapped += k.jobs as u64 * pages(HEAP_MAX);
+                let (f, c, m) = kbuild_estimate(k.units, k.jobs, 1);
+                file += f;
+                files_cached += c;
+                mapped += m;
+            }
+            WorkloadKind::StressHighalloc(p) => {
+                let trees = p
+                    .trees
+                    .unwrap_or_else(|| workload::stress_highalloc::default_trees(frames))
+                    as u64
+                    + 1;
+                let (f, c, m) = kbuild_estimate(p.units, p.jobs, trees);
+                // The whole trees, their outputs, and the file as large as RAM.
+                use workload::kbuild::{TREE_2_6_30_BYTES, TREE_2_6_30_FILES};
+                file += f + pages(TREE_2_6_30_BYTES) * trees + frames;
+                files_cached += c + TREE_2_6_30_FILES * trees;
+                mapped += m;
             }
         }
     }
@@ -133,6 +144,18 @@ pub fn host_memory_estimate(scenario: &Scenario) -> u64 {
         + FIXED;
     // Vectors that grow by doubling may hold up to twice what they use for a moment.
     estimate + estimate / 4
+}
+
+/// What `trees` trees of `units` units built with `-j{jobs}` add to the host-memory
+/// estimate: (file pages, cached files, mapped pages). Sources, hot headers and objects
+/// (about as many pages as the sources); the compilers' largest heaps.
+fn kbuild_estimate(units: u32, jobs: u32, trees: u64) -> (u64, u64, u64) {
+    use workload::kbuild::{HEADER_BYTES, HEAP_MAX, HOT_HEADERS, SOURCE_BYTES};
+    let units = units as u64;
+    let file = (units * SOURCE_BYTES * 2 + HOT_HEADERS * HEADER_BYTES).div_ceil(PAGE_SIZE);
+    let cached = units * 2 + HOT_HEADERS;
+    let mapped = jobs as u64 * HEAP_MAX.div_ceil(PAGE_SIZE);
+    (file * trees, cached * trees, mapped * trees)
 }
 
 /// Boot a machine: zones, watermarks, slab, swap, kswapd and the workloads' tasks.
@@ -517,7 +540,7 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
         }
         WorkloadKind::Kbuild(p) => {
             let bdi = bdi_named(w, &p.device);
-            let tree = workload::kbuild::create_tree(w, &wl.name, bdi, p.units);
+            let tree = workload::kbuild::create_tree(w, &wl.name, bdi, p.units, false);
             for slot in 0..p.jobs {
                 let (w2, tree, p) = (w.clone(), tree.clone(), p.clone());
                 let t = w.borrow_mut().sched.spawn(&wl.name, async move {
@@ -528,6 +551,10 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
                 });
                 w.borrow_mut().mms[mm].task = Some(t);
             }
+        }
+        WorkloadKind::StressHighalloc(p) => {
+            let bdi = bdi_named(w, &p.device);
+            workload::stress_highalloc::spawn(w, idx, &wl.name, bdi, p, start);
         }
         WorkloadKind::Highalloc(p) => {
             w.borrow_mut().sched.spawn(&wl.name, async move {
@@ -926,19 +953,19 @@ pub fn summarise(
             }
             WorkloadKind::Highalloc(_) => {
                 if let Some(pass) = &st.highalloc {
-                    let ms = |t: Nanos| t as f64 / crate::engine::MSEC as f64;
-                    let n = pass.results.len().max(1) as f64;
-                    opt("attempts", Some(pass.attempts as f64));
-                    opt("successes", Some(pass.successes() as f64));
-                    opt("success_percent", Some(pass.success_percent() as f64));
+                    m.extend(pass.metrics(""));
+                }
+            }
+            WorkloadKind::StressHighalloc(_) => {
+                if let Some(sh) = &st.stress_highalloc {
+                    opt("trees", Some(sh.trees as f64));
                     opt(
-                        "latency_mean_ms",
-                        Some(pass.results.iter().map(|r| ms(r.1)).sum::<f64>() / n),
+                        "hugetlb_pages_after_dd",
+                        sh.hugetlb_after_dd.map(|n| n as f64),
                     );
-                    opt(
-                        "latency_max_ms",
-                        pass.results.iter().map(|r| ms(r.1)).reduce(f64::max),
-                    );
+                    for (label, pass) in &sh.passes {
+                        m.extend(pass.metrics(&format!("{label}_")));
+                    }
                 }
             }
             WorkloadKind::Memcachetest(_) => {

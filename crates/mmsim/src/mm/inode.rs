@@ -239,25 +239,24 @@ pub fn new_file(k: &mut Kernel, name: &str, bdi: usize) -> usize {
     k.inodes.push(Inode::new(name, bdi, a_ops));
     let ino = k.inodes.len() - 1;
     // The first live file of a name is the one a lookup finds.
-    k.file_index.entry((bdi, name.to_string())).or_insert(ino);
+    k.file_index
+        .entry((bdi, name.to_string()))
+        .or_default()
+        .push(ino);
     ino
 }
 
 /// An unlinked file leaves the name index; another live file of the name, if any, takes
 /// its place.
 pub fn unindex_file(k: &mut Kernel, ino: usize) {
-    let key = (k.inodes[ino].bdi, k.inodes[ino].name.clone());
-    if k.file_index.get(&key) != Some(&ino) {
-        return;
+    let key = (k.inodes[ino].bdi, std::mem::take(&mut k.inodes[ino].name));
+    if let Some(live) = k.file_index.get_mut(&key) {
+        live.retain(|&i| i != ino);
+        if live.is_empty() {
+            k.file_index.remove(&key);
+        }
     }
-    k.file_index.remove(&key);
-    let next = k
-        .inodes
-        .iter()
-        .position(|f| f.bdi == key.0 && !f.unlinked && f.name == key.1);
-    if let Some(next) = next {
-        k.file_index.insert(key, next);
-    }
+    k.inodes[ino].name = key.1;
 }
 
 /// The superblock of device `bdi`'s filesystem; the system's (0) for none.

@@ -2,7 +2,8 @@
 //! reclaim batch. A violation names the invariant and the page.
 //!
 //! 1. Frame conservation: every frame is in exactly one place (buddy, LRU, isolated, slab,
-//!    a block kernel code holds, reserved), and the free counts match the free lists.
+//!    a page table, a block kernel code holds, reserved), and the free counts match the free
+//!    lists.
 //! 2. LRU membership: every page on a list carries that list's id and zone, and the list
 //!    lengths match the zone counters.
 //! 3. No free page is locked, dirty, under writeback or in the swap cache.
@@ -33,8 +34,11 @@
 //!     mappings only while its inode is in memory, an unlinked file is in memory only while
 //!     it is being evicted; one buffer head per page with buffers. Counts are unsigned and
 //!     checked as they fall.
+//! 11. Page tables: every PTE that is set lies in a PTE page its mm holds, a torn-down mm
+//!     holds none, a table page carries no page state, and the zones'
+//!     `nr_page_table_pages` counts the PTE pages.
 
-use super::memory::{PTE_PFN_MASK, PTE_PRESENT};
+use super::memory::{PGTABLE_LEVELS, PGTABLE_SHIFT, PTE_PFN_MASK, PTE_PRESENT};
 use super::mmzone::{MAX_ORDER, MIGRATETYPE_NAMES, MIGRATE_TYPES};
 use super::page::*;
 use super::swapfile::{SWAP_COUNT_MASK, SWAP_HAS_CACHE};
@@ -293,6 +297,56 @@ pub fn check(k: &Kernel) -> Result<(), String> {
                 ));
             }
             mark(pfn, "held block", &mut placed)?;
+        }
+    }
+    let mut pte_pages = [0u64; 3];
+    for (mi, m) in k.mms.iter().enumerate() {
+        let pt = &m.pgtables;
+        let leaf = pt.tables[PGTABLE_LEVELS - 1].iter().filter(|&&t| t != NIL);
+        for pfn in leaf {
+            pte_pages[k.page_zone(*pfn)] += 1;
+        }
+        for pfn in pt.frames() {
+            if k.pages.flags[pfn as usize] != 0 {
+                return Err(format!(
+                    "invariant 'page tables' violated: {} is a page table of mm {mi} with page state",
+                    describe(k, pfn)
+                ));
+            }
+            mark(pfn, "page table", &mut placed)?;
+        }
+        if m.dead && pt.frames().next().is_some() {
+            return Err(format!(
+                "invariant 'page tables' violated: mm {mi} ({}) is torn down but keeps page tables",
+                m.name
+            ));
+        }
+        for v in &m.vmas {
+            // Each run of PTEs one PTE page holds: if any is set, the page must be there.
+            let span = 1u32 << PGTABLE_SHIFT[PGTABLE_LEVELS - 1];
+            let mut vpn = v.start;
+            let end = v.start + v.ptes.len() as u32;
+            while vpn < end {
+                let next = ((vpn / span) + 1) * span;
+                let run = &v.ptes[(vpn - v.start) as usize..(next.min(end) - v.start) as usize];
+                if run.iter().any(|&pte| pte != 0) && !pt.present(vpn) {
+                    return Err(format!(
+                        "invariant 'page tables' violated: mm {mi} ({}) has a PTE at vpn {vpn} in no page table",
+                        m.name
+                    ));
+                }
+                vpn = next;
+            }
+        }
+    }
+    for z in &k.zones {
+        if z.stat(ZoneStat::nr_page_table_pages) != pte_pages[z.idx] {
+            return Err(format!(
+                "invariant 'page tables' violated: zone {} counts {} page-table pages, the mms hold {}",
+                z.name(),
+                z.stat(ZoneStat::nr_page_table_pages),
+                pte_pages[z.idx]
+            ));
         }
     }
     for pfn in 0..n as Pfn {

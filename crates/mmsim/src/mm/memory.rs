@@ -13,7 +13,8 @@
 //! (copy-on-write) are not modelled.
 
 use super::page::{
-    Lru, Pfn, PG_ANON, PG_DIRTY, PG_LOCKED, PG_SWAPBACKED, PG_SWAPCACHE, PG_UPTODATE, PG_WRITEBACK,
+    Lru, Pfn, NIL, PG_ANON, PG_DIRTY, PG_LOCKED, PG_SWAPBACKED, PG_SWAPCACHE, PG_UPTODATE,
+    PG_WRITEBACK,
 };
 use super::page_alloc::{alloc_pages, AllocError};
 use super::page_writeback::{balance_dirty_pages_ratelimited, set_page_dirty, DirtyTask};
@@ -89,6 +90,50 @@ pub struct Mm {
     /// The owning task's dirty-throttling state, for pages it dirties through a mapping
     /// (`current->nr_dirtied` and friends).
     pub dirty: DirtyTask,
+    /// The frames of its page tables.
+    pub pgtables: PageTables,
+}
+
+/// Levels below the PGD, x86-64's four-level layout: PUD, PMD, PTE.
+pub const PGTABLE_LEVELS: usize = 3;
+/// Virtual-page-number shift of the span one table of each level maps: a PUD page maps
+/// 512 GiB, a PMD page 1 GiB, a PTE page 2 MiB (512 entries each).
+pub const PGTABLE_SHIFT: [u32; PGTABLE_LEVELS] = [27, 18, 9];
+
+/// The frames of an mm's page tables (`mm->pgd` and the tables below it). The PTE values
+/// themselves live in the mappings ([`Vma::ptes`]); these are the pages that hold them,
+/// allocated as the kernel allocates them, which is what matters to the allocator: each is
+/// an unmovable page that lives as long as something is mapped in its span.
+#[derive(Clone, Debug, Default)]
+pub struct PageTables {
+    /// The PGD page, NIL until the first fault (the kernel makes it at fork, when nothing
+    /// is mapped yet).
+    pub pgd: Option<Pfn>,
+    /// Per level (PUD, PMD, PTE), the table of each span, by `vpn >> PGTABLE_SHIFT`; NIL
+    /// where there is none.
+    pub tables: [Vec<Pfn>; PGTABLE_LEVELS],
+}
+
+impl PageTables {
+    /// The table of `level` that maps `vpn`, if there is one.
+    #[inline]
+    pub fn table(&self, level: usize, vpn: u32) -> Option<Pfn> {
+        let t = *self.tables[level].get((vpn >> PGTABLE_SHIFT[level]) as usize)?;
+        (t != NIL).then_some(t)
+    }
+
+    /// Whether every table a PTE for `vpn` needs is there.
+    #[inline]
+    pub fn present(&self, vpn: u32) -> bool {
+        self.table(PGTABLE_LEVELS - 1, vpn).is_some()
+    }
+
+    /// Every frame, the PGD first.
+    pub fn frames(&self) -> impl Iterator<Item = Pfn> + '_ {
+        self.pgd
+            .into_iter()
+            .chain(self.tables.iter().flatten().copied().filter(|&t| t != NIL))
+    }
 }
 
 impl Mm {
@@ -221,6 +266,134 @@ const NO_FAULT: FaultCost = FaultCost {
     cpu: 0,
 };
 
+/// `PGALLOC_GFP` (x86 `pgd_alloc`, `pte_alloc_one`): `GFP_KERNEL`, zeroed, retried. Not
+/// movable: page tables are unmovable allocations, which is why they matter to
+/// fragmentation.
+const PGALLOC_GFP: Gfp = Gfp(Gfp::KERNEL.0 | Gfp::NOTRACK | Gfp::REPEAT | Gfp::ZERO);
+/// `pud_alloc_one`, `pmd_alloc_one`: `get_zeroed_page(GFP_KERNEL | __GFP_REPEAT)`.
+const PMD_GFP: Gfp = Gfp(Gfp::KERNEL.0 | Gfp::REPEAT | Gfp::ZERO);
+
+/// The first table a PTE for `vpn` lacks: 0 for the PGD, 1 + its level below it.
+fn first_missing(pt: &PageTables, vpn: u32) -> Option<usize> {
+    if pt.pgd.is_none() {
+        return Some(0);
+    }
+    (0..PGTABLE_LEVELS)
+        .find(|&l| pt.table(l, vpn).is_none())
+        .map(|l| l + 1)
+}
+
+/// The mask the table of [`first_missing`]'s `level` is allocated with.
+fn table_gfp(level: usize) -> Gfp {
+    if level == 0 || level == PGTABLE_LEVELS {
+        PGALLOC_GFP
+    } else {
+        PMD_GFP
+    }
+}
+
+/// `pgd_populate`, `pud_populate`, `pmd_populate`: `pfn` becomes the table of `level` for
+/// `vpn`. A PTE page counts in `nr_page_table_pages` (`pgtable_page_ctor`).
+fn install_table(k: &mut Kernel, mm: usize, level: usize, vpn: u32, pfn: Pfn) {
+    let pt = &mut k.mms[mm].pgtables;
+    if level == 0 {
+        pt.pgd = Some(pfn);
+        return;
+    }
+    let l = level - 1;
+    let i = (vpn >> PGTABLE_SHIFT[l]) as usize;
+    let t = &mut pt.tables[l];
+    if t.len() <= i {
+        t.resize(i + 1, NIL);
+    }
+    t[i] = pfn;
+    if level == PGTABLE_LEVELS {
+        let z = k.page_zone(pfn);
+        k.zones[z].mod_stat(ZoneStat::nr_page_table_pages, 1);
+    }
+}
+
+/// Free table `pfn` of `level` (`pte_free`, `pmd_free`, ...).
+fn free_table(k: &mut Kernel, level: usize, pfn: Pfn) {
+    if level == PGTABLE_LEVELS {
+        let z = k.page_zone(pfn);
+        k.zones[z].mod_stat(ZoneStat::nr_page_table_pages, -1);
+    }
+    super::page_alloc::free_page(k, pfn);
+}
+
+/// `handle_mm_fault`'s `pud_alloc`, `pmd_alloc` and `pte_alloc` (and the PGD, which mmsim
+/// makes at the first fault): allocate, one page at a time and each able to sleep in
+/// reclaim, the tables a PTE for `vpn` needs. A table that another thread of the mm
+/// installed meanwhile makes ours go back, as `__pte_alloc` frees its page when it finds
+/// the PMD populated; so does a table for an mm torn down meanwhile.
+pub async fn pgtable_alloc(w: &World, mm: usize, vpn: u32) -> Result<(), AllocError> {
+    loop {
+        let Some(level) = first_missing(&w.borrow().mms[mm].pgtables, vpn) else {
+            return Ok(());
+        };
+        let pfn = alloc_pages(w, table_gfp(level), 0).await?;
+        let mut k = w.borrow_mut();
+        let dead = k.mms[mm].dead;
+        if dead || first_missing(&k.mms[mm].pgtables, vpn) != Some(level) {
+            super::page_alloc::free_page(&mut k, pfn);
+            if dead {
+                return Ok(());
+            }
+            continue;
+        }
+        install_table(&mut k, mm, level, vpn, pfn);
+    }
+}
+
+/// [`pgtable_alloc`] from the allocator's fast path only; false if a table could not be
+/// had that way (the tables it did get stay, as the kernel's would).
+pub fn pgtable_alloc_now(k: &mut Kernel, mm: usize, vpn: u32) -> bool {
+    while let Some(level) = first_missing(&k.mms[mm].pgtables, vpn) {
+        let Some(pfn) = super::page_alloc::alloc_pages_now(k, table_gfp(level), 0) else {
+            return false;
+        };
+        install_table(k, mm, level, vpn, pfn);
+    }
+    true
+}
+
+/// `free_pgtables`: after `vpns` were unmapped, free every table whose span no mapping of
+/// the mm overlaps any more, the PTE level first. `None`: the whole mm goes (`exit_mmap`),
+/// the PGD with it.
+fn free_pgtables(k: &mut Kernel, mm: usize, vpns: Option<std::ops::Range<u32>>) {
+    for l in (0..PGTABLE_LEVELS).rev() {
+        let shift = PGTABLE_SHIFT[l];
+        let spans = match &vpns {
+            Some(r) if r.is_empty() => continue,
+            Some(r) => (r.start >> shift) as usize..((r.end - 1) >> shift) as usize + 1,
+            None => 0..k.mms[mm].pgtables.tables[l].len(),
+        };
+        for i in spans {
+            let Some(&pfn) = k.mms[mm].pgtables.tables[l].get(i) else {
+                break;
+            };
+            let (lo, hi) = ((i as u64) << shift, (i as u64 + 1) << shift);
+            let used = k.mms[mm].vmas.iter().any(|v| {
+                let start = v.start as u64;
+                start < hi && start + v.ptes.len() as u64 > lo
+            });
+            if pfn == NIL || used {
+                continue;
+            }
+            k.mms[mm].pgtables.tables[l][i] = NIL;
+            free_table(k, l + 1, pfn);
+        }
+    }
+    if vpns.is_none() {
+        let pt = std::mem::take(&mut k.mms[mm].pgtables);
+        debug_assert!(pt.tables.iter().flatten().all(|&t| t == NIL));
+        if let Some(pgd) = pt.pgd {
+            super::page_alloc::free_page(k, pgd);
+        }
+    }
+}
+
 /// `handle_mm_fault`: first touch or swap-in of anonymous memory; for a shared file mapping,
 /// `do_linear_fault` or, on a write to a write-protected PTE, `do_wp_page`.
 pub async fn handle_mm_fault(
@@ -237,6 +410,9 @@ pub async fn handle_mm_fault(
             None => return Ok(NO_FAULT),
         }
     };
+    if pte == 0 {
+        pgtable_alloc(w, mm, vpn).await?;
+    }
     if file {
         if pte & PTE_PRESENT == 0 {
             return do_linear_fault(w, mm, vpn, write).await;
@@ -267,13 +443,17 @@ pub async fn handle_mm_fault(
 
 /// [`handle_mm_fault`] done at once, for the fault that needs no wait while memory is
 /// plentiful: the first touch of anonymous memory (`do_anonymous_page`) when the
-/// allocator's fast path has a page ([`page_alloc::alloc_pages_now`]). Returns `None`,
-/// having changed nothing, for any other fault or when the allocation would need the slow
-/// path: then `handle_mm_fault` must run, and does what it would have done.
+/// allocator's fast path has a page ([`page_alloc::alloc_pages_now`]), and one for each
+/// page table it lacks. Returns `None`, having changed nothing but the tables it got, for
+/// any other fault or when an allocation would need the slow path: then `handle_mm_fault`
+/// must run, and does what it would have done.
 pub fn handle_mm_fault_now(k: &mut Kernel, mm: usize, vpn: u32) -> Option<FaultCost> {
     let m = &k.mms[mm];
     let (v, i) = m.find_vma(vpn)?;
     if m.vmas[v].file.is_some() || m.vmas[v].ptes[i] != 0 {
+        return None;
+    }
+    if !m.pgtables.present(vpn) && !pgtable_alloc_now(k, mm, vpn) {
         return None;
     }
     let pfn = super::page_alloc::alloc_pages_now(k, ANON_PAGE_GFP, 0)?;
@@ -554,6 +734,7 @@ pub fn munmap(k: &mut Kernel, mm: usize, start: u32) {
     let mut task = k.mms[mm].dirty;
     unmap_vma(k, mm, &vma, &mut task);
     k.mms[mm].dirty = task;
+    free_pgtables(k, mm, Some(start..start + vma.ptes.len() as u32));
 }
 
 /// `zap_pte_range` for one present PTE of a file mapping: the PTE's dirty bit goes to the page
@@ -628,6 +809,7 @@ pub fn exit_mmap(k: &mut Kernel, mm: usize) {
     for v in &vmas {
         unmap_vma(k, mm, v, &mut task);
     }
+    free_pgtables(k, mm, None);
     let m = &mut k.mms[mm];
     m.dirty = task;
     debug_assert!(m.rss == 0 && m.swapents == 0 && m.file_rss == 0);
@@ -677,5 +859,161 @@ impl AccessCounts {
     /// Every access: hits and faulting accesses.
     pub fn total(&self) -> u64 {
         self.hits + self.faulted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mm::mmzone::{MIGRATE_MOVABLE, MIGRATE_UNMOVABLE};
+    use crate::mm::{fork, invariants};
+    use crate::sim::{boot_for_test, run_task};
+
+    fn new_mm(k: &mut Kernel) -> usize {
+        k.mms.push(Mm::default());
+        k.mms.len() - 1
+    }
+
+    fn pte_pages(k: &Kernel) -> u64 {
+        k.zones
+            .iter()
+            .map(|z| z.stat(ZoneStat::nr_page_table_pages))
+            .sum()
+    }
+
+    fn free_pages(k: &Kernel) -> u64 {
+        k.zones.iter().map(|z| z.free_pages()).sum()
+    }
+
+    #[test]
+    fn the_first_fault_makes_four_unmovable_tables_and_each_2m_one_pte_page() {
+        let w = boot_for_test(128, 0, "3.9");
+        let mut k = w.borrow_mut();
+        let mm = new_mm(&mut k);
+        let start = k.mms[mm].mmap_anon(2048, 0);
+        let free = free_pages(&k);
+        handle_mm_fault_now(&mut k, mm, start).expect("a free page");
+        // PGD, PUD, PMD and PTE page, then the data page.
+        assert_eq!(free - free_pages(&k), 5);
+        assert_eq!(pte_pages(&k), 1);
+        let frames: Vec<Pfn> = k.mms[mm].pgtables.frames().collect();
+        assert_eq!(frames.len(), 4);
+        for &t in &frames {
+            let z = &k.zones[k.page_zone(t)];
+            assert_eq!(z.pageblock_migratetype(t), MIGRATE_UNMOVABLE, "pfn {t}");
+        }
+        let data = k.mms[mm].pte(start) & PTE_PFN_MASK;
+        let z = &k.zones[k.page_zone(data)];
+        assert_eq!(z.pageblock_migratetype(data), MIGRATE_MOVABLE);
+        // Every page of the mapping: one PTE page per 512-page span it touches.
+        for vpn in start..start + 2048 {
+            if k.mms[mm].pte(vpn) == 0 {
+                handle_mm_fault_now(&mut k, mm, vpn).expect("a free page");
+            }
+        }
+        let spans = u64::from((start + 2047) / 512 - start / 512 + 1);
+        assert_eq!(pte_pages(&k), spans);
+        assert_eq!(k.mms[mm].pgtables.frames().count() as u64, 3 + spans);
+        invariants::check(&k).unwrap();
+        exit_mmap(&mut k, mm);
+        assert_eq!(free_pages(&k), free);
+        assert_eq!(pte_pages(&k), 0);
+        assert_eq!(k.mms[mm].pgtables.frames().count(), 0);
+        invariants::check(&k).unwrap();
+    }
+
+    #[test]
+    fn munmap_frees_only_the_tables_no_other_mapping_shares() {
+        let w = boot_for_test(128, 0, "3.9");
+        let mut k = w.borrow_mut();
+        let mm = new_mm(&mut k);
+        // Two small mappings in one 2 MiB span (mmap leaves a 16-page gap), then one
+        // beyond it.
+        let a = k.mms[mm].mmap_anon(8, 0);
+        let b = k.mms[mm].mmap_anon(8, 0);
+        k.mms[mm].next_vpn = (b / 512 + 2) * 512;
+        let c = k.mms[mm].mmap_anon(8, 0);
+        assert_eq!(a / 512, b / 512);
+        for vpn in [a, b, c] {
+            handle_mm_fault_now(&mut k, mm, vpn).expect("a free page");
+        }
+        assert_eq!(pte_pages(&k), 2);
+        munmap(&mut k, mm, a);
+        assert_eq!(pte_pages(&k), 2, "b still needs the span's PTE page");
+        assert!(k.mms[mm].pgtables.present(b));
+        munmap(&mut k, mm, c);
+        assert_eq!(pte_pages(&k), 1);
+        assert!(!k.mms[mm].pgtables.present(c));
+        // PGD, PUD, PMD and b's PTE page stay.
+        assert_eq!(k.mms[mm].pgtables.frames().count(), 4);
+        invariants::check(&k).unwrap();
+    }
+
+    #[test]
+    fn a_pte_outside_any_page_table_breaks_the_invariant() {
+        let w = boot_for_test(128, 0, "3.9");
+        let mut k = w.borrow_mut();
+        let mm = new_mm(&mut k);
+        let start = k.mms[mm].mmap_anon(4, 0);
+        handle_mm_fault_now(&mut k, mm, start).expect("a free page");
+        invariants::check(&k).unwrap();
+        // Lose the PTE page (and its count) behind the kernel's back.
+        let t = &mut k.mms[mm].pgtables.tables[PGTABLE_LEVELS - 1];
+        let pfn = std::mem::replace(&mut t[(start >> 9) as usize], NIL);
+        let z = k.page_zone(pfn);
+        k.zones[z].mod_stat(ZoneStat::nr_page_table_pages, -1);
+        k.held_blocks.push((pfn, 0));
+        let e = invariants::check(&k).unwrap_err();
+        assert!(
+            e.contains("'page tables'") && e.contains("in no page table"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn pgtable_alloc_makes_the_missing_tables_once() {
+        let w = boot_for_test(128, 0, "3.9");
+        let mm = new_mm(&mut w.borrow_mut());
+        let start = w.borrow_mut().mms[mm].mmap_anon(4, 0);
+        let free = free_pages(&w.borrow());
+        let w2 = w.clone();
+        run_task(&w, crate::engine::SEC, async move {
+            pgtable_alloc(&w2, mm, start).await.unwrap();
+            // A second caller finds every table there and allocates nothing.
+            pgtable_alloc(&w2, mm, start + 1).await.unwrap();
+        });
+        let k = w.borrow();
+        assert_eq!(free - free_pages(&k), 4);
+        assert!(k.mms[mm].pgtables.present(start));
+        invariants::check(&k).unwrap();
+    }
+
+    #[test]
+    fn a_kernel_stack_is_an_order_1_unmovable_block_counted_until_freed() {
+        let w = boot_for_test(128, 0, "3.9");
+        let free = free_pages(&w.borrow());
+        let stack = std::rc::Rc::new(std::cell::Cell::new(NIL));
+        let (w2, s2) = (w.clone(), stack.clone());
+        run_task(&w, crate::engine::SEC, async move {
+            s2.set(fork::alloc_thread_info(&w2).await.unwrap());
+        });
+        let mut k = w.borrow_mut();
+        let pfn = stack.get();
+        assert_eq!(pfn % 2, 0, "an order-1 block is aligned");
+        assert_eq!(free - free_pages(&k), 2);
+        let stacks = |k: &Kernel| -> u64 {
+            k.zones
+                .iter()
+                .map(|z| z.stat(ZoneStat::nr_kernel_stack))
+                .sum()
+        };
+        assert_eq!(stacks(&k), 1);
+        let z = &k.zones[k.page_zone(pfn)];
+        assert_eq!(z.pageblock_migratetype(pfn), MIGRATE_UNMOVABLE);
+        invariants::check(&k).unwrap();
+        fork::free_thread_info(&mut k, pfn);
+        assert_eq!(stacks(&k), 0);
+        assert_eq!(free_pages(&k), free);
+        invariants::check(&k).unwrap();
     }
 }

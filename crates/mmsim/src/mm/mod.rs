@@ -16,6 +16,12 @@
 //! | `swap` | `mm/swap.c` | LRU insertion, activation, rotation |
 //! | `rmap` | `mm/rmap.c` | `page_referenced`, `try_to_unmap`, `page_mkclean`, anon and file rmap |
 //! | `memory` | `mm/memory.c` | page tables, faults, shared file mappings, `unmap_mapping_range` |
+//! | `fork` | `kernel/fork.c` | a new process's kernel stack |
+//! | `migrate` | `mm/migrate.c` | page migration and why a page cannot move |
+//! | `compaction` | `mm/compaction.c` | the migrate and free scanners, deferral, kswapd's and direct compaction |
+//! | `huge_memory` | `mm/huge_memory.c` | transparent hugepages' effect on `min_free_kbytes` |
+//! | `hugetlb` | `mm/hugetlb.c` | growing and emptying the hugetlbfs pool (`nr_hugepages`) |
+//! | `drop_caches` | `fs/drop_caches.c` | `/proc/sys/vm/drop_caches` |
 //! | `page_writeback` | `mm/page-writeback.c`, `lib/flex_proportions.c` | dirty limits, bdi bandwidth, IO-less dirty throttling maths, `write_cache_pages` |
 //! | `swapfile`, `page_io` | `mm/swapfile.c`, `mm/swap_state.c`, `mm/page_io.c` | swap slots, swap cache, `swap_aops`, swap IO |
 //! | `backing_dev` | `mm/backing-dev.c` | backing devices: queue, device, writeback statistics, congestion |
@@ -32,9 +38,12 @@
 pub mod backing_dev;
 pub mod compaction;
 pub mod dcache;
+pub mod drop_caches;
 pub mod filemap;
+pub mod fork;
 pub mod fs_ops;
 pub mod huge_memory;
+pub mod hugetlb;
 pub mod inode;
 pub mod invariants;
 pub mod memory;
@@ -237,9 +246,9 @@ pub struct Kernel {
     pub mms: Vec<Mm>,
     /// Files; a file page's `mapping` is its index here.
     pub inodes: Vec<inode::Inode>,
-    /// The live file of each (device, name): the directories' lookup, kept beside
-    /// `inodes` (never iterated).
-    pub file_index: std::collections::HashMap<(usize, String), usize>,
+    /// The live files of each (device, name), oldest first: the first is the one the
+    /// directories' lookup finds. Kept beside `inodes` (never iterated).
+    pub file_index: std::collections::HashMap<(usize, String), Vec<usize>>,
     /// Backing devices with a filesystem or raw block IO.
     pub bdis: Vec<backing_dev::Bdi>,
     /// The per-bdi shares of writeback completions (`writeout_completions`).

@@ -30,7 +30,9 @@ pub struct OpenFile {
 
 /// The file called `name` on device `bdi`, if it exists.
 pub fn file_on_disk(k: &Kernel, bdi: usize, name: &str) -> Option<usize> {
-    k.file_index.get(&(bdi, name.to_string())).copied()
+    k.file_index
+        .get(&(bdi, name.to_string()))
+        .and_then(|live| live.first().copied())
 }
 
 /// The objects an open must allocate: (a dentry, an inode).

@@ -115,6 +115,17 @@ pub fn setup_per_zone_wmarks(zones: &mut [Zone], min_free_kbytes: u64) {
     }
 }
 
+/// A write to `/proc/sys/vm/min_free_kbytes` (`min_free_kbytes_sysctl_handler`): new
+/// watermarks, and the MIGRATE_RESERVE pageblocks follow the new min watermark.
+pub fn set_min_free_kbytes(k: &mut Kernel, min_free_kbytes: u64) {
+    k.min_free_kbytes = min_free_kbytes;
+    setup_per_zone_wmarks(&mut k.zones, min_free_kbytes);
+    let Kernel { pages, zones, .. } = k;
+    for z in zones.iter_mut().filter(|z| z.populated()) {
+        setup_zone_migrate_reserve(pages, z);
+    }
+}
+
 /// `setup_per_zone_lowmem_reserve`: `zone[i].lowmem_reserve[j]` = managed pages of zones
 /// i+1..=j divided by `ratio[i]`.
 pub fn setup_per_zone_lowmem_reserve(zones: &mut [Zone], ratio: &[u32; 3]) {
@@ -539,6 +550,17 @@ fn free_one_page(k: &mut Kernel, pfn: Pfn, order: u32) {
     let mt = z.pageblock_migratetype(pfn);
     free_block(pages, z, pfn, order as usize, mt);
     k.count(VmEvent::pgfree, 1 << order);
+}
+
+/// A block kernel code held (`Kernel::held_blocks`) goes back to the buddy allocator.
+pub fn free_held_block(k: &mut Kernel, pfn: Pfn, order: u32) {
+    let at = k
+        .held_blocks
+        .iter()
+        .position(|&b| b == (pfn, order))
+        .expect("the block is held");
+    k.held_blocks.swap_remove(at);
+    free_pages(k, pfn, order);
 }
 
 /// Free a block of `2^order` pages the caller held outside the LRU (`__free_pages`); its

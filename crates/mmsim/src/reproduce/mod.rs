@@ -5,6 +5,7 @@
 pub mod dirty_throttling;
 pub mod parallelio;
 pub mod seed000;
+pub mod stress_highalloc;
 
 /// The three kernels of seed 000, in the column order of its tables.
 pub const SEED000_KERNELS: [&str; 3] = ["3.9", "mmotm-20130522", "lessdisrupt-v7r10"];
@@ -62,4 +63,23 @@ pub fn verdict_summary(verdicts: &[Verdict]) -> String {
         }
     }
     line
+}
+
+/// The verdicts as the reports print them: per claim its id, outcome and words, then the
+/// numbers it was judged on (when it has any); then the summary line.
+pub fn verdicts_text(verdicts: &[Verdict]) -> String {
+    let mut out = String::new();
+    for v in verdicts {
+        out.push_str(&format!("{:<4} {:<10} {}\n", v.id, v.outcome(), v.claim));
+        if !v.values.is_empty() {
+            let values: Vec<String> = v
+                .values
+                .iter()
+                .map(|(what, x)| format!("{what} = {}", verdict_number(*x)))
+                .collect();
+            out.push_str(&format!("     {}\n", values.join(", ")));
+        }
+    }
+    out.push_str(&format!("\n{}\n", verdict_summary(verdicts)));
+    out
 }

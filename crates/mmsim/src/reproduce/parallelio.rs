@@ -986,22 +986,7 @@ pub fn report(p: &Procedure, published: &Tables, simulated: &Tables) -> String {
     let cells = compared(published, simulated);
     out.push_str(&format!("\n{}\n", Fidelity::of(&cells).summary()));
     out.push_str("\nClaims (judged on the simulated tables)\n");
-    let verdicts = claims(simulated);
-    for v in &verdicts {
-        let values: Vec<String> = v
-            .values
-            .iter()
-            .map(|(what, x)| format!("{what} = {}", verdict_number(*x)))
-            .collect();
-        out.push_str(&format!(
-            "{:<4} {:<10} {}\n     {}\n",
-            v.id,
-            v.outcome(),
-            v.claim,
-            values.join(", ")
-        ));
-    }
-    out.push_str(&format!("\n{}\n", verdict_summary(&verdicts)));
+    out.push_str(&super::verdicts_text(&claims(simulated)));
     out
 }
 

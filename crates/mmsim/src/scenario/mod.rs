@@ -357,6 +357,9 @@ pub enum WorkloadKind {
     Highalloc(HighallocParams),
     /// `type = "kbuild"`: `make -jN` of a kernel tree on a device (see [`KbuildParams`]).
     Kbuild(KbuildParams),
+    /// `type = "stress-highalloc"`: MMTests' whole stress-highalloc driver, its background
+    /// builds, its passes and its rest (see [`StressHighallocParams`]).
+    StressHighalloc(StressHighallocParams),
     /// `type = "sync"`: one `sync(2)` at `start`: every dirty page of every file written
     /// and waited for (NFS: committed).
     Sync,
@@ -385,6 +388,44 @@ impl Default for HighallocParams {
             percent: 95,
         }
     }
+}
+
+/// `type = "stress-highalloc"`: MMTests' driver (`mmtests.md` §6.3, `kernel-compaction.md`
+/// §9.2). MemTotal_MB/400 copies of a kernel tree and a primary tree build with
+/// `make -j{jobs}` on `device`; after `warmup`, Pass 1 of the allocation loop, 5 s, Pass 2;
+/// then with `rested`: `rest` later the builds are killed and the trees deleted, a file as
+/// large as RAM is written and read back and deleted, `drop_caches = 3`, the hugetlb pool
+/// is grown to all of memory and emptied, `min_free_kbytes = 1024`, and the loop runs once
+/// more on the quiet machine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StressHighallocParams {
+    /// The test disk: the trees and the large file are on it.
+    pub device: String,
+    /// Tree copies besides the primary tree; `None`: MemTotal_MB / 400.
+    pub trees: Option<u32>,
+    /// Each copy is made by `cp -r` of the primary, whole 2.6.30 tree before its build (the
+    /// script's way); false: the copies lie on the disk at boot, only the files a build
+    /// reads, uncached.
+    pub copy: bool,
+    /// Each build's `make -jN`.
+    pub jobs: u32,
+    /// Compile units per build.
+    pub units: u32,
+    /// Builds before Pass 1 (the script's 10 × 30 s).
+    pub warmup: Nanos,
+    /// The allocation loop.
+    pub alloc: HighallocParams,
+    /// The "while Rested" pass and what precedes it.
+    pub rested: bool,
+    /// Between Pass 2 and killing the builds.
+    pub rest: Nanos,
+}
+
+impl StressHighallocParams {
+    /// The script's wait before Pass 1.
+    pub const WARMUP: Nanos = 300 * crate::engine::SEC;
+    /// The script's wait after Pass 2.
+    pub const REST: Nanos = 180 * crate::engine::SEC;
 }
 
 /// `type = "kbuild"`: `make -j{jobs}` of a tree of `units` compile units on `device`

@@ -1725,3 +1725,61 @@ fn kbuild_needs_a_filesystem_and_defaults_to_make_j1_of_a_defconfig_again_and_ag
     let e = err("[machine]\nram = \"1G\"\n[[workload]]\ntype = \"kbuild\"\n");
     assert!(e.message.contains("device"), "{e}");
 }
+
+#[test]
+fn stress_highalloc_defaults_to_mmtests_driver_and_names_a_misspelt_key() {
+    use super::super::{HighallocParams, KbuildParams, StressHighallocParams};
+    let dev = "[machine]\nram = \"1G\"\n[[device]]\nname = \"sda\"\ntype = \"hdd\"\nfilesystem = \"ext3\"\n";
+    let s = ok(&format!(
+        "{dev}[[workload]]\ntype = \"stress-highalloc\"\ndevice = \"sda\"\n"
+    ));
+    assert_eq!(s.workloads[0].name, "stress-highalloc");
+    assert_eq!(
+        s.workloads[0].kind,
+        WorkloadKind::StressHighalloc(StressHighallocParams {
+            device: "sda".into(),
+            trees: None,
+            copy: true,
+            jobs: 1,
+            units: KbuildParams::DEFCONFIG_UNITS,
+            warmup: 300 * crate::engine::SEC,
+            alloc: HighallocParams::default(),
+            rested: true,
+            rest: 180 * crate::engine::SEC,
+        })
+    );
+    let s = ok(&format!(
+        "{dev}[[workload]]\ntype = \"stress-highalloc\"\ndevice = \"sda\"\ntrees = 2\nunits = 40\nwarmup = \"10s\"\nrest = \"5s\"\nrested = false\npercent = 50\n"
+    ));
+    let WorkloadKind::StressHighalloc(p) = &s.workloads[0].kind else {
+        panic!("not a stress-highalloc");
+    };
+    assert_eq!(
+        (
+            p.trees,
+            p.units,
+            p.warmup,
+            p.rest,
+            p.rested,
+            p.alloc.percent
+        ),
+        (
+            Some(2),
+            40,
+            10 * crate::engine::SEC,
+            5 * crate::engine::SEC,
+            false,
+            50
+        )
+    );
+    let e = err(&format!(
+        "{dev}[[workload]]\ntype = \"stress-highalloc\"\ndevice = \"sda\"\ntres = 2\n"
+    ));
+    assert!(e.to_string().contains("did you mean 'trees'"), "{e}");
+    let e = err(&format!(
+        "{dev}[[workload]]\ntype = \"stress-highalloc\"\ndevice = \"sda\"\norder = 11\n"
+    ));
+    assert_err(&e, "workload[0].order", 10, "order");
+    let e = err("[machine]\nram = \"1G\"\n[[workload]]\ntype = \"stress-highalloc\"\n");
+    assert!(e.message.contains("device"), "{e}");
+}

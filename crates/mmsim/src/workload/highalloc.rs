@@ -28,6 +28,29 @@ impl HighallocPass {
         self.results.iter().filter(|r| r.0).count() as u64
     }
 
+    /// The pass's metrics, each name after `prefix`: attempts, successes, `% Success`, and
+    /// the mean and largest latency of an attempt.
+    pub fn metrics(&self, prefix: &str) -> Vec<(String, f64)> {
+        let ms = |t: Nanos| t as f64 / MSEC as f64;
+        let n = self.results.len().max(1) as f64;
+        let mut m = vec![
+            (format!("{prefix}attempts"), self.attempts as f64),
+            (format!("{prefix}successes"), self.successes() as f64),
+            (
+                format!("{prefix}success_percent"),
+                self.success_percent() as f64,
+            ),
+            (
+                format!("{prefix}latency_mean_ms"),
+                self.results.iter().map(|r| ms(r.1)).sum::<f64>() / n,
+            ),
+        ];
+        if let Some(max) = self.results.iter().map(|r| ms(r.1)).reduce(f64::max) {
+            m.push((format!("{prefix}latency_max_ms"), max));
+        }
+        m
+    }
+
     /// `% Success` as the report computes it: integer successes × 100 / attempts.
     pub fn success_percent(&self) -> u64 {
         (self.successes() * 100)
@@ -50,8 +73,17 @@ pub fn plan(p: &HighallocParams, mem_total: u64) -> (u64, Nanos) {
     (attempts, block / bytes_per_ms.max(1) * MSEC)
 }
 
-/// The pass.
+/// The workload: one pass.
 pub async fn run(w: World, idx: usize, p: HighallocParams) {
+    let pass = pass(&w, idx, p).await;
+    let mut k = w.borrow_mut();
+    super::stats(&mut k, idx).highalloc = Some(pass);
+    super::finished(&mut k, idx);
+}
+
+/// One pass of the loop, its progress counted on task slot `idx`.
+pub async fn pass(w: &World, idx: usize, p: HighallocParams) -> HighallocPass {
+    let w = w.clone();
     let mem_total = w.borrow().zones.iter().map(|z| z.managed_pages).sum();
     let (attempts, delay) = plan(&p, mem_total);
     enter(&mut w.borrow_mut(), idx, Phase::Running, attempts);
@@ -94,16 +126,9 @@ pub async fn run(w: World, idx: usize, p: HighallocParams) {
     }
     let mut k = w.borrow_mut();
     for pfn in held {
-        let at = k
-            .held_blocks
-            .iter()
-            .position(|&(p, _)| p == pfn)
-            .expect("the pass's block is held");
-        k.held_blocks.swap_remove(at);
-        page_alloc::free_pages(&mut k, pfn, p.order);
+        page_alloc::free_held_block(&mut k, pfn, p.order);
     }
-    super::stats(&mut k, idx).highalloc = Some(pass);
-    super::finished(&mut k, idx);
+    pass
 }
 
 #[cfg(test)]

@@ -22,9 +22,10 @@ use crate::calibration::{
 };
 use crate::engine::Nanos;
 use crate::mm::memory::{self, Mm, VM_EXEC};
+use crate::mm::page::Pfn;
 use crate::mm::page_writeback::{balance_dirty_pages_ratelimited_nr, DirtyTask};
 use crate::mm::readahead::{read_page, RaState};
-use crate::mm::{filemap, namei, Kernel, World};
+use crate::mm::{filemap, fork, namei, Kernel, World};
 use crate::scenario::KbuildParams;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -55,6 +56,14 @@ const UNITS_PER_DIR: u32 = 40;
 /// §9).
 const LINK_HEAP: u64 = 100 << 20;
 
+/// A whole linux-2.6.30 tree, the one MMTests' stress-highalloc copied until 2012-10:
+/// about 27,000 files and 330 MB. Estimate: the 3.10 tree `kernel-memcg.md` §9 measured
+/// (43,100 files, 505 MB) scaled by source lines, about 11 M in mid-2009 against 17 M
+/// (the kernel passed 10 M lines in October 2008 and 15 M in January 2012, H Online's
+/// Kernel Log).
+pub const TREE_2_6_30_FILES: u64 = 27_000;
+pub const TREE_2_6_30_BYTES: u64 = 330 << 20;
+
 /// One tree on its device: the files, and how far the current build has got.
 #[derive(Debug)]
 pub struct Tree {
@@ -66,6 +75,9 @@ pub struct Tree {
     pub sources: Vec<usize>,
     /// The hot headers.
     pub headers: Vec<usize>,
+    /// The rest of a whole tree, which no build reads (other architectures, drivers not
+    /// configured, documentation): copied and deleted with the tree.
+    pub others: Vec<usize>,
     /// The compiler binary (shared by the trees of a device).
     pub cc1: usize,
     /// The next unit to compile.
@@ -93,27 +105,50 @@ pub struct KbuildStats {
 }
 
 /// The files of a tree of `units` compile units on device `bdi`, there at boot and not
-/// cached; the compiler binary is created with the device's first tree.
-pub fn create_tree(w: &World, name: &str, bdi: usize, units: u32) -> Rc<RefCell<Tree>> {
-    let cc1_name = "usr-libexec-gcc-cc1";
-    let existing = {
-        let k = w.borrow();
-        k.inodes
-            .iter()
-            .position(|i| i.bdi == bdi && i.name == cc1_name)
-    };
-    let cc1 = existing.unwrap_or_else(|| super::cat::create_file(w, cc1_name, bdi, CC1_BYTES));
+/// cached; with `whole`, also the rest of a linux-2.6.30 tree. The compiler binary is
+/// created with the device's first tree.
+pub fn create_tree(
+    w: &World,
+    name: &str,
+    bdi: usize,
+    units: u32,
+    whole: bool,
+) -> Rc<RefCell<Tree>> {
+    let tree = empty_tree(w, name, bdi);
     let sources = (0..units)
-        .map(|u| super::cat::create_file(w, &format!("{name}/src{u}.c"), bdi, SOURCE_BYTES))
+        .map(|u| super::cat::create_file(w, &source_name(name, u), bdi, SOURCE_BYTES))
         .collect();
     let headers = (0..HOT_HEADERS)
-        .map(|h| super::cat::create_file(w, &format!("{name}/include{h}.h"), bdi, HEADER_BYTES))
+        .map(|h| super::cat::create_file(w, &header_name(name, h), bdi, HEADER_BYTES))
         .collect();
+    let others = if whole {
+        let (n, bytes) = other_files(units);
+        (0..n)
+            .map(|i| super::cat::create_file(w, &other_name(name, i), bdi, bytes))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    {
+        let mut t = tree.borrow_mut();
+        t.sources = sources;
+        t.headers = headers;
+        t.others = others;
+    }
+    tree
+}
+
+/// A tree of no files yet on `bdi` (the compiler binary found or created).
+fn empty_tree(w: &World, name: &str, bdi: usize) -> Rc<RefCell<Tree>> {
+    let cc1_name = "usr-libexec-gcc-cc1";
+    let existing = namei::file_on_disk(&w.borrow(), bdi, cc1_name);
+    let cc1 = existing.unwrap_or_else(|| super::cat::create_file(w, cc1_name, bdi, CC1_BYTES));
     Rc::new(RefCell::new(Tree {
         bdi,
         name: name.to_string(),
-        sources,
-        headers,
+        sources: Vec::new(),
+        headers: Vec::new(),
+        others: Vec::new(),
         cc1,
         next: 0,
         done: 0,
@@ -123,6 +158,86 @@ pub fn create_tree(w: &World, name: &str, bdi: usize, units: u32) -> Rc<RefCell<
         user: 0,
         system: 0,
     }))
+}
+
+fn source_name(tree: &str, u: u32) -> String {
+    format!("{tree}/src{u}.c")
+}
+
+fn header_name(tree: &str, h: u64) -> String {
+    format!("{tree}/include{h}.h")
+}
+
+fn other_name(tree: &str, i: u64) -> String {
+    format!("{tree}/other{i}")
+}
+
+/// The files of a whole 2.6.30 tree besides `units` sources and the hot headers: (count,
+/// bytes each).
+fn other_files(units: u32) -> (u64, u64) {
+    let n = TREE_2_6_30_FILES.saturating_sub(units as u64 + HOT_HEADERS);
+    let built = units as u64 * SOURCE_BYTES + HOT_HEADERS * HEADER_BYTES;
+    (n, TREE_2_6_30_BYTES.saturating_sub(built) / n.max(1))
+}
+
+/// `cp -r` of tree `src` to a new tree `name` on the same device: every file read through
+/// the page cache and written anew, sources, headers and the rest, in that order. The new
+/// tree is `dst` (empty when called), which holds what was copied if the task must exit
+/// midway. False if it must.
+pub async fn copy_tree(w: &World, src: &Rc<RefCell<Tree>>, dst: &Rc<RefCell<Tree>>) -> bool {
+    let (bdi, name, sources, headers, others) = {
+        let s = src.borrow();
+        (
+            s.bdi,
+            dst.borrow().name.clone(),
+            s.sources.clone(),
+            s.headers.clone(),
+            s.others.clone(),
+        )
+    };
+    let mut debt = CpuDebt::default();
+    let files = sources
+        .iter()
+        .enumerate()
+        .map(|(u, &ino)| (ino, source_name(&name, u as u32), 0))
+        .chain(
+            headers
+                .iter()
+                .enumerate()
+                .map(|(h, &ino)| (ino, header_name(&name, h as u64), 1)),
+        )
+        .chain(
+            others
+                .iter()
+                .enumerate()
+                .map(|(i, &ino)| (ino, other_name(&name, i as u64), 2)),
+        );
+    for (ino, new, kind) in files {
+        if killed(w) || !read_whole(w, ino, &mut debt).await {
+            return false;
+        }
+        let bytes = w.borrow().inodes[ino].size_pages * PAGE_SIZE;
+        let Some(copy) = write_file(w, bdi, &new, bytes, &mut debt).await else {
+            return false;
+        };
+        {
+            let mut t = dst.borrow_mut();
+            match kind {
+                0 => t.sources.push(copy),
+                1 => t.headers.push(copy),
+                _ => t.others.push(copy),
+            }
+        }
+        debt.maybe_flush(w).await;
+    }
+    debt.flush(w).await;
+    true
+}
+
+/// A new empty tree `name` on `src`'s device, for [`copy_tree`].
+pub fn new_copy(w: &World, src: &Rc<RefCell<Tree>>, name: &str) -> Rc<RefCell<Tree>> {
+    let bdi = src.borrow().bdi;
+    empty_tree(w, name, bdi)
 }
 
 /// A log-normal draw with median `median` and log-σ `sigma`, from the run's RNG
@@ -137,7 +252,7 @@ pub fn lognormal(k: &mut Kernel, median: f64, sigma: f64) -> f64 {
 
 /// Read file `ino` whole through the page cache, opened and closed. False if the task
 /// must exit.
-async fn read_whole(w: &World, ino: usize, debt: &mut CpuDebt) -> bool {
+pub(super) async fn read_whole(w: &World, ino: usize, debt: &mut CpuDebt) -> bool {
     let Some(f) = super::cat::open_file(w, ino).await else {
         return false;
     };
@@ -158,7 +273,7 @@ async fn read_whole(w: &World, ino: usize, debt: &mut CpuDebt) -> bool {
 
 /// Write a new file `name` of `bytes` (rounded up to pages) on `bdi`, replacing one of the
 /// name. Returns its inode, None if the task must exit.
-async fn write_file(
+pub(super) async fn write_file(
     w: &World,
     bdi: usize,
     name: &str,
@@ -188,23 +303,35 @@ async fn write_file(
     ok.then_some(ino)
 }
 
-/// A new process of the build (`fork` + `exec`): its own address space, owned by the job
-/// slot's task for the OOM killer.
-fn spawn_process(k: &mut Kernel, name: &str) -> usize {
+/// A process of the build (`fork` + `exec`): its kernel stack and its own address space,
+/// owned by the job slot's task for the OOM killer.
+struct Process {
+    mm: usize,
+    stack: Pfn,
+}
+
+/// Fork a new process; None if the job slot must exit.
+async fn fork_process(w: &World, name: &str) -> Option<Process> {
+    let stack = fork::alloc_thread_info(w).await.ok()?;
+    let mut k = w.borrow_mut();
     let task = k.sched.current();
     k.mms.push(Mm {
         name: name.to_string(),
         task: Some(task),
         ..Default::default()
     });
-    k.mms.len() - 1
+    Some(Process {
+        mm: k.mms.len() - 1,
+        stack,
+    })
 }
 
-/// The process exits: its memory goes, and its faults count towards the make (`time`
-/// reports children's rusage).
-fn exit_process(k: &mut Kernel, mm: usize, parent: usize) {
-    memory::exit_mmap(k, mm);
-    let (min, maj) = (k.mms[mm].min_flt, k.mms[mm].maj_flt);
+/// The process exits: its memory and its stack go, and its faults count towards the make
+/// (`time` reports children's rusage).
+fn exit_process(k: &mut Kernel, p: Process, parent: usize) {
+    memory::exit_mmap(k, p.mm);
+    fork::free_thread_info(k, p.stack);
+    let (min, maj) = (k.mms[p.mm].min_flt, k.mms[p.mm].maj_flt);
     k.mms[parent].min_flt += min;
     k.mms[parent].maj_flt += maj;
 }
@@ -235,7 +362,10 @@ async fn compile(w: &World, tree: &Rc<RefCell<Tree>>, u: u32, parent: usize) -> 
             t.headers.len() as u64,
         )
     };
-    let mm = spawn_process(&mut w.borrow_mut(), "cc1");
+    let Some(process) = fork_process(w, "cc1").await else {
+        return false;
+    };
+    let mm = process.mm;
     let mut debt = CpuDebt::default();
     let ok = 'run: {
         // exec: the compiler's text, mapped and its hot part faulted in.
@@ -279,7 +409,7 @@ async fn compile(w: &World, tree: &Rc<RefCell<Tree>>, u: u32, parent: usize) -> 
             .is_some()
     };
     debt.flush(w).await;
-    exit_process(&mut w.borrow_mut(), mm, parent);
+    exit_process(&mut w.borrow_mut(), process, parent);
     ok && !killed(w)
 }
 
@@ -291,7 +421,10 @@ async fn link(w: &World, tree: &Rc<RefCell<Tree>>, parent: usize) -> bool {
         let t = tree.borrow();
         (t.bdi, t.name.clone(), t.sources.len() as u32)
     };
-    let mm = spawn_process(&mut w.borrow_mut(), "ld");
+    let Some(process) = fork_process(w, "ld").await else {
+        return false;
+    };
+    let mm = process.mm;
     let mut debt = CpuDebt::default();
     let ok = 'run: {
         let mut builtins = Vec::new();
@@ -328,8 +461,33 @@ async fn link(w: &World, tree: &Rc<RefCell<Tree>>, parent: usize) -> bool {
             .is_some()
     };
     debt.flush(w).await;
-    exit_process(&mut w.borrow_mut(), mm, parent);
+    exit_process(&mut w.borrow_mut(), process, parent);
     ok && !killed(w)
+}
+
+/// `rm -rf` of the tree: its sources, headers, the rest and its outputs (the compiler
+/// stays). False if the task must exit.
+pub async fn delete_tree(w: &World, tree: &Rc<RefCell<Tree>>) -> bool {
+    if !make_clean(w, tree).await {
+        return false;
+    }
+    let (bdi, names) = {
+        let t = tree.borrow();
+        let k = w.borrow();
+        let files = t.sources.iter().chain(&t.headers).chain(&t.others);
+        (
+            t.bdi,
+            files
+                .map(|&ino| k.inodes[ino].name.clone())
+                .collect::<Vec<_>>(),
+        )
+    };
+    for n in names {
+        if namei::unlink(w, bdi, &n).await.is_err() {
+            return false;
+        }
+    }
+    true
 }
 
 /// `make clean`: every output of the build deleted.
@@ -359,6 +517,9 @@ pub async fn job_slot(w: World, idx: usize, tree: Rc<RefCell<Tree>>, p: KbuildPa
         let build = tree.borrow().build;
         let (u0, s0) = w.borrow().sched.task_times(me);
         loop {
+            if killed(&w) {
+                return exit(&w, idx, idx);
+            }
             let u = {
                 let mut t = tree.borrow_mut();
                 if t.next as usize >= t.sources.len() {
@@ -393,6 +554,9 @@ pub async fn job_slot(w: World, idx: usize, tree: Rc<RefCell<Tree>>, p: KbuildPa
         // make waits for every job of the build.
         let settled = |t: &Tree| t.build != build || (t.linked && t.slots_done == p.jobs);
         while !settled(&tree.borrow()) {
+            if killed(&w) {
+                return exit(&w, idx, idx);
+            }
             crate::engine::sleep(&w, BUILD_POLL).await;
         }
         if slot == 0 {
@@ -415,21 +579,16 @@ pub async fn job_slot(w: World, idx: usize, tree: Rc<RefCell<Tree>>, p: KbuildPa
             if !make_clean(&w, &tree).await {
                 return exit(&w, idx, idx);
             }
-            let mut t = tree.borrow_mut();
-            *t = Tree {
-                next: 0,
-                done: 0,
-                build: build + 1,
-                linked: false,
-                slots_done: 0,
-                user: 0,
-                system: 0,
-                sources: std::mem::take(&mut t.sources),
-                headers: std::mem::take(&mut t.headers),
-                name: std::mem::take(&mut t.name),
-                ..*t
-            };
-            drop(t);
+            {
+                let mut t = tree.borrow_mut();
+                t.next = 0;
+                t.done = 0;
+                t.build = build + 1;
+                t.linked = false;
+                t.slots_done = 0;
+                t.user = 0;
+                t.system = 0;
+            }
             enter(&mut w.borrow_mut(), idx, Phase::Running, units);
             started = w.borrow().sched.now();
         } else {
@@ -437,6 +596,9 @@ pub async fn job_slot(w: World, idx: usize, tree: Rc<RefCell<Tree>>, p: KbuildPa
                 return;
             }
             while tree.borrow().build == build {
+                if killed(&w) {
+                    return exit(&w, idx, idx);
+                }
                 crate::engine::sleep(&w, BUILD_POLL).await;
             }
         }

@@ -10,6 +10,7 @@ pub mod mem_eater;
 pub mod memcachetest;
 pub mod mmap;
 pub mod parallelio;
+pub mod stress_highalloc;
 
 use crate::calibration::CPU_QUANTUM_NS;
 use crate::engine::{self, CpuMode, Nanos, SEC};
@@ -91,6 +92,8 @@ pub struct WorkloadStats {
     pub highalloc: Option<highalloc::HighallocPass>,
     /// A kbuild's finished builds.
     pub kbuild: Option<kbuild::KbuildStats>,
+    /// A stress-highalloc driver's passes, once it has ended.
+    pub stress_highalloc: Option<stress_highalloc::StressHighallocStats>,
 }
 
 /// User space's own bookkeeping: every task's counters and the run's end condition. It

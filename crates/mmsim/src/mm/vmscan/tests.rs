@@ -70,6 +70,7 @@ fn anon_pages(
         k.pages.index[pfn as usize] = vpn;
         k.pages.mapcount_add(pfn, 1).unwrap();
         k.zones[Z].mod_stat(ZoneStat::nr_anon_pages, 1);
+        assert!(memory::pgtable_alloc_now(k, mm, vpn));
         *k.mms[mm].pte_mut(vpn) = PTE_PRESENT | PTE_DIRTY | if young { PTE_YOUNG } else { 0 } | pfn;
         k.mms[mm].rss += 1;
         swap::add_page_to_lru_list(k, pfn, lru);
@@ -261,14 +262,16 @@ fn get_scan_count_scans_only_anon_when_file_and_free_are_below_high() {
     let n = (free - keep_free) as u32;
     anon_pages(&mut k, Lru::ActiveAnon, n / 2, false, 0);
     anon_pages(&mut k, Lru::InactiveAnon, n - n / 2, false, 0);
-    assert_eq!(k.zones[Z].free_pages(), keep_free);
+    // Their page tables took a few pages more.
+    let tables = keep_free - k.zones[Z].free_pages();
+    assert!(tables > 0 && tables <= u64::from(n) / 512 + 8, "{tables}");
     let ia = k.zones[Z].lruvec.size(Lru::InactiveAnon);
     let aa = k.zones[Z].lruvec.size(Lru::ActiveAnon);
     let (nr, balance) = get_scan_count(&mut k, Z, &sc_at(3, true));
     assert_eq!(balance, ScanBalance::Anon);
     assert_eq!(nr, [ia >> 3, aa >> 3, 0, 0]);
     // Just above: file + free = high + 1 is no longer ANON.
-    for _ in 0..21 {
+    for _ in 0..21 + tables {
         let pfn = k.zones[Z].lruvec.lists[Lru::InactiveAnon as usize].tail;
         let mm = k.pages.mapping[pfn as usize] as usize;
         let vpn = k.pages.index[pfn as usize];
@@ -402,6 +405,7 @@ fn map_file_page(k: &mut Kernel, pfn: Pfn, young: bool, vm_flags: u32) -> (usize
     k.mms.push(Mm::default());
     let mm = k.mms.len() - 1;
     let vpn = memory::mmap_file(k, mm, ino, 0, 1, vm_flags);
+    assert!(memory::pgtable_alloc_now(k, mm, vpn));
     *k.mms[mm].pte_mut(vpn) = PTE_PRESENT | if young { PTE_YOUNG } else { 0 } | pfn;
     k.mms[mm].file_rss += 1;
     rmap::page_add_file_rmap(k, pfn);

@@ -10,6 +10,19 @@ pub(super) const KEYS: &[&str] = &["device", "jobs", "units", "repeat"];
 /// A kbuild workload's keys.
 pub(super) fn kbuild(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<WorkloadKind> {
     let dev = fs_device(cx, t, devices, "the tree is on")?;
+    let (jobs, units) = jobs_and_units(cx, t)?;
+    let repeat = boolean(cx, t, "repeat")?.unwrap_or(true);
+    Ok(WorkloadKind::Kbuild(KbuildParams {
+        device: dev.name.clone(),
+        jobs,
+        units,
+        repeat,
+    }))
+}
+
+/// A build's `jobs` (make -jN, default 1) and `units` (default a defconfig's), shared with
+/// `stress-highalloc`.
+pub(super) fn jobs_and_units(cx: &Cx<'_>, t: &Table<'_>) -> Res<(u32, u32)> {
     let jobs = match opt(t, "jobs") {
         Some(item) => u32_in(cx, &item, 1, 1024, "a job count (make -jN), 1 to 1024")?,
         None => 1,
@@ -24,11 +37,5 @@ pub(super) fn kbuild(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res
         )?,
         None => KbuildParams::DEFCONFIG_UNITS,
     };
-    let repeat = boolean(cx, t, "repeat")?.unwrap_or(true);
-    Ok(WorkloadKind::Kbuild(KbuildParams {
-        device: dev.name.clone(),
-        jobs,
-        units,
-        repeat,
-    }))
+    Ok((jobs, units))
 }

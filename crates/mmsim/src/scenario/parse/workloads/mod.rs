@@ -9,6 +9,7 @@ mod kbuild;
 mod mem_eater;
 mod memcachetest;
 mod parallelio;
+mod stress_highalloc;
 
 use std::ops::Range;
 
@@ -28,6 +29,7 @@ const WORKLOAD_TYPES: &[&str] = &[
     "parallelio",
     "highalloc",
     "kbuild",
+    "stress-highalloc",
     "sync",
 ];
 const COMMON_WORKLOAD_KEYS: &[&str] = &["type", "name", "start"];
@@ -104,6 +106,7 @@ fn assign_names(out: &mut [Workload], explicit: &[Option<String>]) {
             WorkloadKind::Mmap(_) => "mmap",
             WorkloadKind::Highalloc(_) => "highalloc",
             WorkloadKind::Kbuild(_) => "kbuild",
+            WorkloadKind::StressHighalloc(_) => "stress-highalloc",
         };
         let idx = match next.iter().position(|(t, _)| *t == ty) {
             Some(i) => i,
@@ -155,7 +158,7 @@ fn workload<'a>(
             quoted_list(WORKLOAD_TYPES)
         ),
     )?;
-    const TYPES: [(&str, &[&str]); 9] = [
+    const TYPES: [(&str, &[&str]); 10] = [
         ("memcachetest", memcachetest::KEYS),
         ("mem_eater", mem_eater::KEYS),
         ("dd", files::DD_KEYS),
@@ -164,6 +167,7 @@ fn workload<'a>(
         ("parallelio", parallelio::KEYS),
         ("highalloc", highalloc::KEYS),
         ("kbuild", kbuild::KEYS),
+        ("stress-highalloc", stress_highalloc::KEYS),
         ("sync", &[]),
     ];
     let Some(&(_, own)) = TYPES.iter().find(|(name, _)| *name == ty) else {
@@ -232,6 +236,7 @@ fn workload<'a>(
         "sync" => (WorkloadKind::Sync, None, 0),
         "highalloc" => (highalloc::highalloc(cx, t)?, None, 0),
         "kbuild" => (kbuild::kbuild(cx, t, devices)?, None, 0),
+        "stress-highalloc" => (stress_highalloc::stress_highalloc(cx, t, devices)?, None, 0),
         _ => (files::dd(cx, t, devices)?, None, 0),
     };
     let w = Workload {

@@ -1,0 +1,48 @@
+//! The hugetlbfs pool (`mm/hugetlb.c`), as far as writing `/proc/sys/vm/nr_hugepages`
+//! grows and empties it: `set_max_huge_pages`. Nothing maps the pages here.
+
+use super::page::Pfn;
+use super::page_alloc::{alloc_pages, free_held_block};
+use super::vmstat::VmEvent;
+use super::{Gfp, Kernel, World};
+
+/// `HUGETLB_PAGE_ORDER` on x86-64.
+pub const HUGETLB_PAGE_ORDER: u32 = 9;
+
+/// `alloc_fresh_huge_page_node`'s mask: `htlb_alloc_mask`, which is
+/// `GFP_HIGHUSER_MOVABLE` once `hugepages_treat_as_movable` is 1 (stress-highalloc sets
+/// it), with `__GFP_COMP | __GFP_THISNODE | __GFP_REPEAT | __GFP_NOWARN`. `__GFP_THISNODE`
+/// alone (not `GFP_THISNODE`) brings no `__GFP_NORETRY`, and one node makes it moot.
+const FRESH_HUGE_PAGE_GFP: Gfp =
+    Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::COMP | Gfp::REPEAT | Gfp::NOWARN);
+
+/// `set_max_huge_pages(count)` on an empty pool: allocate fresh huge pages one at a time
+/// until the pool holds `count` or an allocation fails (each `__GFP_REPEAT` allocation
+/// reclaims and compacts hard first). The pages are held (`Kernel::held_blocks`) until
+/// [`empty_pool`]. Returns the pool.
+pub async fn grow_pool(w: &World, count: u64) -> Vec<Pfn> {
+    let mut pool = Vec::new();
+    while (pool.len() as u64) < count {
+        let r = alloc_pages(w, FRESH_HUGE_PAGE_GFP, HUGETLB_PAGE_ORDER).await;
+        let mut k = w.borrow_mut();
+        match r {
+            Ok(pfn) => {
+                k.count(VmEvent::htlb_buddy_alloc_success, 1);
+                k.held_blocks.push((pfn, HUGETLB_PAGE_ORDER));
+                pool.push(pfn);
+            }
+            Err(_) => {
+                k.count(VmEvent::htlb_buddy_alloc_fail, 1);
+                break;
+            }
+        }
+    }
+    pool
+}
+
+/// `set_max_huge_pages(0)`: every page of the pool back to the buddy allocator.
+pub fn empty_pool(k: &mut Kernel, pool: Vec<Pfn>) {
+    for pfn in pool {
+        free_held_block(k, pfn, HUGETLB_PAGE_ORDER);
+    }
+}
