@@ -46,3 +46,42 @@ pub fn empty_pool(k: &mut Kernel, pool: Vec<Pfn>) {
         free_held_block(k, pfn, HUGETLB_PAGE_ORDER);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mm::invariants;
+    use crate::sim::{boot_for_test, run_task};
+
+    fn free_pages(k: &Kernel) -> u64 {
+        k.zones.iter().map(|z| z.free_pages()).sum()
+    }
+
+    #[test]
+    fn the_pool_grows_until_an_allocation_fails_and_empties_whole() {
+        let w = boot_for_test(128, 0, "3.9");
+        let free = free_pages(&w.borrow());
+        let pool = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let (w2, p2) = (w.clone(), pool.clone());
+        run_task(&w, 60 * crate::engine::SEC, async move {
+            // More than the machine has: the pool stops at the first failure.
+            *p2.borrow_mut() = grow_pool(&w2, 1000).await;
+        });
+        let mut k = w.borrow_mut();
+        let pool = pool.take();
+        let n = pool.len() as u64;
+        assert!(n > 20 && n < 64, "{n} huge pages of a 128 MiB machine");
+        assert_eq!(k.events.get(VmEvent::htlb_buddy_alloc_success), n);
+        assert_eq!(k.events.get(VmEvent::htlb_buddy_alloc_fail), 1);
+        for &pfn in &pool {
+            assert_eq!(pfn % 512, 0, "an order-9 block is aligned");
+            assert!(k.held_blocks.contains(&(pfn, HUGETLB_PAGE_ORDER)));
+        }
+        assert!(free_pages(&k) + n * 512 <= free);
+        invariants::check(&k).unwrap();
+        empty_pool(&mut k, pool);
+        assert!(k.held_blocks.is_empty());
+        assert!(free_pages(&k) > n * 512, "the pool's pages are free again");
+        invariants::check(&k).unwrap();
+    }
+}

@@ -872,6 +872,38 @@ mod tests {
         assert_eq!(z[ZONE_NORMAL].lowmem_reserve, [0, 0, 0]);
     }
 
+    /// A write to `min_free_kbytes` sets new watermarks (min split by managed pages) and
+    /// the MIGRATE_RESERVE pageblocks follow the new min watermark.
+    #[test]
+    fn writing_min_free_kbytes_moves_the_watermarks_and_the_reserve() {
+        let w = crate::sim::boot_for_test(1024, 0, "3.9");
+        let mut k = w.borrow_mut();
+        let reserve = |k: &Kernel| -> Vec<usize> {
+            k.zones
+                .iter()
+                .map(|z| {
+                    let blocks =
+                        (z.start_pfn as u64..z.end_pfn as u64).step_by(PAGEBLOCK_NR_PAGES as usize);
+                    blocks
+                        .filter(|&p| z.pageblock_migratetype(p as Pfn) == MIGRATE_RESERVE)
+                        .count()
+                })
+                .collect()
+        };
+        let boot = k.min_free_kbytes;
+        assert_eq!(reserve(&k)[ZONE_DMA32], 2, "{boot} KiB: two blocks");
+        set_min_free_kbytes(&mut k, 1024);
+        assert_eq!(k.min_free_kbytes, 1024);
+        let mins: u64 = k.zones.iter().map(|z| z.min_wmark()).sum();
+        assert!((250..=256).contains(&mins), "1024 KiB is 256 pages: {mins}");
+        let z = &k.zones[ZONE_DMA32];
+        assert_eq!(z.low_wmark(), z.min_wmark() + z.min_wmark() / 4);
+        assert_eq!(reserve(&k)[ZONE_DMA32], 1, "one block holds a 1 MiB min");
+        set_min_free_kbytes(&mut k, boot);
+        assert_eq!(reserve(&k)[ZONE_DMA32], 2);
+        crate::mm::invariants::check(&k).unwrap();
+    }
+
     #[test]
     fn watermark_check_honours_the_reserve_and_high_order_free_lists() {
         let mut z = Zone::new(1, 0, 1024);
