@@ -69,7 +69,7 @@ mod tests {
 
     #[test]
     fn mode_1_drops_clean_page_cache_and_passes_over_a_locked_page() {
-        let w = machine(0);
+        let w = machine(20_000);
         let mut k = w.borrow_mut();
         let (ino, pfns) = cached(&mut k, "f", 64);
         k.pages.set(pfns[7], PG_LOCKED);
@@ -90,6 +90,7 @@ mod tests {
     fn mode_2_prunes_unused_dentries_and_inodes_of_a_large_cache_only() {
         let w = machine(20_000);
         let mut k = w.borrow_mut();
+        let (ino, _) = cached(&mut k, "f", 16);
         let (dentries, slab) = (k.dcache.nr_dentry, k.slab.nr_pages());
         assert!(dentries >= 20_000, "{dentries}");
         drop_caches_sysctl(&mut k, 2);
@@ -103,6 +104,11 @@ mod tests {
             k.slab.nr_pages() < slab / 5,
             "{} of {slab}",
             k.slab.nr_pages()
+        );
+        assert_eq!(
+            k.inodes[ino].cached().count(),
+            16,
+            "mode 2 leaves the page cache"
         );
         invariants::check(&k).unwrap();
         // Under a shrinker batch of objects, 3.x's drop_slab scans nothing.

@@ -60,6 +60,7 @@ mod tests {
     #[test]
     fn the_pool_grows_until_an_allocation_fails_and_empties_whole() {
         let w = boot_for_test(128, 0, "3.9");
+        let cap = crate::mm::trace::testing::capture(&w);
         let free = free_pages(&w.borrow());
         let pool = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
         let (w2, p2) = (w.clone(), pool.clone());
@@ -67,6 +68,14 @@ mod tests {
             // More than the machine has: the pool stops at the first failure.
             *p2.borrow_mut() = grow_pool(&w2, 1000).await;
         });
+        let allocs = cap.lines_with("mm_page_alloc:");
+        assert!(
+            allocs[0].ends_with(
+                "order=9 migratetype=2 gfp_flags=GFP_HIGHUSER_MOVABLE|GFP_NOWARN|GFP_REPEAT|GFP_COMP"
+            ),
+            "{}",
+            allocs[0]
+        );
         let mut k = w.borrow_mut();
         let pool = pool.take();
         let n = pool.len() as u64;
@@ -83,5 +92,19 @@ mod tests {
         assert!(k.held_blocks.is_empty());
         assert!(free_pages(&k) > n * 512, "the pool's pages are free again");
         invariants::check(&k).unwrap();
+    }
+
+    #[test]
+    fn the_pool_stops_at_the_count_asked_for() {
+        let w = boot_for_test(128, 0, "3.9");
+        let n = std::rc::Rc::new(std::cell::Cell::new(0));
+        let (w2, n2) = (w.clone(), n.clone());
+        run_task(&w, crate::engine::SEC, async move {
+            let pool = grow_pool(&w2, 3).await;
+            n2.set(pool.len());
+            empty_pool(&mut w2.borrow_mut(), pool);
+        });
+        assert_eq!(n.get(), 3);
+        assert_eq!(w.borrow().events.get(VmEvent::htlb_buddy_alloc_fail), 0);
     }
 }

@@ -988,6 +988,70 @@ mod tests {
         invariants::check(&k).unwrap();
     }
 
+    /// The tables' masks as `mm_page_alloc` prints them: the PGD and PTE pages with x86's
+    /// `PGALLOC_GFP`, the PUD and PMD pages without `__GFP_NOTRACK`; all unmovable (type
+    /// 0), then the data page movable.
+    #[test]
+    fn the_first_fault_traces_each_tables_mask() {
+        let w = boot_for_test(128, 0, "3.9");
+        let cap = crate::mm::trace::testing::capture(&w);
+        let mut k = w.borrow_mut();
+        let mm = new_mm(&mut k);
+        let start = k.mms[mm].mmap_anon(4, 0);
+        handle_mm_fault_now(&mut k, mm, start).expect("a free page");
+        drop(k);
+        let masks: Vec<String> = cap
+            .lines_with("mm_page_alloc:")
+            .iter()
+            .map(|l| l[l.find("migratetype=").unwrap()..].to_string())
+            .collect();
+        let pgalloc = "migratetype=0 gfp_flags=GFP_KERNEL|GFP_REPEAT|GFP_ZERO|GFP_NOTRACK";
+        let pmd = "migratetype=0 gfp_flags=GFP_KERNEL|GFP_REPEAT|GFP_ZERO";
+        assert_eq!(
+            masks,
+            [
+                pgalloc,
+                pmd,
+                pmd,
+                pgalloc,
+                "migratetype=2 gfp_flags=GFP_HIGHUSER_MOVABLE|GFP_ZERO"
+            ]
+        );
+    }
+
+    /// `THREADINFO_GFP` is `GFP_KERNEL`: with every free page of DMA32 taken by clean page
+    /// cache, a fork reclaims for its stack instead of failing as an atomic request would.
+    #[test]
+    fn a_kernel_stack_may_reclaim_for_itself() {
+        use crate::mm::page::PG_UPTODATE;
+        use crate::mm::page_alloc::{alloc_flags, get_page_from_freelist};
+        let w = boot_for_test(128, 0, "3.9");
+        {
+            let mut k = w.borrow_mut();
+            let ino = crate::mm::inode::new_inode(&mut k, "cache", 0);
+            let mut index = 0;
+            while let Some(pfn) =
+                get_page_from_freelist(&mut k, Gfp::HIGHUSER_MOVABLE, 0, alloc_flags::NO_WATERMARKS)
+            {
+                k.pages.flags[pfn as usize] = PG_UPTODATE;
+                filemap::add_to_page_cache_lru(&mut k, pfn, ino, index);
+                index += 1;
+            }
+            k.inodes[ino].size_pages = index;
+        }
+        let w2 = w.clone();
+        run_task(&w, crate::engine::SEC, async move {
+            let pfn = fork::alloc_thread_info(&w2)
+                .await
+                .expect("reclaim made room");
+            fork::free_thread_info(&mut w2.borrow_mut(), pfn);
+        });
+        let k = w.borrow();
+        let stolen = k.events.get(VmEvent::pgsteal_direct_dma32)
+            + k.events.get(VmEvent::pgsteal_kswapd_dma32);
+        assert!(stolen > 0, "the stack's room came from reclaim");
+    }
+
     #[test]
     fn a_kernel_stack_is_an_order_1_unmovable_block_counted_until_freed() {
         let w = boot_for_test(128, 0, "3.9");
