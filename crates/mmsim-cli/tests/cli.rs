@@ -888,3 +888,27 @@ fn reproduce_stress_highalloc_refuses_other_experiments_flags() {
         "{err}"
     );
 }
+
+#[test]
+fn reproduce_stress_highalloc_fast_is_the_same_at_any_thread_count_and_judges_every_claim() {
+    let (code, one, err) = mmsim(&["reproduce", "stress-highalloc", "--fast", "--jobs", "1"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, two, err) = mmsim(&["reproduce", "stress-highalloc", "--fast", "--jobs", "2"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(one, two, "the report does not depend on --jobs");
+    assert!(
+        one.contains("Caveat: this is not the published procedure"),
+        "{one}"
+    );
+    assert!(one.contains("STRESS-HIGHALLOC"), "{one}");
+    for row in ["Pass 1 ", "Pass 2 ", "while Rested ", "Kswapd velocity "] {
+        assert!(one.lines().any(|l| l.starts_with(row)), "{row}: {one}");
+    }
+    for id in ["C1", "C2", "C3", "C4", "C5", "C6"] {
+        assert!(
+            one.lines().any(|l| l.starts_with(&format!("{id} "))),
+            "{id}: {one}"
+        );
+    }
+    assert!(one.contains("of 6 claims hold"), "{one}");
+}

@@ -949,6 +949,34 @@ mod tests {
         invariants::check(&k).unwrap();
     }
 
+    /// A mapping that starts where a span ends, or ends where one starts, does not keep
+    /// that span's PTE page.
+    #[test]
+    fn munmap_frees_a_span_its_neighbours_only_touch() {
+        let w = boot_for_test(128, 0, "3.9");
+        let mut k = w.borrow_mut();
+        let mm = new_mm(&mut k);
+        let m = &mut k.mms[mm];
+        m.next_vpn = 1024;
+        let a = m.mmap_anon(512, 0); // span 2 exactly
+        m.next_vpn = 1536;
+        let b = m.mmap_anon(8, 0); // from span 3's start
+        m.next_vpn = 2560 - 8;
+        let e = m.mmap_anon(8, 0); // to span 5's start
+        let f = m.mmap_anon(8, 0); // in span 5
+        assert_eq!((a, b, e + 8, f / 512), (1024, 1536, 2560, 5));
+        for vpn in [a, b, e, f] {
+            handle_mm_fault_now(&mut k, mm, vpn).expect("a free page");
+        }
+        assert_eq!(pte_pages(&k), 4);
+        munmap(&mut k, mm, a);
+        assert!(!k.mms[mm].pgtables.present(a), "b only starts at its end");
+        munmap(&mut k, mm, f);
+        assert!(!k.mms[mm].pgtables.present(f), "e only ends at its start");
+        assert_eq!(pte_pages(&k), 2);
+        invariants::check(&k).unwrap();
+    }
+
     #[test]
     fn a_pte_outside_any_page_table_breaks_the_invariant() {
         let w = boot_for_test(128, 0, "3.9");
