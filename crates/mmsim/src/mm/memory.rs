@@ -964,16 +964,26 @@ mod tests {
         m.next_vpn = 2560 - 8;
         let e = m.mmap_anon(8, 0); // to span 5's start
         let f = m.mmap_anon(8, 0); // in span 5
+        let m = &mut k.mms[mm];
+        m.next_vpn = 3584 - 8;
+        let g = m.mmap_anon(16, 0); // across spans 6 and 7
+        let h = m.mmap_anon(8, 0); // in span 7
         assert_eq!((a, b, e + 8, f / 512), (1024, 1536, 2560, 5));
-        for vpn in [a, b, e, f] {
+        assert_eq!((g / 512, (g + 15) / 512, h / 512), (6, 7, 7));
+        for vpn in [a, b, e, f, g, g + 15, h] {
             handle_mm_fault_now(&mut k, mm, vpn).expect("a free page");
         }
-        assert_eq!(pte_pages(&k), 4);
+        assert_eq!(pte_pages(&k), 6);
         munmap(&mut k, mm, a);
         assert!(!k.mms[mm].pgtables.present(a), "b only starts at its end");
         munmap(&mut k, mm, f);
         assert!(!k.mms[mm].pgtables.present(f), "e only ends at its start");
-        assert_eq!(pte_pages(&k), 2);
+        munmap(&mut k, mm, h);
+        assert!(
+            k.mms[mm].pgtables.present(g + 15),
+            "g reaches into h's span"
+        );
+        assert_eq!(pte_pages(&k), 4);
         invariants::check(&k).unwrap();
     }
 

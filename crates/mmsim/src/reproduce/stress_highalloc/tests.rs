@@ -129,6 +129,8 @@ fn the_published_scenario_is_hydra() {
     let s = p.scenario();
     assert_eq!(s.machine.ram, 4096 << 20);
     assert_eq!(s.machine.cpus, 4);
+    let swap = s.machine.swap.as_ref().expect("swap");
+    assert_eq!((swap.size, swap.device.as_deref()), (2 << 30, Some("sda")));
     assert_eq!(s.machine.devices[0].filesystem, Filesystem::Ext3);
     assert!(s.run.end_when_done);
     let WorkloadKind::StressHighalloc(sh) = &s.workloads[0].kind else {
