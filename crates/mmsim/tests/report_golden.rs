@@ -490,3 +490,46 @@ fn terminal_summary_golden_for_two_kernels() {
     ];
     check_golden("terminal_two_kernels.txt", &summary(&runs));
 }
+
+/// `mmsim reproduce stress-highalloc`'s report and JSON, from outcomes made here: every
+/// kernel at its published passes plus a fixed offset, and the letter's vmstat rows at
+/// their published values times a fixed factor (so every ratio and layout rule shows).
+#[test]
+fn stress_highalloc_report_golden() {
+    use mmsim::reproduce::stress_highalloc::{
+        columns, report, to_json, Outcome, Procedure, LETTER_VMSTAT,
+    };
+    let runs: Vec<_> = columns(true)
+        .into_iter()
+        .enumerate()
+        .map(|(k, col)| {
+            let vmstat = LETTER_VMSTAT
+                .iter()
+                .map(|(label, published)| {
+                    let v = published[k.min(1)] * (0.5 + 0.25 * k as f64);
+                    let cell = if label.ends_with("velocity") {
+                        Cell::Velocity(v)
+                    } else if label.ends_with("efficiency") {
+                        Cell::Percent(v.min(100.0) as i64)
+                    } else {
+                        Cell::Int(v as i64)
+                    };
+                    (label.to_string(), cell)
+                })
+                .chain([("Compaction stalls".to_string(), Cell::Int(100 * k as i64))])
+                .collect();
+            let success = col.published.map(|p| Some((p + 3.0 * k as f64).min(100.0)));
+            let outcome = Outcome {
+                success,
+                vmstat,
+                hugetlb_after_dd: Some(1900.0 + k as f64),
+                elapsed: 1250.0 + k as f64,
+            };
+            (col, outcome)
+        })
+        .collect();
+    let p = Procedure::published();
+    check_golden("stress_highalloc_report.txt", &report(&p, &runs));
+    let json = serde_json::to_string_pretty(&to_json(&p, &runs)).unwrap() + "\n";
+    check_golden("stress_highalloc_report.json", &json);
+}
