@@ -541,16 +541,7 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
         WorkloadKind::Kbuild(p) => {
             let bdi = bdi_named(w, &p.device);
             let tree = workload::kbuild::create_tree(w, &wl.name, bdi, p.units, false);
-            for slot in 0..p.jobs {
-                let (w2, tree, p) = (w.clone(), tree.clone(), p.clone());
-                let t = w.borrow_mut().sched.spawn(&wl.name, async move {
-                    workload::delay_start(&w2, idx, start).await;
-                    let units = p.units as u64;
-                    workload::enter(&mut w2.borrow_mut(), idx, Phase::Running, units);
-                    workload::kbuild::job_slot(w2, idx, tree, p, slot).await;
-                });
-                w.borrow_mut().mms[mm].task = Some(t);
-            }
+            workload::kbuild::spawn_jobs(w, idx, &wl.name, &tree, &p, 0, start);
         }
         WorkloadKind::StressHighalloc(p) => {
             let bdi = bdi_named(w, &p.device);

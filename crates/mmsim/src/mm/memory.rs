@@ -106,8 +106,8 @@ pub const PGTABLE_SHIFT: [u32; PGTABLE_LEVELS] = [27, 18, 9];
 /// an unmovable page that lives as long as something is mapped in its span.
 #[derive(Clone, Debug, Default)]
 pub struct PageTables {
-    /// The PGD page, NIL until the first fault (the kernel makes it at fork, when nothing
-    /// is mapped yet).
+    /// The PGD page, `None` until the first fault (the kernel makes it at fork, when
+    /// nothing is mapped yet).
     pub pgd: Option<Pfn>,
     /// Per level (PUD, PMD, PTE), the table of each span, by `vpn >> PGTABLE_SHIFT`; NIL
     /// where there is none.

@@ -507,6 +507,32 @@ async fn make_clean(w: &World, tree: &Rc<RefCell<Tree>>) -> bool {
     true
 }
 
+/// Spawn job slots `from..jobs` of `make -j{jobs}` on `tree` as tasks called `name`,
+/// counted on task slot `idx` (whose mm names the last as its owner), each starting
+/// `delay` from now. Returns their tasks.
+pub fn spawn_jobs(
+    w: &World,
+    idx: usize,
+    name: &str,
+    tree: &Rc<RefCell<Tree>>,
+    p: &KbuildParams,
+    from: u32,
+    delay: Nanos,
+) -> Vec<crate::engine::TaskId> {
+    (from..p.jobs)
+        .map(|job| {
+            let (w2, tree, p) = (w.clone(), tree.clone(), p.clone());
+            let t = w.borrow_mut().sched.spawn(name, async move {
+                super::delay_start(&w2, idx, delay).await;
+                enter(&mut w2.borrow_mut(), idx, Phase::Running, p.units as u64);
+                job_slot(w2, idx, tree, p, job).await;
+            });
+            w.borrow_mut().mms[idx].task = Some(t);
+            t
+        })
+        .collect()
+}
+
 /// One job slot of `make -jN` on `tree`: compile units until none is left; the slot that
 /// compiles the last one links. Slot 0 reports each build once every slot is done with it
 /// and, with `repeat`, runs `make clean` and starts the next.

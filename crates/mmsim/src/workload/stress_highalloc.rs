@@ -78,14 +78,16 @@ pub fn spawn(
     // The primary tree, untarred before the test: on the disk, not cached.
     let primary = kbuild::create_tree(w, &format!("{name}/linux"), bdi, p.units, p.copy);
     builds.borrow_mut().trees.push(primary.clone());
-    for i in (0..copies).filter(|_| !p.copy) {
-        let copy = kbuild::create_tree(w, &format!("{name}/linux-{i}"), bdi, p.units, false);
-        let slot = super::new_task(&mut w.borrow_mut(), "make");
-        start_jobs(w, &builds, slot, &copy, &build, 0);
-        builds.borrow_mut().trees.push(copy);
-    }
-    for i in (0..copies).filter(|_| p.copy) {
-        let copy = kbuild::new_copy(w, &primary, &format!("{name}/linux-{i}"));
+    for i in 0..copies {
+        let copy_name = format!("{name}/linux-{i}");
+        if !p.copy {
+            let copy = kbuild::create_tree(w, &copy_name, bdi, p.units, false);
+            let slot = super::new_task(&mut w.borrow_mut(), "make");
+            start_jobs(w, &builds, slot, &copy, &build, 0, start);
+            builds.borrow_mut().trees.push(copy);
+            continue;
+        }
+        let copy = kbuild::new_copy(w, &primary, &copy_name);
         builds.borrow_mut().trees.push(copy.clone());
         let slot = super::new_task(&mut w.borrow_mut(), "cp");
         let (w2, src, b2, build) = (w.clone(), primary.clone(), builds.clone(), build.clone());
@@ -94,15 +96,21 @@ pub fn spawn(
             if !kbuild::copy_tree(&w2, &src, &copy).await {
                 return super::exit(&w2, slot, slot);
             }
-            // make -jN in the copy: this task is job 0.
-            start_jobs(&w2, &b2, slot, &copy, &build, 1);
-            run_job(w2, slot, copy, build, 0).await;
+            // make -jN in the copy, from now: this task is job 0.
+            start_jobs(&w2, &b2, slot, &copy, &build, 1, 0);
+            enter(
+                &mut w2.borrow_mut(),
+                slot,
+                Phase::Running,
+                build.units as u64,
+            );
+            kbuild::job_slot(w2, slot, copy, build, 0).await;
         });
         w.borrow_mut().mms[slot].task = Some(t);
         builds.borrow_mut().tasks.push((t, slot));
     }
     let slot = super::new_task(&mut w.borrow_mut(), "make");
-    start_jobs(w, &builds, slot, &primary, &build, 0);
+    start_jobs(w, &builds, slot, &primary, &build, 0, start);
     let (w2, name) = (w.clone(), name.to_string());
     w.borrow_mut().sched.spawn(&name.clone(), async move {
         super::delay_start(&w2, idx, start).await;
@@ -116,7 +124,8 @@ pub fn spawn(
     });
 }
 
-/// Spawn job slots `from..jobs` of `make -j{jobs}` on `tree`, counted on task slot `slot`.
+/// Spawn job slots `from..jobs` of `make -j{jobs}` on `tree`, counted on task slot `slot`,
+/// each starting `delay` from now, and keep their tasks for the kill.
 fn start_jobs(
     w: &World,
     builds: &Rc<RefCell<Builds>>,
@@ -124,24 +133,11 @@ fn start_jobs(
     tree: &Rc<RefCell<Tree>>,
     build: &KbuildParams,
     from: u32,
+    delay: Nanos,
 ) {
-    let start = w.borrow().sched.now();
-    for job in from..build.jobs {
-        let (w2, tree, build) = (w.clone(), tree.clone(), build.clone());
-        let t = w.borrow_mut().sched.spawn("make", async move {
-            super::delay_start(&w2, slot, start).await;
-            run_job(w2, slot, tree, build, job).await;
-        });
-        w.borrow_mut().mms[slot].task = Some(t);
+    for t in kbuild::spawn_jobs(w, slot, "make", tree, build, from, delay) {
         builds.borrow_mut().tasks.push((t, slot));
     }
-}
-
-/// One job slot of a build, from its first unit.
-async fn run_job(w: World, slot: usize, tree: Rc<RefCell<Tree>>, build: KbuildParams, job: u32) {
-    let units = build.units as u64;
-    enter(&mut w.borrow_mut(), slot, Phase::Running, units);
-    kbuild::job_slot(w, slot, tree, build, job).await;
 }
 
 /// The script, from the warm-up on.

@@ -141,6 +141,25 @@ fn the_published_scenario_is_hydra() {
     assert!(p.describe().contains("4096 MiB RAM"));
     assert!(!p.describe().contains("Caveat"));
     assert!(Procedure::fast().describe().contains("Caveat"));
+    let other_seed = Procedure {
+        seed: 2,
+        ..Procedure::fast()
+    };
+    assert!(
+        other_seed.describe().contains("Caveat"),
+        "a seed hides nothing"
+    );
+    let at_boot = Procedure {
+        copy: false,
+        ..Procedure::published()
+    };
+    assert!(at_boot.describe().contains("Caveat"));
+    let thp_never = Procedure {
+        thp: ThpEnabled::Never,
+        seed: 7,
+        ..Procedure::published()
+    };
+    assert!(!thp_never.describe().contains("Caveat"));
 }
 
 #[test]
