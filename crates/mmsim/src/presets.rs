@@ -59,7 +59,19 @@ pub enum Switch {
     NfsWriteInodeKeepsNrToWrite,
     NfsCommitRange,
     NfsCongestionByDirtyThresh,
+    DirectReclaimNoFsWriteback,
+    LumpyNoSyncPageoutWait,
+    KswapdFsWritebackAtRaisedPriority,
+    ThrottleReclaimOnWriteback,
+    ImmediateReclaimDirtyLruTail,
+    PromoteSharedFileMappedPages,
+    ActivateExecPagesAfterFirstUsage,
+    KswapdNoCongestionWait,
+    KswapdWritepageByPriority,
     CompactionDeferByOrder,
+    ReclaimAtOrder0WithCompaction,
+    KswapdCompactPgdat,
+    RemoveLumpyReclaim,
     CompactionCachedFreePfn,
     CompactionCachedFreePfnNearFree,
     ReclaimCompactionScaleByFailures,
@@ -86,6 +98,7 @@ const KS: &str = "\"Reduce system disruption due to kswapd\" V4, Mel Gorman, 201
 const LD: &str = "\"Reduce system disruption due to kswapd followup\" V3 (lessdisrupt-v7r10), Mel Gorman, 2013-05-30 (mainline 3.11)";
 const MAINLINE: &str = "mainline";
 const HIGHALLOC: &str = "\"Improve hugepage allocation success rates under load\" V4, Mel Gorman, 2012-08-14 (seed 004; on 3.6-rc1-akpm)";
+const NOWB: &str = "\"Reduce filesystem writeback from page reclaim\" V3, Mel Gorman, 2011-08 (seed 002; on 3.0, mainline 3.2)";
 const IOLESS: &str = "\"IO-less dirty throttling\" v3, Wu Fengguang, 2010-12-13 (seed 003; merged in reworked form in 3.1-3.3)";
 
 /// Every switch, in documentation order.
@@ -452,12 +465,121 @@ pub static SWITCHES: &[SwitchDef] = &[
               threshold, so WRITEs in flight stay a small part of the dirty pages.",
     },
     SwitchDef {
+        switch: Switch::DirectReclaimNoFsWriteback,
+        name: "direct_reclaim_no_fs_writeback",
+        patch: "ee72886d mm: vmscan: do not writeback filesystem pages in direct reclaim (patch 1)",
+        series: NOWB,
+        doc: "Direct reclaim keeps a dirty file page instead of calling pageout on it, and counts it \
+              (nr_vmscan_write_skip; nr_vmscan_immediate_reclaim once patch 7 renames the slot). \
+              Anonymous pages are still swapped.",
+    },
+    SwitchDef {
+        switch: Switch::LumpyNoSyncPageoutWait,
+        name: "lumpy_no_sync_pageout_wait",
+        patch: "mm: vmscan: remove dead code related to lumpy reclaim waiting on pages under writeback (patch 2)",
+        series: NOWB,
+        doc: "pageout no longer waits for the write it started in lumpy reclaim's synchronous pass; \
+              the pass still waits on pages it finds under writeback. Without lumpy reclaim \
+              (remove_lumpy_reclaim) it changes nothing.",
+    },
+    SwitchDef {
+        switch: Switch::KswapdFsWritebackAtRaisedPriority,
+        name: "kswapd_fs_writeback_at_raised_priority",
+        patch: "f84f6e2b mm: vmscan: do not writeback filesystem pages in kswapd except in high priority (patch 5)",
+        series: NOWB,
+        doc: "kswapd writes a dirty file page only once its priority has dropped below \
+              DEF_PRIORITY - 2 (10); before that it keeps the page as direct reclaim does.",
+    },
+    SwitchDef {
+        switch: Switch::ThrottleReclaimOnWriteback,
+        name: "throttle_reclaim_on_writeback",
+        patch: "92df3a72 mm: vmscan: throttle reclaim if encountering too many dirty pages under writeback (patch 6)",
+        series: NOWB,
+        doc: "shrink_inactive_list counts the pages it met under writeback, and when they are at \
+              least nr_taken >> (DEF_PRIORITY - priority) it waits in wait_iff_congested (HZ/10) \
+              if the zone is congested.",
+    },
+    SwitchDef {
+        switch: Switch::ImmediateReclaimDirtyLruTail,
+        name: "immediate_reclaim_dirty_lru_tail",
+        patch: "49ea7eb6 mm: vmscan: immediately reclaim end-of-LRU dirty pages when writeback completes (patch 7)",
+        series: NOWB,
+        doc: "A dirty file page reclaim keeps unwritten gets PG_reclaim, so the flusher's write \
+              rotates it to the inactive tail to be freed at once; the counter slot becomes \
+              nr_vmscan_immediate_reclaim.",
+    },
+    SwitchDef {
+        switch: Switch::PromoteSharedFileMappedPages,
+        name: "promote_shared_file_mapped_pages",
+        patch: "34dbc67a vmscan: promote shared file mapped pages (3.3)",
+        series: MAINLINE,
+        doc: "page_check_references activates a file page referenced through more than one PTE \
+              at once; without it (3.0-3.2) such a page is kept for a second trip like any other.",
+    },
+    SwitchDef {
+        switch: Switch::ActivateExecPagesAfterFirstUsage,
+        name: "activate_exec_pages_after_first_usage",
+        patch: "c909e993 vmscan: activate executable pages after first usage (3.3)",
+        series: MAINLINE,
+        doc: "page_check_references activates a referenced page of an executable mapping at once; \
+              without it (3.0-3.2) only shrink_active_list protects such pages.",
+    },
+    SwitchDef {
+        switch: Switch::KswapdNoCongestionWait,
+        name: "kswapd_no_congestion_wait",
+        patch: "258401a6 mm: don't wait on congested zones in balance_pgdat() (3.9)",
+        series: MAINLINE,
+        doc: "Without it (3.0-3.8), a balance_pgdat pass that scanned anything below priority 10 \
+              ends in congestion_wait(BLK_RW_ASYNC, HZ/10), or counts kswapd_skip_congestion_wait \
+              instead when a zone is below its min watermark.",
+    },
+    SwitchDef {
+        switch: Switch::KswapdWritepageByPriority,
+        name: "kswapd_writepage_by_priority",
+        patch: "3.9's balance_pgdat: may_writepage once the priority drops below 10 (commit not identified)",
+        series: MAINLINE,
+        doc: "Without it (3.0-3.8), kswapd turns may_writepage on once it has scanned more than \
+              64 pages in this balance_pgdat and more than 1.5 times what it reclaimed (only \
+              laptop_mode starts with it off).",
+    },
+    SwitchDef {
         switch: Switch::CompactionDeferByOrder,
         name: "compaction_defer_by_order",
         patch: "aff62249 vmscan: only defer compaction for failed order and higher (3.4)",
         series: MAINLINE,
         doc: "A sync compaction failure defers compaction only for its order and above \
               (compact_order_failed); without it, a failure defers every order.",
+    },
+    SwitchDef {
+        switch: Switch::ReclaimAtOrder0WithCompaction,
+        name: "reclaim_at_order0_with_compaction",
+        patch: "fe2c2a10 vmscan: reclaim at order 0 when compaction is enabled (3.4)",
+        series: MAINLINE,
+        doc: "Reclaim isolates the pages around an LRU page (contiguous, \"lumpy\" isolation) only in \
+              RECLAIM_MODE_LUMPYRECLAIM, which a kernel with compaction never uses; kswapd checks a \
+              zone at order 0 once compaction could run there (testorder). Without it (3.3), every \
+              reclaim for order > 0, kswapd's included, isolates the aligned 2^order block around \
+              each page it takes, and kswapd balances at the full order.",
+    },
+    SwitchDef {
+        switch: Switch::KswapdCompactPgdat,
+        name: "kswapd_compact_pgdat",
+        patch: "7be62de9 vmscan: kswapd carefully call compaction (3.4)",
+        series: MAINLINE,
+        doc: "kswapd ends a high-order balance_pgdat with compact_pgdat when no zone has a free \
+              block of the order at its low watermark; without it (3.3) kswapd never compacts.",
+    },
+    SwitchDef {
+        switch: Switch::RemoveLumpyReclaim,
+        name: "remove_lumpy_reclaim",
+        patch: "c53919ad mm: vmscan: remove lumpy reclaim (3.5)",
+        series: MAINLINE,
+        doc: "Removes reclaim_mode: no synchronous second shrink_page_list pass that waits on \
+              writeback, and reclaim/compaction mode is decided from order and priority alone. \
+              Without it (3.0-3.4), shrink_inactive_list sets the mode per batch (compaction mode \
+              for order > 3, or order > 0 below priority 10; otherwise single), any kept page and \
+              any active-list scan reset it to single, and a direct reclaimer that freed less than \
+              it isolated runs the batch again synchronously.",
     },
     SwitchDef {
         switch: Switch::CompactionCachedFreePfn,
@@ -519,14 +641,53 @@ const KS_SWITCHES: &[Switch] = &[
     Switch::KswapdShrinkZone,
 ];
 
+/// Seed 002's series, V3, as merged in 3.2 (patches 3 and 4 only add warnings).
+const NOWB_SWITCHES: &[Switch] = &[
+    Switch::DirectReclaimNoFsWriteback,
+    Switch::LumpyNoSyncPageoutWait,
+    Switch::KswapdFsWritebackAtRaisedPriority,
+    Switch::ThrottleReclaimOnWriteback,
+    Switch::ImmediateReclaimDirtyLruTail,
+];
+
+/// 3.3's `page_check_references` rules.
+const MAINLINE_3_3: &[Switch] = &[
+    Switch::PromoteSharedFileMappedPages,
+    Switch::ActivateExecPagesAfterFirstUsage,
+];
+
+/// 3.9's kswapd, which the presets of 3.3-3.6 compaction also carry (`docs/kernels.md`).
+const MAINLINE_3_9_KSWAPD: &[Switch] = &[
+    Switch::KswapdNoCongestionWait,
+    Switch::KswapdWritepageByPriority,
+];
+
 /// Mainline changes every preset's 3.9 base carries.
-const MAINLINE_3_9: &[Switch] = &[Switch::CompactionDeferByOrder];
+const MAINLINE_3_9: &[Switch] = &[
+    Switch::DirectReclaimNoFsWriteback,
+    Switch::LumpyNoSyncPageoutWait,
+    Switch::KswapdFsWritebackAtRaisedPriority,
+    Switch::ThrottleReclaimOnWriteback,
+    Switch::ImmediateReclaimDirtyLruTail,
+    Switch::PromoteSharedFileMappedPages,
+    Switch::ActivateExecPagesAfterFirstUsage,
+    Switch::KswapdNoCongestionWait,
+    Switch::KswapdWritepageByPriority,
+    Switch::CompactionDeferByOrder,
+    Switch::ReclaimAtOrder0WithCompaction,
+    Switch::KswapdCompactPgdat,
+    Switch::RemoveLumpyReclaim,
+];
+
+/// 3.4's reclaim and compaction: 3.5 without c53919ad.
+const V3_4: &[Switch] = &[
+    Switch::CompactionDeferByOrder,
+    Switch::ReclaimAtOrder0WithCompaction,
+    Switch::KswapdCompactPgdat,
+];
 
 /// 3.6-rc1 as in mmotm (seed 004's baseline): 7db8889a as merged.
-const V3_6_RC1_AKPM: &[Switch] = &[
-    Switch::CompactionDeferByOrder,
-    Switch::CompactionCachedFreePfn,
-];
+const V3_6_RC1_AKPM: &[Switch] = &[Switch::CompactionCachedFreePfn];
 
 /// Seed 004's series, V4: patch 1 is a comment; patch 4 fixes 7db8889a as de74f1cc did.
 const HIGHALLOC_V4: &[Switch] = &[
@@ -605,16 +766,51 @@ pub static PRESETS: &[Preset] = &[
         on: &[MAINLINE_3_9, KS_SWITCHES, LD_SWITCHES],
     },
     Preset {
+        name: "3.0",
+        base: Base::V2_6_37,
+        summary: "3.0 (seed 002's baseline): 2.6.36-3.0 writeback, lumpy reclaim with 3.0's \
+                  synchronous pass, both reclaimers writing filesystem pages",
+        on: &[],
+    },
+    Preset {
+        name: "nowriteback-v3",
+        base: Base::V2_6_37,
+        summary: "3.0 plus \"Reduce filesystem writeback from page reclaim\" V3 (seed 002)",
+        on: &[NOWB_SWITCHES],
+    },
+    Preset {
+        name: "3.3.6",
+        base: Base::V3_9,
+        summary: "3.9 with 3.3's high-order reclaim: lumpy isolation in reclaim/compaction mode, \
+                  the synchronous lumpy stall, kswapd at the full order and without compaction, \
+                  deferral for every order (seed 004's C4/C5)",
+        on: &[NOWB_SWITCHES, MAINLINE_3_3, MAINLINE_3_9_KSWAPD],
+    },
+    Preset {
+        name: "3.4",
+        base: Base::V3_9,
+        summary: "3.9 with 3.4's high-order reclaim: fe2c2a10 and kswapd compaction, lumpy reclaim's \
+                  reclaim_mode and synchronous stall still in",
+        on: &[NOWB_SWITCHES, MAINLINE_3_3, MAINLINE_3_9_KSWAPD, V3_4],
+    },
+    Preset {
+        name: "3.5",
+        base: Base::V3_9,
+        summary: "3.9 with 3.5's high-order reclaim and compaction: lumpy reclaim removed, no \
+                  cached free pfn (the base of V1-V3 of seed 004's series)",
+        on: &[MAINLINE_3_9],
+    },
+    Preset {
         name: "3.6-rc1-akpm",
         base: Base::V3_9,
         summary: "3.9 with 3.6-rc1's compaction: 7db8889a's cached free pfn as merged (seed 004's baseline)",
-        on: &[V3_6_RC1_AKPM],
+        on: &[MAINLINE_3_9, V3_6_RC1_AKPM],
     },
     Preset {
         name: "highalloc-v4",
         base: Base::V3_9,
         summary: "3.6-rc1-akpm plus \"Improve hugepage allocation success rates under load\" V4 (seed 004)",
-        on: &[V3_6_RC1_AKPM, HIGHALLOC_V4],
+        on: &[MAINLINE_3_9, V3_6_RC1_AKPM, HIGHALLOC_V4],
     },
     Preset {
         name: "2.6.37-rc5",
@@ -664,21 +860,21 @@ const IOLESS_SWITCHES: &[Switch] = &[
 
 /// The set of switches of one run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Switches(u64);
+pub struct Switches(u128);
 
 impl Switches {
     /// Whether `s` is on.
     #[inline]
     pub fn on(self, s: Switch) -> bool {
-        self.0 & (1 << s as u8) != 0
+        self.0 & (1u128 << s as u8) != 0
     }
 
     /// Set `s`.
     pub fn set(&mut self, s: Switch, on: bool) {
         if on {
-            self.0 |= 1 << s as u8;
+            self.0 |= 1u128 << s as u8;
         } else {
-            self.0 &= !(1 << s as u8);
+            self.0 &= !(1u128 << s as u8);
         }
     }
 
@@ -803,11 +999,47 @@ mod tests {
     use super::*;
 
     #[test]
+    fn seed_002s_presets_are_3_0_and_the_series_on_it_and_3_2_merged_the_series() {
+        let old = resolve("3.0", &[]).unwrap();
+        let series = resolve("nowriteback-v3", &[]).unwrap();
+        assert_eq!((old.base, series.base), (Base::V2_6_37, Base::V2_6_37));
+        for d in SWITCHES {
+            assert!(!old.switches.on(d.switch), "3.0 has no {}", d.name);
+            assert_eq!(
+                series.switches.on(d.switch),
+                NOWB_SWITCHES.contains(&d.switch),
+                "{}",
+                d.name
+            );
+        }
+        for preset in ["3.3.6", "3.4", "3.5", "3.9", "2.6.37-rc5"] {
+            let k = resolve(preset, &[]).unwrap();
+            assert!(NOWB_SWITCHES.iter().all(|s| k.switches.on(*s)), "{preset}");
+        }
+        let lumpy = |p: &str| {
+            !resolve(p, &[])
+                .unwrap()
+                .switches
+                .on(Switch::RemoveLumpyReclaim)
+        };
+        assert!(lumpy("3.0") && lumpy("3.3.6") && lumpy("3.4") && !lumpy("3.5"));
+        let k33 = resolve("3.3.6", &[]).unwrap().switches;
+        assert!(
+            !k33.on(Switch::ReclaimAtOrder0WithCompaction) && !k33.on(Switch::KswapdCompactPgdat)
+        );
+        assert!(!k33.on(Switch::CompactionDeferByOrder));
+        let k34 = resolve("3.4", &[]).unwrap().switches;
+        assert!(
+            k34.on(Switch::ReclaimAtOrder0WithCompaction) && k34.on(Switch::KswapdCompactPgdat)
+        );
+    }
+
+    #[test]
     fn registry_covers_every_switch_once_in_declaration_order() {
         for (i, d) in SWITCHES.iter().enumerate() {
             assert_eq!(d.switch as usize, i, "{} out of order", d.name);
         }
-        assert!(SWITCHES.len() <= 64);
+        assert!(SWITCHES.len() <= 128);
     }
 
     #[test]

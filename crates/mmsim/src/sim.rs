@@ -251,6 +251,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         nr_bdi_congested_async: 0,
         io_batch: Vec::new(),
         oom_kills: Vec::new(),
+        warnings: Default::default(),
         oom_victim: None,
         costs: m.reclaim_costs,
         check_every_batch: false,
@@ -1025,6 +1026,11 @@ pub fn summarise(
     RunResult {
         buddyinfo: crate::mm::vmstat::buddyinfo(&k.zones),
         pagetypeinfo: crate::mm::vmstat::pagetypeinfo(&k.zones),
+        warnings: k
+            .warnings
+            .iter()
+            .map(|(s, n)| (s.to_string(), *n))
+            .collect(),
         dirty_throttle: k.throttle.clone(),
         bdi_writeback: k
             .bdis

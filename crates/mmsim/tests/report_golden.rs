@@ -373,6 +373,7 @@ fn small_run(kernel: &str, scale: u64, seed: u64) -> RunResult {
     RunResult {
         buddyinfo: String::new(),
         pagetypeinfo: String::new(),
+        warnings: Vec::new(),
         scenario: "kswapd-stalls".into(),
         kernel: kernel.into(),
         switches: vec![

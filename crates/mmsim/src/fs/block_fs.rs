@@ -251,6 +251,22 @@ impl AddressSpaceOps for BlockFs {
         self.buffer_migrate
     }
 
+    /// xfs warns at every page (it refuses direct reclaim), ext4 at a page whose blocks are
+    /// not allocated yet (the one it cannot write from reclaim).
+    fn direct_reclaim_warning(&self, k: &Kernel, pfn: Pfn) -> Option<&'static str> {
+        match self.reclaim {
+            ReclaimWritepage::KswapdOnly => Some("xfs_vm_writepage: called from direct reclaim"),
+            ReclaimWritepage::IfAllocated => {
+                let (ino, index) = file_index(k, pfn);
+                k.inodes[ino]
+                    .sector_of(index)
+                    .is_none()
+                    .then_some("ext4_writepage: delayed page from direct reclaim")
+            }
+            ReclaimWritepage::Write | ReclaimWritepage::Never => None,
+        }
+    }
+
     fn migratepage(&self, k: &Kernel, pfn: Pfn, mode: MigrateMode) -> Result<(), MigrateError> {
         if self.buffer_migrate {
             migrate::buffer_migrate_page(k, pfn, mode)

@@ -313,6 +313,12 @@ pub trait AddressSpaceOps: fmt::Debug {
         true
     }
 
+    /// The warning `->writepage` gives when direct reclaim hands it page `pfn` (seed 002's
+    /// patches 3 and 4: xfs and ext4 `WARN_ON_ONCE`), if it gives one.
+    fn direct_reclaim_warning(&self, _k: &Kernel, _pfn: Pfn) -> Option<&'static str> {
+        None
+    }
+
     /// `->migratepage`: whether page `pfn`, isolated, clean or dirty but not under writeback,
     /// may move now. The default is `migrate_page`, which cannot move private data
     /// (`nfs_migrate_page` refuses a page with a request: `-EBUSY`).

@@ -270,6 +270,9 @@ pub struct Kernel {
     pub io_batch: Vec<crate::block::BatchState>,
     /// OOM kills so far.
     pub oom_kills: Vec<oom_kill::OomKill>,
+    /// Warnings the kernel would print (`WARN_ON_ONCE` sites; mmsim counts every hit), by
+    /// site.
+    pub warnings: std::collections::BTreeMap<&'static str, u64>,
     /// The mm of an OOM victim that has not exited yet.
     pub oom_victim: Option<usize>,
     /// The CPU's per-page costs of reclaim.
@@ -372,15 +375,33 @@ impl Kernel {
         self.zones.iter().map(|z| z.stat(item)).sum()
     }
 
-    /// `/proc/vmstat`: zone counters, then event counters.
+    /// `/proc/vmstat`: zone counters, then event counters, as the kernel's switches name
+    /// them: the reclaim-skip slot is `nr_vmscan_write_skip` between seed 002's patches 1
+    /// and 7 and absent before them, and `kswapd_skip_congestion_wait` exists until 3.9.
     pub fn proc_vmstat(&self) -> Vec<(String, u64)> {
+        use crate::presets::Switch;
+        let skip_slot = if self.sw.on(Switch::ImmediateReclaimDirtyLruTail) {
+            Some("nr_vmscan_immediate_reclaim")
+        } else if self.sw.on(Switch::DirectReclaimNoFsWriteback) {
+            Some("nr_vmscan_write_skip")
+        } else {
+            None
+        };
         let mut v: Vec<(String, u64)> = ZoneStat::ALL
             .iter()
-            .map(|&s| (s.name().to_string(), self.global_stat(s)))
+            .filter_map(|&s| {
+                let name = match s {
+                    ZoneStat::nr_vmscan_immediate_reclaim => skip_slot?,
+                    _ => s.name(),
+                };
+                Some((name.to_string(), self.global_stat(s)))
+            })
             .collect();
+        let nap_counted = !self.sw.on(Switch::KswapdNoCongestionWait);
         v.extend(
             VmEvent::ALL
                 .iter()
+                .filter(|&&e| e != VmEvent::kswapd_skip_congestion_wait || nap_counted)
                 .map(|&e| (e.name().to_string(), self.events.get(e))),
         );
         v

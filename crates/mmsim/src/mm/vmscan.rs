@@ -54,6 +54,21 @@ pub struct ScanControl {
     pub kswapd: bool,
     /// CPU time used and not yet charged to the reclaiming task.
     pub cpu: Nanos,
+    /// `sc->reclaim_mode` of the kernels before c53919ad (3.0-3.4); unused once lumpy
+    /// reclaim is removed.
+    pub reclaim_mode: ReclaimMode,
+    /// `RECLAIM_MODE_SYNC`: the batch's second, synchronous pass waits on writeback.
+    pub reclaim_sync: bool,
+}
+
+/// `reclaim_mode_t` with compaction built in (3.0-3.4): `RECLAIM_MODE_LUMPYRECLAIM` is the
+/// mode of kernels without `CONFIG_COMPACTION`, which mmsim does not model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReclaimMode {
+    /// `RECLAIM_MODE_SINGLE`: reclaim single pages.
+    Single,
+    /// `RECLAIM_MODE_COMPACTION`: free pages for compaction (reclaim/compaction).
+    Compaction,
 }
 
 impl ScanControl {
@@ -70,7 +85,28 @@ impl ScanControl {
             gfp,
             kswapd,
             cpu: 0,
+            reclaim_mode: ReclaimMode::Single,
+            reclaim_sync: false,
         }
+    }
+
+    /// `set_reclaim_mode` (before c53919ad): compaction mode for a costly order, or for any
+    /// order > 0 once the priority has dropped below 10; single pages otherwise.
+    pub fn set_reclaim_mode(&mut self, sync: bool) {
+        if self.order > super::page_alloc::PAGE_ALLOC_COSTLY_ORDER
+            || (self.order > 0 && self.priority < DEF_PRIORITY - 2)
+        {
+            self.reclaim_mode = ReclaimMode::Compaction;
+            self.reclaim_sync = sync;
+        } else {
+            self.reset_reclaim_mode();
+        }
+    }
+
+    /// `reset_reclaim_mode`: single pages, asynchronous.
+    pub fn reset_reclaim_mode(&mut self) {
+        self.reclaim_mode = ReclaimMode::Single;
+        self.reclaim_sync = false;
     }
 
     /// `global_reclaim(sc)`: no memory cgroup target (memcg is not modelled yet).
@@ -80,11 +116,13 @@ impl ScanControl {
     }
 }
 
-/// The pages one `shrink_inactive_list` call isolated: at most `SWAP_CLUSTER_MAX`, kept on
-/// the stack so a batch allocates nothing.
-#[derive(Clone, Copy, Debug)]
+/// The pages one `shrink_inactive_list` call isolated: `SWAP_CLUSTER_MAX` kept on the stack
+/// so a batch allocates nothing; lumpy isolation's blocks (kernels before fe2c2a10) spill
+/// into `more`.
+#[derive(Clone, Debug)]
 pub struct PageList {
     pfns: [Pfn; SWAP_CLUSTER_MAX as usize],
+    more: Vec<Pfn>,
     len: usize,
 }
 
@@ -92,18 +130,55 @@ impl Default for PageList {
     fn default() -> Self {
         PageList {
             pfns: [NIL; SWAP_CLUSTER_MAX as usize],
+            more: Vec::new(),
             len: 0,
         }
     }
 }
 
 impl PageList {
+    const INLINE: usize = SWAP_CLUSTER_MAX as usize;
+
     fn push(&mut self, pfn: Pfn) {
-        self.pfns[self.len] = pfn;
+        if self.len < Self::INLINE {
+            self.pfns[self.len] = pfn;
+        } else {
+            self.more.push(pfn);
+        }
         self.len += 1;
     }
-    fn as_slice(&self) -> &[Pfn] {
-        &self.pfns[..self.len]
+    /// The `i`th page.
+    pub fn get(&self, i: usize) -> Pfn {
+        if i < Self::INLINE {
+            self.pfns[i]
+        } else {
+            self.more[i - Self::INLINE]
+        }
+    }
+    fn set(&mut self, i: usize, pfn: Pfn) {
+        if i < Self::INLINE {
+            self.pfns[i] = pfn;
+        } else {
+            self.more[i - Self::INLINE] = pfn;
+        }
+    }
+    fn truncate(&mut self, len: usize) {
+        self.len = len;
+        self.more.truncate(len.saturating_sub(Self::INLINE));
+    }
+    /// Pages on the list.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether the list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub(crate) fn iter(&self) -> impl Iterator<Item = Pfn> + '_ {
+        self.pfns[..self.len.min(Self::INLINE)]
+            .iter()
+            .chain(self.more.iter())
+            .copied()
     }
 }
 
@@ -216,7 +291,10 @@ pub fn zone_balanced(k: &Kernel, zi: usize, order: u32, gap: u64, classzone: usi
 /// The order kswapd checks a zone at (`testorder`, 3.4+ `fe2c2a10`): 0 once compaction could
 /// run there, so kswapd reclaims single pages and leaves contiguity to compaction.
 pub fn kswapd_testorder(k: &Kernel, zi: usize, order: u32) -> u32 {
-    if order > 0 && compaction::compaction_suitable(k, zi, Some(order)) != CompactResult::Skipped {
+    if order > 0
+        && k.sw.on(Switch::ReclaimAtOrder0WithCompaction)
+        && compaction::compaction_suitable(k, zi, Some(order)) != CompactResult::Skipped
+    {
         0
     } else {
         order
@@ -227,6 +305,7 @@ pub fn kswapd_testorder(k: &Kernel, zi: usize, order: u32) -> u32 {
 /// kswapd compacts (`zones_need_compaction`, `pgdat_needs_compaction`).
 pub fn pgdat_needs_compaction(k: &Kernel, order: u32, end_zone: usize, classzone: usize) -> bool {
     order > 0
+        && k.sw.on(Switch::KswapdCompactPgdat)
         && (0..=end_zone).all(|i| {
             let z = &k.zones[i];
             !z.populated() || !zone_watermark_ok(z, order, z.low_wmark(), classzone, 0)
@@ -387,30 +466,34 @@ fn isolate_lru_pages(
 ) -> u64 {
     let clean_only = !sc.may_writepage;
     let unmapped_only = !sc.may_unmap;
+    // Before fe2c2a10 every reclaim for order > 0 also takes the block around each page.
+    let lumpy_order =
+        if k.sw.on(Switch::RemoveLumpyReclaim) || k.sw.on(Switch::ReclaimAtOrder0WithCompaction) {
+            0
+        } else {
+            sc.order
+        };
     let mut scan = 0;
-    while scan < nr_to_scan && out.len < out.pfns.len() {
+    while scan < nr_to_scan {
         let pfn = k.zones[zi].lruvec.lists[lru as usize].tail;
         if pfn == NIL {
             break;
         }
         scan += 1;
         k.pages.prefetch_prev_lru(pfn);
-        let f = k.pages.flags[pfn as usize];
-        let busy = (clean_only && f & (PG_DIRTY | PG_WRITEBACK) != 0)
-            || (unmapped_only && k.pages.mapped(pfn));
         let list = &mut k.zones[zi].lruvec.lists[lru as usize];
         list.del(&mut k.pages, pfn);
-        if busy {
-            list.add(&mut k.pages, pfn);
+        if lru_page_busy(k, pfn, clean_only, unmapped_only) {
+            k.zones[zi].lruvec.lists[lru as usize].add(&mut k.pages, pfn);
             continue;
         }
-        k.pages.clear(pfn, PG_LRU);
-        k.pages.set(pfn, PG_ISOLATED);
-        k.zones[zi].mod_stat(super::mmzone::Zone::lru_stat(lru), -1);
-        k.pages.prefetch_owner(pfn);
-        out.push(pfn);
+        take_lru_page(k, zi, lru, pfn, out);
+        if lumpy_order > 0 {
+            scan +=
+                isolate_lumpy_block(k, zi, lru, pfn, lumpy_order, clean_only, unmapped_only, out);
+        }
     }
-    k.pages_isolated += out.len as u64;
+    k.pages_isolated += out.len() as u64;
     if trace::enabled(k) {
         let mode = (clean_only as u32) | ((unmapped_only as u32) << 1);
         trace::mm_vmscan_lru_isolate(
@@ -419,11 +502,81 @@ fn isolate_lru_pages(
             sc.order,
             nr_to_scan,
             scan,
-            out.len as u64,
+            out.len() as u64,
             lru.is_file(),
         );
     }
     scan
+}
+
+/// `__isolate_lru_page`'s -EBUSY: a page the isolation mode excludes.
+#[inline]
+fn lru_page_busy(k: &Kernel, pfn: Pfn, clean_only: bool, unmapped_only: bool) -> bool {
+    let f = k.pages.flags[pfn as usize];
+    (clean_only && f & (PG_DIRTY | PG_WRITEBACK) != 0) || (unmapped_only && k.pages.mapped(pfn))
+}
+
+/// Take a page already unlinked from `lru` onto the reclaimer's list.
+#[inline]
+fn take_lru_page(k: &mut Kernel, zi: usize, lru: Lru, pfn: Pfn, out: &mut PageList) {
+    k.pages.clear(pfn, PG_LRU);
+    k.pages.set(pfn, PG_ISOLATED);
+    k.zones[zi].mod_stat(super::mmzone::Zone::lru_stat(lru), -1);
+    k.pages.prefetch_owner(pfn);
+    out.push(pfn);
+}
+
+/// Lumpy isolation (before fe2c2a10, `kernel-compaction.md` §4.3): take every other page of
+/// the aligned `2^order` block around `pfn` that is on the same list and isolatable. Free
+/// frames are passed over; the block is given up at the zone's edge, at an anonymous page
+/// when swap is full, and at any page that cannot be taken. Returns the pages taken, which
+/// count as scanned.
+#[allow(clippy::too_many_arguments)]
+fn isolate_lumpy_block(
+    k: &mut Kernel,
+    zi: usize,
+    lru: Lru,
+    pfn: Pfn,
+    order: u32,
+    clean_only: bool,
+    unmapped_only: bool,
+    out: &mut PageList,
+) -> u64 {
+    let start = (pfn as usize) & !((1usize << order) - 1);
+    let end = (start + (1usize << order)).min(k.pages.flags.len());
+    let no_swap = k.swap.nr_free() == 0;
+    let mut taken = 0;
+    let mut c = start;
+    while c < end {
+        if c == pfn as usize {
+            c += 1;
+            continue;
+        }
+        let cp = c as Pfn;
+        if k.page_zone(cp) != zi {
+            break;
+        }
+        let f = k.pages.flags[c];
+        if f & PG_BUDDY != 0 {
+            // A free block: no references to take.
+            c += 1usize << k.pages.mapping[c];
+            continue;
+        }
+        if no_swap && f & PG_SWAPBACKED != 0 && f & PG_SWAPCACHE == 0 {
+            break;
+        }
+        if f & PG_LRU == 0
+            || k.pages.lru(cp) != lru
+            || lru_page_busy(k, cp, clean_only, unmapped_only)
+        {
+            break;
+        }
+        k.zones[zi].lruvec.lists[lru as usize].del(&mut k.pages, cp);
+        take_lru_page(k, zi, lru, cp, out);
+        taken += 1;
+        c += 1;
+    }
+    taken
 }
 
 fn isolated_stat(file: bool) -> ZoneStat {
@@ -444,9 +597,12 @@ pub fn shrink_active_list(
     sc: &mut ScanControl,
 ) {
     let file = lru.is_file();
+    if !k.sw.on(Switch::RemoveLumpyReclaim) {
+        sc.reset_reclaim_mode();
+    }
     let mut list = PageList::default();
     let nr_scanned = isolate_lru_pages(k, nr_to_scan.min(SWAP_CLUSTER_MAX), zi, lru, sc, &mut list);
-    let nr_taken = list.len as u64;
+    let nr_taken = list.len() as u64;
     let z = &mut k.zones[zi];
     if sc.global() {
         z.pages_scanned += nr_scanned;
@@ -456,7 +612,7 @@ pub fn shrink_active_list(
     k.count(VmEvent::pgrefill_dma.zone(zi), nr_scanned);
     let mut nr_rotated = 0;
     let mut nr_deactivated = 0;
-    for &pfn in list.as_slice() {
+    for pfn in list.iter() {
         k.pages.clear(pfn, PG_ISOLATED);
         sc.cpu += k.costs.deactivate_page;
         if k.pages.test(pfn, PG_UNEVICTABLE) {
@@ -495,6 +651,7 @@ pub enum PageReferences {
 
 /// `page_check_references` (`kernel-reclaim.md` §3.8).
 pub fn page_check_references(k: &mut Kernel, pfn: Pfn) -> PageReferences {
+    let sw = k.sw;
     let (refs, vm_flags) = rmap::page_referenced(k, pfn);
     let referenced_page = k.pages.test_and_clear(pfn, PG_REFERENCED);
     if vm_flags & memory::VM_LOCKED != 0 {
@@ -506,7 +663,10 @@ pub fn page_check_references(k: &mut Kernel, pfn: Pfn) -> PageReferences {
             return PageReferences::Activate;
         }
         k.pages.set(pfn, PG_REFERENCED);
-        if referenced_page || refs > 1 || vm_flags & memory::VM_EXEC != 0 {
+        let shared = refs > 1 && sw.on(Switch::PromoteSharedFileMappedPages);
+        let exec =
+            vm_flags & memory::VM_EXEC != 0 && sw.on(Switch::ActivateExecPagesAfterFirstUsage);
+        if referenced_page || shared || exec {
             return PageReferences::Activate;
         }
         return PageReferences::Keep;
@@ -559,6 +719,12 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool, plan: Option<PlannedWrite>) -
         }
     }
     let a_ops = page_aops(k, pfn);
+    if !swap && !kswapd {
+        // Only reached before seed 002's patch 1: what its patches 3 and 4 warn about.
+        if let Some(site) = a_ops.direct_reclaim_warning(k, pfn) {
+            *k.warnings.entry(site).or_default() += 1;
+        }
+    }
     let wbc = WritebackControl::for_reclaim(kswapd);
     let plan = match plan {
         // shrink_one_page found that it queues.
@@ -664,6 +830,12 @@ enum Verdict {
     /// `releasepage` must sleep (NFS: a COMMIT for direct reclaim) for a page of this inode:
     /// sleep, then look at the page again.
     WaitForRelease(usize),
+    /// Lumpy reclaim's `keep_lumpy` (before c53919ad): kept without resetting the reclaim
+    /// mode, so the batch may be run again synchronously.
+    KeepLumpy,
+    /// The synchronous lumpy pass (before c53919ad): `wait_on_page_writeback`, then go on
+    /// with the same page.
+    WaitOnWriteback,
 }
 
 /// An anonymous page whose owner has exited while reclaim or IO held it.
@@ -742,6 +914,14 @@ fn shrink_one_page(
             // to free a page still under writeback.
             return Verdict::Keep;
         }
+        if !sw.on(Switch::RemoveLumpyReclaim) {
+            // 3.0-3.4: only the synchronous pass waits; otherwise keep_lumpy.
+            st.nr_writeback += 1;
+            if sc.reclaim_sync && may_enter_fs {
+                return Verdict::WaitOnWriteback;
+            }
+            return Verdict::KeepLumpy;
+        }
         let zone_writeback = k.zones[zi].test_flag(ZONE_WRITEBACK);
         if sw.on(Switch::KswapdBlockOnWriteback)
             && sc.kswapd
@@ -791,15 +971,21 @@ fn shrink_one_page(
                 st.nr_unqueued_dirty += 1;
             }
         }
-        let kswapd_may_write_file = if sw.on(Switch::KswapdWritebackOnTailDirty) {
+        let may_write_file = if !sc.kswapd {
+            !sw.on(Switch::DirectReclaimNoFsWriteback)
+        } else if sw.on(Switch::KswapdWritebackOnTailDirty) {
             k.zones[zi].test_flag(ZONE_TAIL_LRU_DIRTY)
         } else {
-            sc.priority < DEF_PRIORITY - 2
+            !sw.on(Switch::KswapdFsWritebackAtRaisedPriority) || sc.priority < DEF_PRIORITY - 2
         };
-        if file && (!sc.kswapd || !kswapd_may_write_file) {
-            // Leave it to the flushers; reclaim it as soon as its IO completes.
+        if file && !may_write_file {
+            // Leave it to the flushers (seed 002 patches 1 and 5). The slot is
+            // nr_vmscan_write_skip until patch 7 renames it.
             k.zones[zi].mod_stat(ZoneStat::nr_vmscan_immediate_reclaim, 1);
-            k.pages.set(pfn, PG_RECLAIM);
+            if sw.on(Switch::ImmediateReclaimDirtyLruTail) {
+                // Reclaim it as soon as its IO completes.
+                k.pages.set(pfn, PG_RECLAIM);
+            }
             return Verdict::Keep;
         }
         if references == PageReferences::ReclaimClean || !may_enter_fs || !sc.may_writepage {
@@ -819,6 +1005,14 @@ fn shrink_one_page(
             }
             Pageout::Activate => return Verdict::Activate,
             Pageout::Success => {
+                if !sw.on(Switch::RemoveLumpyReclaim) && k.pages.test(pfn, PG_WRITEBACK) {
+                    // 3.0's pageout waits for its own write in the synchronous pass; else
+                    // keep_lumpy.
+                    if sc.reclaim_sync && !sw.on(Switch::LumpyNoSyncPageoutWait) {
+                        return Verdict::WaitOnWriteback;
+                    }
+                    return Verdict::KeepLumpy;
+                }
                 if k.pages.test(pfn, PG_WRITEBACK) || k.pages.test(pfn, PG_DIRTY) {
                     return Verdict::Keep;
                 }
@@ -884,8 +1078,9 @@ pub async fn shrink_page_list(
     let mut kept = 0;
     let mut i = 0;
     let mut after_wait = false;
-    while i < list.len {
-        let pfn = list.pfns[i];
+    let lumpy = !w.borrow().sw.on(Switch::RemoveLumpyReclaim);
+    while i < list.len() {
+        let pfn = list.get(i);
         let mut verdict = {
             let mut k = w.borrow_mut();
             shrink_one_page(&mut k, zi, sc, st, pfn, after_wait)
@@ -907,6 +1102,12 @@ pub async fn shrink_page_list(
                 // The same page again, now that a request is free and reclaim batches.
                 continue;
             }
+            Verdict::WaitOnWriteback => {
+                charge(w, sc).await;
+                super::filemap::wait_on_page_writeback(w, pfn).await;
+                after_wait = true;
+                continue;
+            }
             Verdict::SleepInLoop => {
                 // KS: unlock the page, congestion_wait(HZ/10), clear ZONE_WRITEBACK.
                 charge(w, sc).await;
@@ -914,7 +1115,7 @@ pub async fn shrink_page_list(
                 let mut k = w.borrow_mut();
                 k.zones[zi].clear_flag(ZONE_WRITEBACK);
                 if k.sw.on(Switch::KswapdWritebackFix2) {
-                    list.pfns[kept] = pfn;
+                    list.set(kept, pfn);
                     kept += 1;
                     i += 1;
                 } else {
@@ -945,17 +1146,27 @@ pub async fn shrink_page_list(
                 }
                 k.pages.set(pfn, PG_ACTIVE);
                 nr_activate += 1;
-                list.pfns[kept] = pfn;
+                list.set(kept, pfn);
                 kept += 1;
+                if lumpy {
+                    sc.reset_reclaim_mode();
+                }
             }
             Verdict::Keep | Verdict::Cull | Verdict::WaitForRelease(_) => {
-                list.pfns[kept] = pfn;
+                list.set(kept, pfn);
+                kept += 1;
+                if lumpy {
+                    sc.reset_reclaim_mode();
+                }
+            }
+            Verdict::KeepLumpy => {
+                list.set(kept, pfn);
                 kept += 1;
             }
         }
         i += 1;
     }
-    list.len = kept;
+    list.truncate(kept);
     let mut k = w.borrow_mut();
     k.count(VmEvent::pgactivate, nr_activate);
     // 3.9 and KS decide ZONE_CONGESTED here; LD patch 5 moves it to shrink_inactive_list.
@@ -978,7 +1189,7 @@ fn free_isolated_page(k: &mut Kernel, pfn: Pfn) {
 
 /// `putback_inactive_pages`: survivors go back to the head of the list their flags name.
 fn putback_inactive_pages(k: &mut Kernel, zi: usize, list: &PageList) {
-    for &pfn in list.as_slice() {
+    for pfn in list.iter() {
         k.pages.clear(pfn, PG_ISOLATED);
         let truncated = k.pages.test(pfn, PG_TRUNCATED);
         if (page_orphaned(k, pfn) || truncated)
@@ -1047,13 +1258,17 @@ pub async fn shrink_inactive_list(
         charge(w, sc).await;
         congestion_wait(w, HZ_10).await;
     }
+    let lumpy = !w.borrow().sw.on(Switch::RemoveLumpyReclaim);
+    if lumpy {
+        sc.set_reclaim_mode(false);
+    }
     let mut list = PageList::default();
     let nr_taken;
     let nr_scanned;
     {
         let mut k = w.borrow_mut();
         nr_scanned = isolate_lru_pages(&mut k, nr_to_scan, zi, lru, sc, &mut list);
-        nr_taken = list.len as u64;
+        nr_taken = list.len() as u64;
         sc.cpu += nr_scanned * k.costs.isolate_page;
         let z = &mut k.zones[zi];
         if sc.global() {
@@ -1072,7 +1287,12 @@ pub async fn shrink_inactive_list(
         }
     }
     let mut st = PageListStats::default();
-    let nr_reclaimed = shrink_page_list(w, zi, sc, &mut list, &mut st).await;
+    let mut nr_reclaimed = shrink_page_list(w, zi, sc, &mut list, &mut st).await;
+    if lumpy && should_reclaim_stall(nr_taken, nr_reclaimed, sc) {
+        // The batch again, synchronously: wait on the writeback it met or started.
+        sc.set_reclaim_mode(true);
+        nr_reclaimed += shrink_page_list(w, zi, sc, &mut list, &mut st).await;
+    }
     let (stall, wait_congested) = {
         let mut k = w.borrow_mut();
         if file {
@@ -1126,6 +1346,21 @@ pub async fn shrink_inactive_list(
     nr_reclaimed
 }
 
+/// `should_reclaim_stall` (before c53919ad): a direct reclaimer in compaction mode that freed
+/// less than it isolated runs the batch again synchronously: at once for a costly order,
+/// below priority 4 for orders 1-3.
+pub fn should_reclaim_stall(nr_taken: u64, nr_freed: u64, sc: &ScanControl) -> bool {
+    if sc.kswapd || sc.reclaim_mode == ReclaimMode::Single || nr_freed == nr_taken {
+        return false;
+    }
+    let stall_priority = if sc.order > super::page_alloc::PAGE_ALLOC_COSTLY_ORDER {
+        DEF_PRIORITY
+    } else {
+        DEF_PRIORITY / 3
+    };
+    sc.priority <= stall_priority
+}
+
 /// The priority-scaled writeback test: at priority 12 every isolated page must be under
 /// writeback, at 11 half, at 10 a quarter...
 fn writeback_throttle(st: &PageListStats, nr_taken: u64, priority: i32) -> bool {
@@ -1145,7 +1380,7 @@ pub fn stall_decisions(
     let z = &mut k.zones[zi];
     let mut wait = None;
     let mut stall = false;
-    if writeback_throttle(st, nr_taken, sc.priority) {
+    if sw.on(Switch::ThrottleReclaimOnWriteback) && writeback_throttle(st, nr_taken, sc.priority) {
         if sw.on(Switch::DirectWaitIffCongestedInShrinkList) {
             // LD 5: the throttle only flags the zone.
             if sw.on(Switch::KswapdBlockOnWriteback) {
@@ -1323,7 +1558,14 @@ pub fn should_continue_reclaim(
     nr_scanned: u64,
     sc: &ScanControl,
 ) -> bool {
-    if !in_reclaim_compaction(sc) {
+    let mode = if k.sw.on(Switch::RemoveLumpyReclaim) {
+        in_reclaim_compaction(sc)
+    } else {
+        // Before c53919ad the mode the last batch left decides: a kept page or an
+        // active-list scan has reset it to single.
+        sc.reclaim_mode == ReclaimMode::Compaction
+    };
+    if !mode {
         return false;
     }
     if sc.gfp.has(Gfp::REPEAT) {

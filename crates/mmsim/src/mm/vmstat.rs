@@ -52,6 +52,7 @@ counters! {
         pgscan_direct_throttle,
         pginodesteal, slabs_scanned, kswapd_inodesteal,
         kswapd_low_wmark_hit_quickly, kswapd_high_wmark_hit_quickly,
+        kswapd_skip_congestion_wait,
         pageoutrun, allocstall, pgrotated,
         pgmigrate_success, pgmigrate_fail,
         compact_migrate_scanned, compact_free_scanned, compact_isolated,

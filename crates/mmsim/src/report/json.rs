@@ -20,6 +20,7 @@
 //! | `nfs` | object: mount → operation → `{ops, bytes_sent, bytes_received, queue_ms, rtt_ms, execute_ms, avg_rtt_ms, avg_exe_ms}` | per NFS mount, the per-operation RPC statistics of `/proc/self/mountstats` (`READ`, `WRITE`, `COMMIT`): cumulative times in ms, and nfsiostat's averages per operation |
 //! | `threads` | array of `{name, system_seconds, user_seconds}` | CPU time per simulated thread, in run order |
 //! | `oom_kills` | array of `{at_seconds, rss_pages, victim}` | OOM kills in order: time (s), resident pages of the victim, victim workload |
+//! | `warnings` | object: site → integer | kernel warnings (`WARN_ON_ONCE` sites) and how often each was reached: xfs's and ext4's `writepage` called from direct reclaim (seed 002's patches 3 and 4) |
 //! | `dirty_throttle` | object: `pauses`, `calls` → `{count, mean_ms, p50_ms, p99_ms, max_ms}` | every sleep in `balance_dirty_pages`, and every call that slept or wrote, from entry to return; quantiles to the millisecond below |
 //!
 //! `mmtests_vmstat` is keyed by the row label exactly as MMTests prints it (`"Kswapd
@@ -236,6 +237,15 @@ pub fn run_to_json(r: &RunResult) -> Value {
         ),
     );
     o.insert(
+        "warnings".into(),
+        Value::Object(
+            r.warnings
+                .iter()
+                .map(|(site, n)| (site.clone(), Value::from(*n)))
+                .collect(),
+        ),
+    );
+    o.insert(
         "oom_kills".into(),
         Value::Array(
             r.oom_kills
@@ -288,6 +298,7 @@ mod tests {
         RunResult {
             buddyinfo: String::new(),
             pagetypeinfo: String::new(),
+            warnings: vec![("xfs_vm_writepage: called from direct reclaim".into(), 3)],
             scenario: "s".into(),
             kernel: "3.9".into(),
             switches: vec![("b".into(), true), ("a".into(), false)],

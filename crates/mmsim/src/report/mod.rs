@@ -53,6 +53,8 @@ pub struct RunResult {
     pub buddyinfo: String,
     /// `/proc/pagetypeinfo` at the end of the run.
     pub pagetypeinfo: String,
+    /// Kernel warnings (`WARN_ON_ONCE` sites) and how often each was hit, by site.
+    pub warnings: Vec<(String, u64)>,
 }
 
 /// An NFS mount's RPC statistics at the end of the run (`/proc/self/mountstats`).

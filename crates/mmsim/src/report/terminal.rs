@@ -190,6 +190,15 @@ pub fn summary(runs: &[RunResult]) -> String {
         ));
     }
 
+    if runs.iter().any(|r| !r.warnings.is_empty()) {
+        out.push_str("\nKernel warnings\n");
+        for r in runs {
+            for (site, n) in &r.warnings {
+                out.push_str(&format!("{}: {site} ({n} times)\n", r.kernel));
+            }
+        }
+    }
+
     if runs.iter().any(|r| !r.oom_kills.is_empty()) {
         out.push_str("\nOOM kills\n");
         for r in runs {

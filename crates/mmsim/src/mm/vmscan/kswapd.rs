@@ -60,6 +60,8 @@ pub(super) async fn balance_pgdat_v39(w: &World, mut order: u32, classzone: &mut
         sc.order = order;
         w.borrow_mut().count(VmEvent::pageoutrun, 1);
         let mut balanced = false;
+        // 3.0-3.8: pages scanned since loop_again, for may_writepage and the nap.
+        let mut total_scanned = 0;
         let floor = if w.borrow().sw.on(Switch::KswapdNoMaxPriority) {
             1
         } else {
@@ -103,6 +105,7 @@ pub(super) async fn balance_pgdat_v39(w: &World, mut order: u32, classzone: &mut
                         sc.nr_to_reclaim = gap_nr;
                     }
                     shrink_zone(w, i, &mut sc).await;
+                    total_scanned += sc.nr_scanned;
                     let mut k = w.borrow_mut();
                     kswapd_shrink_slab(&mut k, i, &mut sc, lru_pages);
                     if k.sw.on(Switch::KswapdShrinkZone) {
@@ -111,9 +114,7 @@ pub(super) async fn balance_pgdat_v39(w: &World, mut order: u32, classzone: &mut
                 }
                 let unreclaimable = {
                     let mut k = w.borrow_mut();
-                    if !k.sw.on(Switch::KswapdWritepageOncePerPass)
-                        && sc.priority < DEF_PRIORITY - 2
-                    {
+                    if kswapd_may_writepage(&k, total_scanned, &sc) {
                         sc.may_writepage = true;
                     }
                     let unreclaimable = k.zones[i].all_unreclaimable;
@@ -146,6 +147,14 @@ pub(super) async fn balance_pgdat_v39(w: &World, mut order: u32, classzone: &mut
                     break;
                 }
             }
+            let nap = {
+                let mut k = w.borrow_mut();
+                kswapd_congestion_nap(&mut k, order, end_zone, total_scanned, sc.priority)
+            };
+            if nap {
+                charge(w, &mut sc).await;
+                congestion_wait(w, HZ_10).await;
+            }
             if sc.nr_reclaimed >= SWAP_CLUSTER_MAX {
                 break;
             }
@@ -167,6 +176,42 @@ pub(super) async fn balance_pgdat_v39(w: &World, mut order: u32, classzone: &mut
     }
     *classzone = end_zone;
     order
+}
+
+/// Whether kswapd turns `may_writepage` on after a zone: in 3.9, below priority 10 (at the
+/// end of the pass with KS patch 8); in 3.0-3.8, once it has scanned more than 64 pages
+/// since `loop_again` and more than 1.5 times what it reclaimed.
+pub(super) fn kswapd_may_writepage(k: &Kernel, total_scanned: u64, sc: &ScanControl) -> bool {
+    if !k.sw.on(Switch::KswapdWritepageByPriority) {
+        return total_scanned > 2 * SWAP_CLUSTER_MAX
+            && total_scanned > sc.nr_reclaimed + sc.nr_reclaimed / 2;
+    }
+    !k.sw.on(Switch::KswapdWritepageOncePerPass) && sc.priority < DEF_PRIORITY - 2
+}
+
+/// 3.0-3.8 (before 258401a6): kswapd in trouble, having scanned below priority 10, naps
+/// in `congestion_wait` unless a zone is below its min watermark, when it counts
+/// `kswapd_skip_congestion_wait` instead. Returns whether to nap.
+pub(super) fn kswapd_congestion_nap(
+    k: &mut Kernel,
+    order: u32,
+    end_zone: usize,
+    total_scanned: u64,
+    priority: i32,
+) -> bool {
+    if k.sw.on(Switch::KswapdNoCongestionWait) || total_scanned == 0 || priority >= DEF_PRIORITY - 2
+    {
+        return false;
+    }
+    let under_min = (0..=end_zone).any(|i| {
+        let z = &k.zones[i];
+        z.populated() && !zone_watermark_ok(z, order, z.min_wmark(), end_zone, 0)
+    });
+    if under_min {
+        k.count(VmEvent::kswapd_skip_congestion_wait, 1);
+        return false;
+    }
+    true
 }
 
 /// 3.9's end-of-pass test: order 0 as `pgdat_balanced`; for order > 0, each zone is checked

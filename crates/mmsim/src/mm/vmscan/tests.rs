@@ -1119,14 +1119,14 @@ fn isolate(k: &mut Kernel) -> PageList {
         &sc_at(DEF_PRIORITY, true),
         &mut list,
     );
-    assert_eq!(list.len, N as usize);
+    assert_eq!(list.len(), N as usize);
     k.zones[Z].mod_stat(ZoneStat::nr_isolated_anon, N as i64);
     list
 }
 
 fn putback(k: &mut Kernel, list: &PageList) {
     putback_inactive_pages(k, Z, list);
-    k.zones[Z].mod_stat(ZoneStat::nr_isolated_anon, -(list.len as i64));
+    k.zones[Z].mod_stat(ZoneStat::nr_isolated_anon, -(list.len() as i64));
 }
 
 #[test]
@@ -1143,7 +1143,11 @@ fn shrink_page_list_swaps_out_a_dirty_anon_page_and_frees_it_once_written() {
         {
             let k = w.borrow();
             assert_eq!(freed, 0);
-            assert_eq!(list.as_slice(), &pfns[..], "all kept, in order");
+            assert_eq!(
+                list.iter().collect::<Vec<_>>(),
+                pfns.to_vec(),
+                "all kept, in order"
+            );
             for &p in &pfns {
                 assert!(k.pages.test(p, PG_SWAPCACHE), "pfn {p} got a swap slot");
                 let slot = k.pages.private[p as usize];
@@ -1212,7 +1216,7 @@ fn shrink_page_list_swaps_out_a_dirty_anon_page_and_frees_it_once_written() {
         let freed = shrink_page_list(&w, Z, &mut sc, &mut list, &mut st).await;
         let mut k = w.borrow_mut();
         assert_eq!(freed, N as u64);
-        assert_eq!(list.len, 0);
+        assert_eq!(list.len(), 0);
         for (&p, &slot) in pfns.iter().zip(&slots) {
             assert!(
                 k.pages.test(p, PG_BUDDY) || k.pages.flags[p as usize] == 0,
@@ -1251,7 +1255,7 @@ fn shrink_page_list_of_lessdisrupt_counts_immediate_pages_for_kswapd_in_a_writeb
         let freed = shrink_page_list(&w, Z, &mut kswapd, &mut list, &mut st).await;
         assert_eq!(freed, 0);
         assert_eq!((st.nr_writeback, st.nr_immediate), (0, N as u64));
-        assert_eq!(list.len, N as usize, "kept");
+        assert_eq!(list.len(), N as usize, "kept");
         assert_eq!(
             w.borrow().sched.now(),
             now,
@@ -1303,8 +1307,8 @@ fn shrink_page_list_of_mmotm_puts_kswapd_to_sleep_inside_the_loop() {
             if fix2 {
                 assert_eq!(freed, N as u64 - 1);
                 assert_eq!(
-                    list.as_slice(),
-                    &pfns[..1],
+                    list.iter().collect::<Vec<_>>(),
+                    pfns[..1].to_vec(),
                     "fix-2: the page waited on is kept"
                 );
             } else {
@@ -1312,12 +1316,12 @@ fn shrink_page_list_of_mmotm_puts_kswapd_to_sleep_inside_the_loop() {
                     freed, N as u64,
                     "without fix-2 the page falls through to be freed"
                 );
-                assert_eq!(list.len, 0);
+                assert_eq!(list.len(), 0);
             }
             putback(&mut k, &list);
             k.zones[Z].mod_stat(
                 ZoneStat::nr_isolated_anon,
-                freed as i64 - N as i64 + list.len as i64,
+                freed as i64 - N as i64 + list.len() as i64,
             );
             invariants::check(&k).unwrap();
         });
@@ -1531,7 +1535,7 @@ fn shrink_page_list_frees_clean_file_pages_out_of_the_page_cache() {
         let mut st = PageListStats::default();
         let freed = shrink_page_list(&w2, Z, &mut sc, &mut list, &mut st).await;
         assert_eq!(freed, 3);
-        assert_eq!(list.len, 0);
+        assert_eq!(list.len(), 0);
     });
     let k = w.borrow();
     assert_eq!(k.inodes[ino].nrpages, 0);
@@ -1694,12 +1698,12 @@ fn shrink_one_page_sleeps_for_a_request_before_a_swap_write_that_would_not_queue
         let list = isolate_all(&mut k, &pfns);
         let mut sc = sc_at(DEF_PRIORITY, true);
         let mut st = PageListStats::default();
-        let v = shrink_one_page(&mut k, Z, &mut sc, &mut st, list.pfns[0], false);
+        let v = shrink_one_page(&mut k, Z, &mut sc, &mut st, list.get(0), false);
         assert_eq!(v, Verdict::WaitForRequest(bdi));
         assert!(!k.pages.test(pfns[0], PG_WRITEBACK), "nothing written yet");
         // Woken, it writes the page.
         backing_dev::woken_for_request(&mut k);
-        let v = shrink_one_page(&mut k, Z, &mut sc, &mut st, list.pfns[0], false);
+        let v = shrink_one_page(&mut k, Z, &mut sc, &mut st, list.get(0), false);
         assert_eq!(v, Verdict::Keep);
         assert!(k.pages.test(pfns[0], PG_WRITEBACK));
     });
@@ -1831,4 +1835,518 @@ fn a_file_on_no_filesystem_dirties_and_tags_its_page() {
     );
     assert!(k.pages.test(pfn, PG_DIRTY) && k.inodes[ino].tagged_dirty(0));
     assert_eq!(k.global_stat(ZoneStat::nr_dirty), 0, "not accounted");
+}
+
+// ---------------------------------------------------------------------------------------
+// Lumpy reclaim (3.0-3.4; `kernel-compaction.md` §4.3)
+
+/// A direct reclaimer's scan control for `order` at `priority`.
+fn direct_at(order: u32, priority: i32) -> ScanControl {
+    let mut sc = ScanControl::new(Gfp::KERNEL, order, false, false);
+    sc.priority = priority;
+    sc
+}
+
+#[test]
+fn set_reclaim_mode_picks_compaction_for_costly_orders_or_low_priorities() {
+    let cases = [
+        (0, DEF_PRIORITY, ReclaimMode::Single),
+        (0, 0, ReclaimMode::Single),
+        (2, DEF_PRIORITY - 2, ReclaimMode::Single),
+        (2, DEF_PRIORITY - 3, ReclaimMode::Compaction),
+        (4, DEF_PRIORITY, ReclaimMode::Compaction),
+        (9, DEF_PRIORITY, ReclaimMode::Compaction),
+    ];
+    for (order, priority, mode) in cases {
+        for sync in [false, true] {
+            let mut sc = direct_at(order, priority);
+            sc.set_reclaim_mode(sync);
+            assert_eq!(sc.reclaim_mode, mode, "order {order} priority {priority}");
+            assert_eq!(sc.reclaim_sync, sync && mode == ReclaimMode::Compaction);
+            sc.reset_reclaim_mode();
+            assert_eq!(
+                (sc.reclaim_mode, sc.reclaim_sync),
+                (ReclaimMode::Single, false)
+            );
+        }
+    }
+}
+
+#[test]
+fn should_reclaim_stall_only_for_a_direct_reclaimer_in_compaction_mode_that_left_pages() {
+    let mut sc = direct_at(9, DEF_PRIORITY);
+    sc.set_reclaim_mode(false);
+    assert!(should_reclaim_stall(32, 31, &sc), "costly order: at once");
+    assert!(!should_reclaim_stall(32, 32, &sc), "everything freed");
+    let mut kswapd = sc.clone();
+    kswapd.kswapd = true;
+    assert!(!should_reclaim_stall(32, 0, &kswapd), "kswapd never stalls");
+    sc.reset_reclaim_mode();
+    assert!(
+        !should_reclaim_stall(32, 0, &sc),
+        "single mode never stalls"
+    );
+    // Orders 1-3 stall only at priority DEF_PRIORITY / 3 or below.
+    for (priority, stall) in [(DEF_PRIORITY / 3 + 1, false), (DEF_PRIORITY / 3, true)] {
+        let mut sc = direct_at(2, priority);
+        sc.set_reclaim_mode(false);
+        assert_eq!(
+            should_reclaim_stall(32, 0, &sc),
+            stall,
+            "priority {priority}"
+        );
+    }
+}
+
+/// 64 inactive file pages; returns them and the aligned `2^order` block around the list's
+/// tail page, all of which must be among them.
+fn lumpy_setup(k: &mut Kernel, order: u32) -> (Vec<Pfn>, Vec<Pfn>) {
+    let pages = file_pages(k, Lru::InactiveFile, 64);
+    let tail = k.zones[Z].lruvec.lists[Lru::InactiveFile as usize].tail;
+    let start = tail & !((1 << order) - 1);
+    let block: Vec<Pfn> = (start..start + (1 << order)).collect();
+    for p in &block {
+        assert!(
+            pages.contains(p),
+            "test setup: pfn {p} of the block is a file page"
+        );
+    }
+    (pages, block)
+}
+
+#[test]
+fn lumpy_isolation_takes_the_aligned_block_around_each_page_only_before_fe2c2a10() {
+    const ORDER: u32 = 3;
+    for (preset, lumpy) in [("3.3.6", true), ("3.4", false), ("3.9", false)] {
+        let w = world(0, preset);
+        let mut k = w.borrow_mut();
+        let (_, block) = lumpy_setup(&mut k, ORDER);
+        let tail = k.zones[Z].lruvec.lists[Lru::InactiveFile as usize].tail;
+        let inactive = k.zones[Z].stat(ZoneStat::nr_inactive_file);
+        let mut sc = direct_at(ORDER, DEF_PRIORITY);
+        sc.set_reclaim_mode(false);
+        let mut list = PageList::default();
+        let scanned = isolate_lru_pages(&mut k, 1, Z, Lru::InactiveFile, &sc, &mut list);
+        let mut got: Vec<Pfn> = list.iter().collect();
+        assert_eq!(got[0], tail, "{preset}: the tail page first");
+        got.sort_unstable();
+        let want = if lumpy { block.clone() } else { vec![tail] };
+        assert_eq!(got, want, "{preset}");
+        assert_eq!(
+            scanned,
+            want.len() as u64,
+            "{preset}: block pages count as scanned"
+        );
+        assert_eq!(
+            k.zones[Z].stat(ZoneStat::nr_inactive_file),
+            inactive - want.len() as u64
+        );
+        for &p in &want {
+            assert!(k.pages.test(p, PG_ISOLATED) && !k.pages.test(p, PG_LRU));
+        }
+        k.zones[Z].mod_stat(ZoneStat::nr_isolated_file, list.len() as i64);
+        putback_inactive_pages(&mut k, Z, &list);
+        k.zones[Z].mod_stat(ZoneStat::nr_isolated_file, -(list.len() as i64));
+        invariants::check(&k).unwrap();
+    }
+}
+
+#[test]
+fn lumpy_isolation_gives_up_the_block_at_a_page_on_another_list() {
+    const ORDER: u32 = 3;
+    let w = world(0, "3.3.6");
+    let mut k = w.borrow_mut();
+    let (_, block) = lumpy_setup(&mut k, ORDER);
+    let tail = k.zones[Z].lruvec.lists[Lru::InactiveFile as usize].tail;
+    // Move the block's first page other than the tail onto the active list.
+    let other = *block.iter().find(|&&p| p != tail).unwrap();
+    let k = &mut *k;
+    k.zones[Z].lruvec.lists[Lru::InactiveFile as usize].del(&mut k.pages, other);
+    k.zones[Z].mod_stat(ZoneStat::nr_inactive_file, -1);
+    k.pages.set(other, PG_ACTIVE);
+    k.pages.clear(other, PG_LRU);
+    swap::add_page_to_lru_list(k, other, Lru::ActiveFile);
+    let mut sc = direct_at(ORDER, DEF_PRIORITY);
+    sc.set_reclaim_mode(false);
+    let mut list = PageList::default();
+    isolate_lru_pages(k, 1, Z, Lru::InactiveFile, &sc, &mut list);
+    // The pages before `other` in pfn order (the tail aside) are taken, none after it.
+    let mut want: Vec<Pfn> = block.iter().copied().take_while(|&p| p != other).collect();
+    if !want.contains(&tail) {
+        want.push(tail);
+    }
+    want.sort_unstable();
+    let mut got: Vec<Pfn> = list.iter().collect();
+    got.sort_unstable();
+    assert_eq!(got, want);
+    assert_eq!(k.pages.lru(other), Lru::ActiveFile);
+    assert!(k.pages.test(other, PG_LRU));
+}
+
+#[test]
+fn a_direct_lumpy_reclaimer_runs_the_batch_again_synchronously_and_frees_the_written_pages() {
+    for preset in ["3.4", "3.9"] {
+        let w = world(256, preset);
+        let w2 = w.clone();
+        let lumpy = preset == "3.4";
+        run_task(&w, 5 * SEC, async move {
+            let w = w2;
+            let (pfns, mut list) = faulted_and_isolated(&w).await;
+            let mut sc = direct_at(9, DEF_PRIORITY);
+            if lumpy {
+                sc.set_reclaim_mode(false);
+            }
+            let mut st = PageListStats::default();
+            let freed = shrink_page_list(&w, Z, &mut sc, &mut list, &mut st).await;
+            assert_eq!(freed, 0, "{preset}: written, kept under writeback");
+            assert_eq!(list.len(), N as usize);
+            if lumpy {
+                // keep_lumpy: the mode survives, and the stall test asks for a second pass.
+                assert_eq!(sc.reclaim_mode, ReclaimMode::Compaction);
+                assert!(should_reclaim_stall(N as u64, freed, &sc));
+                sc.set_reclaim_mode(true);
+                let t0 = w.borrow().sched.now();
+                let freed = shrink_page_list(&w, Z, &mut sc, &mut list, &mut st).await;
+                let k = w.borrow();
+                assert_eq!(freed, N as u64, "the synchronous pass frees every page");
+                assert!(k.sched.now() > t0, "it waited for the writes");
+                assert_eq!(list.len(), 0);
+                for &p in &pfns {
+                    assert!(k.pages.test(p, PG_BUDDY) || k.pages.flags[p as usize] == 0);
+                }
+                drop(k);
+                w.borrow_mut().zones[Z].mod_stat(ZoneStat::nr_isolated_anon, -(N as i64));
+            } else {
+                let mut k = w.borrow_mut();
+                putback(&mut k, &list);
+            }
+        });
+        invariants::check(&w.borrow()).unwrap();
+    }
+}
+
+#[test]
+fn a_kept_page_or_an_active_list_scan_resets_the_reclaim_mode_before_c53919ad() {
+    let w = world(256, "3.4");
+    let w2 = w.clone();
+    run_task(&w, 5 * SEC, async move {
+        let w = w2;
+        let (pfns, mut list) = faulted_and_isolated(&w).await;
+        // A young PTE: page_check_references activates it.
+        {
+            let mut k = w.borrow_mut();
+            let (mm, vpn) = (
+                k.pages.mapping[pfns[0] as usize] as usize,
+                k.pages.index[pfns[0] as usize],
+            );
+            memory::touch(&mut k, mm, vpn, false);
+        }
+        let mut sc = direct_at(9, DEF_PRIORITY);
+        sc.set_reclaim_mode(false);
+        let mut st = PageListStats::default();
+        let freed = shrink_page_list(&w, Z, &mut sc, &mut list, &mut st).await;
+        assert_eq!(freed, 0);
+        assert_eq!(sc.reclaim_mode, ReclaimMode::Single, "activated: reset");
+        assert!(!should_reclaim_stall(N as u64, freed, &sc));
+        let mut k = w.borrow_mut();
+        putback(&mut k, &list);
+        let mut sc = direct_at(9, DEF_PRIORITY);
+        sc.set_reclaim_mode(false);
+        shrink_active_list(&mut k, 1, Z, Lru::ActiveAnon, &mut sc);
+        assert_eq!(sc.reclaim_mode, ReclaimMode::Single, "active scan: reset");
+    });
+}
+
+#[test]
+fn kswapd_balances_at_the_full_order_and_never_compacts_in_3_3() {
+    for (preset, testorder0, compacts) in [("3.3.6", false, false), ("3.4", true, true)] {
+        let w = world(0, preset);
+        let mut k = w.borrow_mut();
+        // Plenty free: compaction could run for order 9.
+        let suitable = compaction::compaction_suitable(&k, Z, Some(9)) != CompactResult::Skipped;
+        assert!(suitable, "test setup: compaction is suitable at boot");
+        let want = if testorder0 { 0 } else { 9 };
+        assert_eq!(kswapd_testorder(&k, Z, 9), want, "{preset}");
+        // No zone meets its low watermark at order 9: kswapd would compact, if it may.
+        for zi in 0..=Z {
+            let free = k.zones[zi].free_pages();
+            k.zones[zi].watermark[WMARK_LOW] = free;
+        }
+        let needs = pgdat_needs_compaction(&k, 9, Z, Z);
+        assert_eq!(needs, compacts, "{preset}");
+        k.sw.set(Switch::KswapdCompactPgdat, !compacts);
+        assert_eq!(
+            pgdat_needs_compaction(&k, 9, Z, Z),
+            !compacts,
+            "{preset}: the switch decides"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Seed 002: filesystem writeback from reclaim (3.0 against the series, merged in 3.2)
+
+/// A dirty, unmapped page of a file on an ext4 disk, isolated; direct reclaim (or kswapd at
+/// `priority`) runs `shrink_page_list` on it under `preset` with `set` applied. Returns
+/// (kept, PG_reclaim set, nr_vmscan_write, the write-skip / immediate-reclaim slot).
+fn reclaim_dirty_file_page(
+    preset: &str,
+    set: &[(Switch, bool)],
+    kswapd: bool,
+    priority: i32,
+) -> (bool, bool, u64, u64) {
+    reclaim_dirty_file_page_on("ext4", preset, set, kswapd, priority).0
+}
+
+/// [`reclaim_dirty_file_page`] on a disk with filesystem `fs`; also returns the kernel
+/// warnings of the run.
+fn reclaim_dirty_file_page_on(
+    fs: &str,
+    preset: &str,
+    set: &[(Switch, bool)],
+    kswapd: bool,
+    priority: i32,
+) -> ((bool, bool, u64, u64), Vec<(&'static str, u64)>) {
+    let w = world(0, preset);
+    crate::sim::add_test_disk(&w, "sda", fs);
+    {
+        let mut k = w.borrow_mut();
+        for &(s, on) in set {
+            k.sw.set(s, on);
+        }
+    }
+    let p = {
+        let mut k = w.borrow_mut();
+        let pfn = file_pages(&mut k, Lru::InactiveFile, 1)[0];
+        page_writeback::set_page_dirty(&mut k, pfn, &mut page_writeback::DirtyTask::default());
+        pfn
+    };
+    let mut list = isolate_all(&mut w.borrow_mut(), &[p]);
+    let w2 = w.clone();
+    let out = Rc::new(Cell::new((false, false, 0, 0)));
+    let out2 = out.clone();
+    run_task(&w, 1, async move {
+        let mut sc = sc_at(priority, kswapd);
+        let mut st = PageListStats::default();
+        shrink_page_list(&w2, Z, &mut sc, &mut list, &mut st).await;
+        let mut k = w2.borrow_mut();
+        out2.set((
+            list.len() == 1,
+            k.pages.test(p, PG_RECLAIM),
+            k.global_stat(ZoneStat::nr_vmscan_write),
+            k.global_stat(ZoneStat::nr_vmscan_immediate_reclaim),
+        ));
+        putback_inactive_pages(&mut k, Z, &list);
+    });
+    let warnings = w.borrow().warnings.iter().map(|(s, n)| (*s, *n)).collect();
+    (out.get(), warnings)
+}
+
+#[test]
+fn xfs_and_ext4_warn_when_direct_reclaim_calls_their_writepage_which_only_3_0_does() {
+    let cases = [
+        ("xfs", "xfs_vm_writepage: called from direct reclaim"),
+        ("ext4", "ext4_writepage: delayed page from direct reclaim"),
+    ];
+    for (fs, site) in cases {
+        let (_, warnings) = reclaim_dirty_file_page_on(fs, "3.0", &[], false, DEF_PRIORITY);
+        assert_eq!(warnings, vec![(site, 1)], "{fs} under 3.0");
+        let (_, warnings) =
+            reclaim_dirty_file_page_on(fs, "nowriteback-v3", &[], false, DEF_PRIORITY);
+        assert!(warnings.is_empty(), "{fs}: the series never calls it");
+        // kswapd may call it: no warning.
+        let (_, warnings) = reclaim_dirty_file_page_on(fs, "3.0", &[], true, DEF_PRIORITY);
+        assert!(warnings.is_empty(), "{fs} from kswapd");
+    }
+    // ext2 writes for any reclaimer and never warns.
+    let (_, warnings) = reclaim_dirty_file_page_on("ext2", "3.0", &[], false, DEF_PRIORITY);
+    assert!(warnings.is_empty());
+}
+
+#[test]
+fn direct_reclaim_writes_a_dirty_file_page_in_3_0_and_keeps_it_with_patch_1() {
+    // 3.0: pageout writes it (PG_reclaim set for the write), nothing skipped.
+    let (kept, _, written, skipped) = reclaim_dirty_file_page("3.0", &[], false, DEF_PRIORITY);
+    assert!(kept, "under writeback, kept");
+    assert_eq!((written, skipped), (1, 0));
+    // Patch 1: kept unwritten and counted; without patch 7, no PG_reclaim.
+    let p1 = [(Switch::DirectReclaimNoFsWriteback, true)];
+    let (kept, reclaim, written, skipped) =
+        reclaim_dirty_file_page("3.0", &p1, false, DEF_PRIORITY);
+    assert!(kept && !reclaim);
+    assert_eq!((written, skipped), (0, 1));
+    // Patch 7 as well: PG_reclaim, so the flusher's write rotates it to the tail.
+    let p17 = [p1[0], (Switch::ImmediateReclaimDirtyLruTail, true)];
+    let (kept, reclaim, written, skipped) =
+        reclaim_dirty_file_page("3.0", &p17, false, DEF_PRIORITY);
+    assert!(kept && reclaim);
+    assert_eq!((written, skipped), (0, 1));
+    assert_eq!(
+        reclaim_dirty_file_page("nowriteback-v3", &[], false, DEF_PRIORITY),
+        (true, true, 0, 1)
+    );
+}
+
+#[test]
+fn kswapd_writes_dirty_file_pages_at_any_priority_in_3_0_and_below_priority_10_with_patch_5() {
+    for priority in [DEF_PRIORITY, DEF_PRIORITY - 2, DEF_PRIORITY - 3] {
+        let (_, _, written, skipped) = reclaim_dirty_file_page("3.0", &[], true, priority);
+        assert_eq!((written, skipped), (1, 0), "3.0, priority {priority}");
+        let raised = priority < DEF_PRIORITY - 2;
+        let (_, _, written, skipped) =
+            reclaim_dirty_file_page("nowriteback-v3", &[], true, priority);
+        assert_eq!(
+            (written, skipped),
+            if raised { (1, 0) } else { (0, 1) },
+            "series, priority {priority}"
+        );
+    }
+}
+
+#[test]
+fn only_patch_6_throttles_reclaim_on_pages_under_writeback() {
+    let w = world(256, "3.0");
+    let mut k = w.borrow_mut();
+    for kswapd in [true, false] {
+        k.sw = switches("3.0");
+        assert_eq!(decide(&mut k, 12, kswapd, wb(TAKEN)), (false, None, 0));
+        k.sw.set(Switch::ThrottleReclaimOnWriteback, true);
+        assert_eq!(
+            decide(&mut k, 12, kswapd, wb(TAKEN)),
+            (false, Some(HZ_10), 0)
+        );
+        k.sw = switches("nowriteback-v3");
+        assert_eq!(
+            decide(&mut k, 12, kswapd, wb(TAKEN)),
+            (false, Some(HZ_10), 0)
+        );
+    }
+}
+
+#[test]
+fn the_synchronous_pass_of_3_0_waits_for_the_write_pageout_started_and_frees_the_page() {
+    for (preset, waits) in [("3.0", true), ("nowriteback-v3", false)] {
+        let w = world(256, preset);
+        let w2 = w.clone();
+        run_task(&w, 5 * SEC, async move {
+            let w = w2;
+            let (pfns, mut list) = faulted_and_isolated(&w).await;
+            let mut sc = direct_at(9, DEF_PRIORITY);
+            sc.set_reclaim_mode(true);
+            let mut st = PageListStats::default();
+            let t0 = w.borrow().sched.now();
+            let freed = shrink_page_list(&w, Z, &mut sc, &mut list, &mut st).await;
+            let mut k = w.borrow_mut();
+            if waits {
+                assert_eq!(freed, N as u64, "{preset}: written, waited on, freed");
+                assert!(k.sched.now() > t0);
+                k.zones[Z].mod_stat(ZoneStat::nr_isolated_anon, -(N as i64));
+            } else {
+                assert_eq!(freed, 0, "{preset}: written and kept");
+                assert_eq!(k.sched.now(), t0);
+                for &p in &pfns {
+                    assert!(k.pages.test(p, PG_WRITEBACK));
+                }
+                putback(&mut k, &list);
+            }
+        });
+        invariants::check(&w.borrow()).unwrap();
+    }
+}
+
+#[test]
+fn before_3_3_shared_and_executable_file_pages_get_a_second_trip_like_any_other() {
+    for (preset, activate) in [("3.0", false), ("3.3.6", true), ("3.9", true)] {
+        let w = world(256, preset);
+        let mut k = w.borrow_mut();
+        let want = if activate {
+            PageReferences::Activate
+        } else {
+            PageReferences::Keep
+        };
+        // Young in two mappings (34dbc67a).
+        let (p, _, _) = mapped_file_page(&mut k, Lru::InactiveFile, true, 0);
+        map_file_page(&mut k, p, true, 0);
+        assert_eq!(page_check_references(&mut k, p), want, "{preset}: shared");
+        // Young in an executable mapping (c909e993).
+        let (x, _, _) = mapped_file_page(&mut k, Lru::InactiveFile, true, VM_EXEC);
+        assert_eq!(page_check_references(&mut k, x), want, "{preset}: exec");
+        // Anonymous pages are activated in every release.
+        let (_, _, anon) = anon_pages(&mut k, Lru::InactiveAnon, 1, true, 0);
+        assert_eq!(
+            page_check_references(&mut k, anon[0]),
+            PageReferences::Activate
+        );
+    }
+}
+
+#[test]
+fn kswapd_naps_in_congestion_wait_below_priority_10_before_258401a6() {
+    let w = world(256, "3.0");
+    let mut k = w.borrow_mut();
+    let nap = |k: &mut Kernel, scanned, priority| {
+        super::kswapd::kswapd_congestion_nap(k, 0, Z, scanned, priority)
+    };
+    assert!(nap(&mut k, 1, DEF_PRIORITY - 3));
+    assert!(!nap(&mut k, 1, DEF_PRIORITY - 2), "only below priority 10");
+    assert!(!nap(&mut k, 0, DEF_PRIORITY - 3), "only if it scanned");
+    assert_eq!(k.events.get(VmEvent::kswapd_skip_congestion_wait), 0);
+    // A zone below its min watermark: no nap, counted.
+    let free = k.zones[Z].free_pages();
+    k.zones[Z].watermark[WMARK_MIN] = free + 1;
+    assert!(!nap(&mut k, 1, DEF_PRIORITY - 3));
+    assert_eq!(k.events.get(VmEvent::kswapd_skip_congestion_wait), 1);
+    k.zones[Z].watermark[WMARK_MIN] = 0;
+    k.sw = switches("3.9");
+    assert!(!nap(&mut k, 1, DEF_PRIORITY - 3), "3.9 never naps here");
+}
+
+#[test]
+fn kswapd_may_writepage_by_scanning_ratio_before_3_9_and_by_priority_in_3_9() {
+    let w = world(256, "3.0");
+    let mut k = w.borrow_mut();
+    let may = |k: &Kernel, scanned: u64, reclaimed: u64, priority: i32| {
+        let mut sc = sc_at(priority, true);
+        sc.nr_reclaimed = reclaimed;
+        super::kswapd::kswapd_may_writepage(k, scanned, &sc)
+    };
+    // 3.0: more than 64 scanned and more than 1.5x reclaimed, at any priority.
+    assert!(may(&k, 65, 43, DEF_PRIORITY));
+    assert!(!may(&k, 64, 0, DEF_PRIORITY), "64 is not more than 64");
+    assert!(
+        !may(&k, 66, 44, DEF_PRIORITY),
+        "66 is not more than 44 + 22"
+    );
+    assert!(!may(&k, 0, 0, 0));
+    k.sw = switches("3.9");
+    assert!(!may(&k, 1000, 0, DEF_PRIORITY - 2));
+    assert!(may(&k, 0, 0, DEF_PRIORITY - 3));
+}
+
+#[test]
+fn proc_vmstat_names_the_reclaim_skip_slot_and_the_nap_counter_as_each_kernel_did() {
+    let names = |preset: &str, set: &[(Switch, bool)]| -> Vec<String> {
+        let w = world(0, preset);
+        let mut k = w.borrow_mut();
+        for &(s, on) in set {
+            k.sw.set(s, on);
+        }
+        k.proc_vmstat().into_iter().map(|(n, _)| n).collect()
+    };
+    let has = |v: &[String], n: &str| v.iter().any(|x| x == n);
+    let old = names("3.0", &[]);
+    assert!(!has(&old, "nr_vmscan_immediate_reclaim") && !has(&old, "nr_vmscan_write_skip"));
+    assert!(has(&old, "kswapd_skip_congestion_wait"));
+    let p1 = names("3.0", &[(Switch::DirectReclaimNoFsWriteback, true)]);
+    assert!(has(&p1, "nr_vmscan_write_skip"));
+    let series = names("nowriteback-v3", &[]);
+    assert!(has(&series, "nr_vmscan_immediate_reclaim") && !has(&series, "nr_vmscan_write_skip"));
+    let new = names("3.9", &[]);
+    assert!(has(&new, "nr_vmscan_immediate_reclaim"));
+    assert!(!has(&new, "kswapd_skip_congestion_wait"));
+    assert_eq!(
+        new.len(),
+        old.len(),
+        "3.0 drops one slot and adds one event"
+    );
 }
