@@ -677,7 +677,7 @@ fn messages_name_what_is_wrong() {
     );
     let (code, _, err) = mmsim(&["validate", &f]);
     assert_eq!(code, 2);
-    assert!(err.contains("\"stress-highalloc\" or \"sync\""), "{err}");
+    assert!(err.contains("\"simple-writeback\" or \"sync\""), "{err}");
     let ex = "examples/kswapd-balance.toml";
     for (args, says) in [
         (

@@ -112,6 +112,7 @@ pub fn host_memory_estimate(scenario: &Scenario) -> u64 {
                 file += pages(p.steps.iter().copied().max().unwrap_or(0));
             }
             WorkloadKind::Sync | WorkloadKind::Highalloc(_) => {}
+            WorkloadKind::SimpleWriteback(p) => file += pages(p.size),
             WorkloadKind::Kbuild(k) => {
                 let (f, c, m) = kbuild_estimate(k.units, k.jobs, 1);
                 file += f;
@@ -548,6 +549,14 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
             let bdi = bdi_named(w, &p.device);
             workload::stress_highalloc::spawn(w, idx, &wl.name, bdi, p, start);
         }
+        WorkloadKind::SimpleWriteback(p) => {
+            let bdi = bdi_named(w, &p.device);
+            let t = w.borrow_mut().sched.spawn(&wl.name, async move {
+                workload::delay_start(&w2, idx, start).await;
+                workload::simple_writeback::run(w2, idx, bdi, p).await;
+            });
+            w.borrow_mut().mms[mm].task = Some(t);
+        }
         WorkloadKind::Highalloc(p) => {
             w.borrow_mut().sched.spawn(&wl.name, async move {
                 workload::delay_start(&w2, idx, start).await;
@@ -860,6 +869,7 @@ fn state_note(kind: &WorkloadKind, st: &WorkloadStats, end: Nanos) -> Option<Str
         WorkloadKind::Cat { .. } => "pages read",
         WorkloadKind::Mmap(_) => "pages touched",
         WorkloadKind::Parallelio(_) => "iterations done",
+        WorkloadKind::SimpleWriteback(_) => "factors done",
         WorkloadKind::Highalloc(_) => "attempts made",
         WorkloadKind::Kbuild(_) => "units compiled",
         _ => "pages touched",
@@ -929,6 +939,9 @@ pub fn summarise(
         match wl.kind {
             WorkloadKind::Parallelio(_) => {
                 m.extend(workload::parallelio::extract(&st.parallelio));
+            }
+            WorkloadKind::SimpleWriteback(_) => {
+                m.extend(workload::simple_writeback::extract(&st.simple_writeback));
             }
             WorkloadKind::Sync => opt("sync_seconds", io_secs),
             WorkloadKind::Kbuild(_) => {

@@ -360,9 +360,41 @@ pub enum WorkloadKind {
     /// `type = "stress-highalloc"`: MMTests' whole stress-highalloc driver, its background
     /// builds, its passes and its rest (see [`StressHighallocParams`]).
     StressHighalloc(StressHighallocParams),
+    /// `type = "simple-writeback"`: MMTests' simple-writeback, NUMCPUS x factor dd writers
+    /// sharing `size` (see [`SimpleWritebackParams`]).
+    SimpleWriteback(SimpleWritebackParams),
     /// `type = "sync"`: one `sync(2)` at `start`: every dirty page of every file written
     /// and waited for (NFS: committed).
     Sync,
+}
+
+/// `type = "simple-writeback"`: MMTests' simple-writeback (`mmtests.md` §6.4). For each CPU
+/// factor from `min_factor` to `max_factor`, doubling, NUMCPUS x factor `dd if=/dev/zero
+/// bs=1M` writers each write `size / jobs` to a file of their own on `device` at once; when
+/// all are done the files are removed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimpleWritebackParams {
+    /// The `[[device]]` the files are on.
+    pub device: String,
+    /// Bytes written by all writers together (SIMPLE_WRITEBACK_FILESIZE).
+    pub size: u64,
+    /// The first CPU factor (SIMPLE_WRITEBACK_MIN_CPUFACTOR).
+    pub min_factor: u32,
+    /// The last CPU factor (SIMPLE_WRITEBACK_MAX_CPUFACTOR); the factor doubles up to it.
+    pub max_factor: u32,
+}
+
+impl SimpleWritebackParams {
+    /// MMTests' defaults (`mmtests.md` §6.4).
+    pub const MIN_FACTOR: u32 = 1;
+    pub const MAX_FACTOR: u32 = 64;
+
+    /// The CPU factors run, in order: `min_factor`, doubling, up to `max_factor`.
+    pub fn factors(&self) -> Vec<u32> {
+        std::iter::successors(Some(self.min_factor), |f| f.checked_mul(2))
+            .take_while(|&f| f <= self.max_factor)
+            .collect()
+    }
 }
 
 /// `type = "highalloc"`: one pass of stress-highalloc's kernel module (`mmtests.md` §6.3,

@@ -44,8 +44,9 @@
 //!                           # bytes per inode object (dentries are 192 bytes)
 //!
 //! [[workload]]              # any number, including none
-//! type = "memcachetest"     # required: memcachetest, mem_eater, dd, cat, mmap, parallelio
-//!                           # or sync (one sync(2) at `start`, no other keys)
+//! type = "memcachetest"     # required: memcachetest, mem_eater, dd, cat, mmap, parallelio,
+//!                           # highalloc, kbuild, stress-highalloc, simple-writeback or sync
+//!                           # (one sync(2) at `start`, no other keys)
 //! name = "mc"               # optional; default: the type name, then "-2", "-3"... for
 //!                           # repeats; names must be unique
 //! start = "0s"              # time, default "0s"
@@ -80,6 +81,12 @@
 //! pattern = "seq"           # "seq" (default) or "random"
 //! passes = 1                # integer 1..=1000000, default 1
 //! msync = false             # boolean, default false: msync(MS_SYNC) after each pass
+//! # simple-writeback keys (MMTests' NUMCPUS x factor dd writers):
+//! device = "sda"            # required; a [[device]] with a filesystem
+//! size = "2G"               # size or "N%" of RAM, whole pages; default 4 x MemTotal,
+//!                           # shared by the writers of each factor
+//! min_factor = 1            # integer 1..=1024, default 1
+//! max_factor = 64           # integer min_factor..=1024, default 64 (doubling from min)
 //! # parallelio keys (MMTests' driver; also memcachetest's value_size, threads):
 //! device = "sda"            # required; a [[device]] with a filesystem
 //! pool = "5600M"            # size or "N%" of RAM; default 4/5 of MemTotal

@@ -1783,3 +1783,50 @@ fn stress_highalloc_defaults_to_mmtests_driver_and_names_a_misspelt_key() {
     let e = err("[machine]\nram = \"1G\"\n[[workload]]\ntype = \"stress-highalloc\"\n");
     assert!(e.message.contains("device"), "{e}");
 }
+
+#[test]
+fn simple_writeback_defaults_to_four_times_memtotal_and_factors_1_to_64() {
+    use super::super::SimpleWritebackParams;
+    let dev = "[machine]\nram = \"512M\"\n[[device]]\nname = \"md0\"\ntype = \"raid0\"\nmembers = 4\nfilesystem = \"xfs\"\n";
+    let s = ok(&format!(
+        "{dev}[[workload]]\ntype = \"simple-writeback\"\ndevice = \"md0\"\n"
+    ));
+    assert_eq!(s.workloads[0].name, "simple-writeback");
+    let mem_total = crate::mm::page_alloc::mem_total_pages((512 << 20) / 4096) * 4096;
+    assert_eq!(
+        s.workloads[0].kind,
+        WorkloadKind::SimpleWriteback(SimpleWritebackParams {
+            device: "md0".into(),
+            size: 4 * mem_total,
+            min_factor: 1,
+            max_factor: 64,
+        })
+    );
+    let s = ok(&format!(
+        "{dev}[[workload]]\ntype = \"simple-writeback\"\ndevice = \"md0\"\nsize = \"1G\"\nmin_factor = 4\nmax_factor = 16\n"
+    ));
+    let WorkloadKind::SimpleWriteback(p) = &s.workloads[0].kind else {
+        panic!("not a simple-writeback");
+    };
+    assert_eq!((p.size, p.factors()), (1 << 30, vec![4, 8, 16]));
+    // A min above the default max raises the default.
+    let s = ok(&format!(
+        "{dev}[[workload]]\ntype = \"simple-writeback\"\ndevice = \"md0\"\nmin_factor = 128\n"
+    ));
+    let WorkloadKind::SimpleWriteback(p) = &s.workloads[0].kind else {
+        panic!("not a simple-writeback");
+    };
+    assert_eq!(p.factors(), vec![128]);
+    let e = err(&format!(
+        "{dev}[[workload]]\ntype = \"simple-writeback\"\ndevice = \"md0\"\nmin_factor = 8\nmax_factor = 4\n"
+    ));
+    assert!(e.message.contains("at least min_factor (8)"), "{e}");
+    let e = err(&format!(
+        "{dev}[[workload]]\ntype = \"simple-writeback\"\ndevice = \"md0\"\nmax_facter = 4\n"
+    ));
+    assert!(e.to_string().contains("max_factor"), "{e}");
+    let e = err(&format!(
+        "{dev}[[workload]]\ntype = \"simple-writeback\"\ndevice = \"md0\"\nsize = \"1000\"\n"
+    ));
+    assert!(e.message.contains("whole 4 KiB pages"), "{e}");
+}

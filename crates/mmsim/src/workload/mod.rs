@@ -10,6 +10,7 @@ pub mod mem_eater;
 pub mod memcachetest;
 pub mod mmap;
 pub mod parallelio;
+pub mod simple_writeback;
 pub mod stress_highalloc;
 
 use crate::calibration::CPU_QUANTUM_NS;
@@ -94,6 +95,8 @@ pub struct WorkloadStats {
     pub kbuild: Option<kbuild::KbuildStats>,
     /// A stress-highalloc driver's passes, once it has ended.
     pub stress_highalloc: Option<stress_highalloc::StressHighallocStats>,
+    /// A simple-writeback driver's phases, in the order run.
+    pub simple_writeback: Vec<simple_writeback::Phase>,
 }
 
 /// User space's own bookkeeping: every task's counters and the run's end condition. It

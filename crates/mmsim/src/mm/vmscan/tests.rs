@@ -2098,6 +2098,9 @@ fn reclaim_dirty_file_page(
     reclaim_dirty_file_page_on("ext4", preset, set, kswapd, priority).0
 }
 
+/// Kernel warnings by site.
+type Warnings = Vec<(&'static str, u64)>;
+
 /// [`reclaim_dirty_file_page`] on a disk with filesystem `fs`; also returns the kernel
 /// warnings of the run.
 fn reclaim_dirty_file_page_on(
@@ -2106,7 +2109,7 @@ fn reclaim_dirty_file_page_on(
     set: &[(Switch, bool)],
     kswapd: bool,
     priority: i32,
-) -> ((bool, bool, u64, u64), Vec<(&'static str, u64)>) {
+) -> ((bool, bool, u64, u64), Warnings) {
     let w = world(0, preset);
     crate::sim::add_test_disk(&w, "sda", fs);
     {

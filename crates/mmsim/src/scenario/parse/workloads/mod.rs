@@ -9,6 +9,7 @@ mod kbuild;
 mod mem_eater;
 mod memcachetest;
 mod parallelio;
+mod simple_writeback;
 mod stress_highalloc;
 
 use std::ops::Range;
@@ -30,6 +31,7 @@ const WORKLOAD_TYPES: &[&str] = &[
     "highalloc",
     "kbuild",
     "stress-highalloc",
+    "simple-writeback",
     "sync",
 ];
 const COMMON_WORKLOAD_KEYS: &[&str] = &["type", "name", "start"];
@@ -107,6 +109,7 @@ fn assign_names(out: &mut [Workload], explicit: &[Option<String>]) {
             WorkloadKind::Highalloc(_) => "highalloc",
             WorkloadKind::Kbuild(_) => "kbuild",
             WorkloadKind::StressHighalloc(_) => "stress-highalloc",
+            WorkloadKind::SimpleWriteback(_) => "simple-writeback",
         };
         let idx = match next.iter().position(|(t, _)| *t == ty) {
             Some(i) => i,
@@ -158,7 +161,7 @@ fn workload<'a>(
             quoted_list(WORKLOAD_TYPES)
         ),
     )?;
-    const TYPES: [(&str, &[&str]); 10] = [
+    const TYPES: [(&str, &[&str]); 11] = [
         ("memcachetest", memcachetest::KEYS),
         ("mem_eater", mem_eater::KEYS),
         ("dd", files::DD_KEYS),
@@ -168,6 +171,7 @@ fn workload<'a>(
         ("highalloc", highalloc::KEYS),
         ("kbuild", kbuild::KEYS),
         ("stress-highalloc", stress_highalloc::KEYS),
+        ("simple-writeback", simple_writeback::KEYS),
         ("sync", &[]),
     ];
     let Some(&(_, own)) = TYPES.iter().find(|(name, _)| *name == ty) else {
@@ -237,6 +241,11 @@ fn workload<'a>(
         "highalloc" => (highalloc::highalloc(cx, t)?, None, 0),
         "kbuild" => (kbuild::kbuild(cx, t, devices)?, None, 0),
         "stress-highalloc" => (stress_highalloc::stress_highalloc(cx, t, devices)?, None, 0),
+        "simple-writeback" => (
+            simple_writeback::simple_writeback(cx, t, ram, devices)?,
+            None,
+            0,
+        ),
         _ => (files::dd(cx, t, devices)?, None, 0),
     };
     let w = Workload {
