@@ -1,9 +1,10 @@
-//! MMTests' simple-writeback ("simple-wb", `mmtests.md` §6.4): for each CPU factor,
-//! NUMCPUS x factor `dd if=/dev/zero bs=1M` writers start together, each writing its share
-//! of the total to a file of its own; the driver waits for them all (`wait`), takes the
-//! deltas of `nr_vmscan_write` and the direct and kswapd scan counters over the phase, and
-//! removes the files. Each writer's elapsed time is `/usr/bin/time`'s: from its start to
-//! its exit, without a sync (dd's default, as MMTests runs it).
+//! MMTests' simple-writeback ("simple-wb", `mmtests.md` §6.4; the 2011 shellpack, as
+//! `docs/seed-002.md` quotes it): for each CPU factor, NUMCPUS x factor `dd if=/dev/zero
+//! bs=1M` writers start together, each writing its share of the total to a file of its
+//! own; the driver waits for each in turn and removes its file, then takes the deltas of
+//! `nr_vmscan_write` and the direct and kswapd scan counters over the phase. Each writer's
+//! elapsed time is `/usr/bin/time`'s: from its start to its exit, without a sync (dd's
+//! default, as MMTests runs it).
 
 use super::{dd, finished, new_task, secs, stats, stats_of, wait_for};
 use crate::mm::vmstat::{VmEvent, ZoneStat};
@@ -94,8 +95,12 @@ pub async fn run(w: World, idx: usize, bdi: usize, p: SimpleWritebackParams) {
                 d
             })
             .collect();
-        for &d in &writers {
+        // `wait $JOBPID; rm file-$JOB`, in job order: a file goes once its writer is done,
+        // while later writers may still run.
+        for (job, &d) in (0u32..).zip(&writers) {
             wait_for(&w, d).await;
+            // rm's allocations may fail only for a task the OOM killer chose; go on.
+            let _ = crate::mm::namei::unlink(&w, bdi, &file_name(job)).await;
         }
         let after = snapshot(&w);
         let elapsed = {
@@ -108,10 +113,6 @@ pub async fn run(w: World, idx: usize, bdi: usize, p: SimpleWritebackParams) {
                 })
                 .collect()
         };
-        for job in 0..jobs {
-            // rm's allocations may fail only for a task the OOM killer chose; go on.
-            let _ = crate::mm::namei::unlink(&w, bdi, &file_name(job)).await;
-        }
         let mut k = w.borrow_mut();
         let st = stats(&mut k, idx);
         st.simple_writeback.push(Phase {
@@ -158,6 +159,13 @@ mod tests {
         let (mean, spread) = ph.elapsed_mean_and_spread();
         assert_eq!(mean, 10.0);
         assert!((spread - 2f64.sqrt() * 10.0).abs() < 1e-9, "{spread}");
+        // Writers that took no time: no spread, not NaN.
+        let idle = Phase {
+            jobs: 2,
+            elapsed: vec![0.0, 0.0],
+            ..Default::default()
+        };
+        assert_eq!(idle.elapsed_mean_and_spread(), (0.0, 0.0));
         let m = extract(&[ph]);
         let names: Vec<&str> = m.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(

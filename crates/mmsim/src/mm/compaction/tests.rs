@@ -541,19 +541,23 @@ fn reclaim_compaction_mode_is_for_costly_orders_or_low_priorities() {
     assert!(in_reclaim_compaction(&direct_sc(4, DEF_PRIORITY)));
 }
 
+/// `n` inactive file pages of one file, standing in for reclaimable memory.
+fn inactive_file_pages(k: &mut Kernel, n: u64) {
+    let ino = crate::mm::inode::new_inode(k, "f", 0);
+    for i in 0..n {
+        let pfn = take(k);
+        k.held_blocks.pop();
+        k.pages.flags[pfn as usize] = PG_UPTODATE;
+        crate::mm::filemap::add_to_page_cache_lru(k, pfn, ino, i);
+    }
+}
+
 #[test]
 fn reclaim_goes_on_until_twice_the_order_is_reclaimed_then_until_compaction_can_run() {
     use crate::mm::vmscan::should_continue_reclaim;
     let w = world();
     let mut k = w.borrow_mut();
-    // 5000 inactive file pages stand in for reclaimable memory.
-    let ino = crate::mm::inode::new_inode(&mut k, "f", 0);
-    for i in 0..5000 {
-        let pfn = take(&mut k);
-        k.held_blocks.pop();
-        k.pages.flags[pfn as usize] = PG_UPTODATE;
-        crate::mm::filemap::add_to_page_cache_lru(&mut k, pfn, ino, i);
-    }
+    inactive_file_pages(&mut k, 5000);
     let mut sc = direct_sc(9, 12);
     sc.nr_reclaimed = 32;
     assert!(
@@ -582,6 +586,28 @@ fn reclaim_goes_on_until_twice_the_order_is_reclaimed_then_until_compaction_can_
         !should_continue_reclaim(&k, Z, 32, 32, &direct_sc(2, 12)),
         "not a costly order"
     );
+}
+
+#[test]
+fn before_c53919ad_reclaim_continues_only_in_the_mode_the_last_batch_left() {
+    use crate::mm::vmscan::{should_continue_reclaim, ReclaimMode};
+    let w = boot_for_test(128, 0, "3.4");
+    let mut k = w.borrow_mut();
+    inactive_file_pages(&mut k, 5000);
+    // Order 9, 32 of 1024 reclaimed: 3.5+ would go on.
+    let mut sc = direct_sc(9, 12);
+    sc.nr_reclaimed = 32;
+    sc.set_reclaim_mode(false);
+    assert_eq!(sc.reclaim_mode, ReclaimMode::Compaction);
+    assert!(should_continue_reclaim(&k, Z, 32, 32, &sc));
+    // A kept page reset the mode: stop.
+    sc.reset_reclaim_mode();
+    assert!(!should_continue_reclaim(&k, Z, 32, 32, &sc));
+    // And order 2 at priority 9 is compaction mode here too.
+    let mut small = direct_sc(2, 9);
+    small.nr_reclaimed = 4;
+    small.set_reclaim_mode(false);
+    assert!(should_continue_reclaim(&k, Z, 4, 4, &small));
 }
 
 #[test]

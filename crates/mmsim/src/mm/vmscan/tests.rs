@@ -1887,13 +1887,18 @@ fn should_reclaim_stall_only_for_a_direct_reclaimer_in_compaction_mode_that_left
         "single mode never stalls"
     );
     // Orders 1-3 stall only at priority DEF_PRIORITY / 3 or below.
-    for (priority, stall) in [(DEF_PRIORITY / 3 + 1, false), (DEF_PRIORITY / 3, true)] {
-        let mut sc = direct_at(2, priority);
+    for (order, priority, stall) in [
+        (2, DEF_PRIORITY / 3 + 1, false),
+        (2, DEF_PRIORITY / 3, true),
+        (3, DEF_PRIORITY - 3, false),
+        (3, DEF_PRIORITY / 3, true),
+    ] {
+        let mut sc = direct_at(order, priority);
         sc.set_reclaim_mode(false);
         assert_eq!(
             should_reclaim_stall(32, 0, &sc),
             stall,
-            "priority {priority}"
+            "order {order}, priority {priority}"
         );
     }
 }
@@ -2352,4 +2357,145 @@ fn proc_vmstat_names_the_reclaim_skip_slot_and_the_nap_counter_as_each_kernel_di
         old.len(),
         "3.0 drops one slot and adds one event"
     );
+}
+
+#[test]
+fn a_page_list_keeps_32_pages_inline_and_the_rest_beyond_in_order() {
+    let mut list = PageList::default();
+    assert!(list.is_empty());
+    for p in 0..40 {
+        list.push(1000 + p);
+    }
+    assert!(!list.is_empty());
+    assert_eq!(list.len(), 40);
+    for i in 0..40 {
+        assert_eq!(list.get(i), 1000 + i as Pfn);
+    }
+    // Keep every other page, as shrink_page_list compacts its survivors.
+    let mut kept = 0;
+    for i in 0..40 {
+        let p = list.get(i);
+        if p % 2 == 0 {
+            list.set(kept, p);
+            kept += 1;
+        }
+    }
+    list.truncate(kept);
+    let want: Vec<Pfn> = (0..40).map(|p| 1000 + p).filter(|p| p % 2 == 0).collect();
+    assert_eq!(list.iter().collect::<Vec<_>>(), want);
+    assert_eq!(list.len(), 20);
+    list.truncate(0);
+    assert!(list.is_empty() && list.iter().next().is_none());
+}
+
+#[test]
+fn set_reclaim_mode_keeps_order_3_single_at_high_priority() {
+    let mut sc = direct_at(3, DEF_PRIORITY);
+    sc.set_reclaim_mode(true);
+    assert_eq!(
+        (sc.reclaim_mode, sc.reclaim_sync),
+        (ReclaimMode::Single, false)
+    );
+}
+
+#[test]
+fn lumpy_isolation_finds_the_block_of_a_page_in_its_middle() {
+    const ORDER: u32 = 3;
+    let w = world(0, "3.3.6");
+    let mut k = w.borrow_mut();
+    let k = &mut *k;
+    let (_, block) = lumpy_setup(k, ORDER);
+    // Rotate the list until its tail is the block's sixth page.
+    let list = Lru::InactiveFile as usize;
+    while k.zones[Z].lruvec.lists[list].tail != block[5] {
+        let t = k.zones[Z].lruvec.lists[list].tail;
+        k.zones[Z].lruvec.lists[list].del(&mut k.pages, t);
+        k.zones[Z].lruvec.lists[list].add(&mut k.pages, t);
+    }
+    let mut sc = direct_at(ORDER, DEF_PRIORITY);
+    sc.set_reclaim_mode(false);
+    let mut out = PageList::default();
+    isolate_lru_pages(k, 1, Z, Lru::InactiveFile, &sc, &mut out);
+    let mut got: Vec<Pfn> = out.iter().collect();
+    got.sort_unstable();
+    assert_eq!(got, block);
+}
+
+#[test]
+fn lumpy_isolation_gives_up_at_an_anonymous_page_that_cannot_be_swapped() {
+    const ORDER: u32 = 2;
+    for (swap_mib, whole) in [(0, false), (256, true)] {
+        let w = world(swap_mib, "3.3.6");
+        let mut k = w.borrow_mut();
+        let (_, _, pages) = anon_pages(&mut k, Lru::InactiveAnon, 32, false, 0);
+        // An aligned block of anonymous pages (page tables sit between some), its first
+        // page rotated to the list's tail.
+        let start = pages
+            .iter()
+            .map(|&p| p & !((1 << ORDER) - 1))
+            .find(|&s| (s..s + (1 << ORDER)).all(|p| pages.contains(&p)))
+            .expect("test setup: a whole block of anonymous pages");
+        let block: Vec<Pfn> = (start..start + (1 << ORDER)).collect();
+        let k2 = &mut *k;
+        let list = Lru::InactiveAnon as usize;
+        while k2.zones[Z].lruvec.lists[list].tail != start {
+            let t = k2.zones[Z].lruvec.lists[list].tail;
+            k2.zones[Z].lruvec.lists[list].del(&mut k2.pages, t);
+            k2.zones[Z].lruvec.lists[list].add(&mut k2.pages, t);
+        }
+        let tail = start;
+        let mut sc = direct_at(ORDER, DEF_PRIORITY);
+        sc.set_reclaim_mode(false);
+        let mut out = PageList::default();
+        isolate_lru_pages(&mut k, 1, Z, Lru::InactiveAnon, &sc, &mut out);
+        let mut got: Vec<Pfn> = out.iter().collect();
+        got.sort_unstable();
+        let want = if whole { block.clone() } else { vec![tail] };
+        assert_eq!(got, want, "swap {swap_mib} MiB");
+    }
+}
+
+#[test]
+fn lumpy_isolation_passes_over_free_frames_and_gives_up_at_an_isolated_page() {
+    const ORDER: u32 = 3;
+    for isolated in [false, true] {
+        let w = world(0, "3.3.6");
+        let mut k = w.borrow_mut();
+        let k = &mut *k;
+        let (_, block) = lumpy_setup(k, ORDER);
+        let tail = k.zones[Z].lruvec.lists[Lru::InactiveFile as usize].tail;
+        // The block's fourth page other than the tail: freed, or taken by another reclaimer.
+        let other = block.iter().copied().filter(|&p| p != tail).nth(3).unwrap();
+        k.zones[Z].lruvec.lists[Lru::InactiveFile as usize].del(&mut k.pages, other);
+        k.zones[Z].mod_stat(ZoneStat::nr_inactive_file, -1);
+        k.pages.clear(other, PG_LRU);
+        if isolated {
+            k.pages.set(other, PG_ISOLATED);
+        } else {
+            crate::mm::filemap::delete_from_page_cache(k, other);
+            crate::mm::page_alloc::free_page(k, other);
+            assert!(k.pages.test(other, PG_BUDDY), "test setup: a free frame");
+        }
+        let mut sc = direct_at(ORDER, DEF_PRIORITY);
+        sc.set_reclaim_mode(false);
+        let mut out = PageList::default();
+        let scanned = isolate_lru_pages(k, 1, Z, Lru::InactiveFile, &sc, &mut out);
+        let mut got: Vec<Pfn> = out.iter().collect();
+        got.sort_unstable();
+        let mut want: Vec<Pfn> = if isolated {
+            block.iter().copied().take_while(|&p| p != other).collect()
+        } else {
+            block.iter().copied().filter(|&p| p != other).collect()
+        };
+        if !want.contains(&tail) {
+            want.push(tail);
+            want.sort_unstable();
+        }
+        assert_eq!(got, want, "isolated = {isolated}");
+        assert_eq!(
+            scanned,
+            want.len() as u64,
+            "free frames do not count as scanned"
+        );
+    }
 }
