@@ -2473,6 +2473,8 @@ fn lumpy_isolation_passes_over_free_frames_and_gives_up_at_an_isolated_page() {
             k.pages.set(other, PG_ISOLATED);
         } else {
             crate::mm::filemap::delete_from_page_cache(k, other);
+            // Its last reference goes: no state left (the LRU bits included).
+            k.pages.flags[other as usize] = 0;
             crate::mm::page_alloc::free_page(k, other);
             assert!(k.pages.test(other, PG_BUDDY), "test setup: a free frame");
         }
