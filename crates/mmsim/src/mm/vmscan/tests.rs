@@ -1903,6 +1903,18 @@ fn should_reclaim_stall_only_for_a_direct_reclaimer_in_compaction_mode_that_left
     }
 }
 
+/// A direct reclaimer for `order` at priority 12 isolates one page from `lru` with its
+/// block: the pages taken, sorted, and the pages scanned.
+fn lumpy_take(k: &mut Kernel, order: u32, lru: Lru) -> (Vec<Pfn>, u64) {
+    let mut sc = direct_at(order, DEF_PRIORITY);
+    sc.set_reclaim_mode(false);
+    let mut out = PageList::default();
+    let scanned = isolate_lru_pages(k, 1, Z, lru, &sc, &mut out);
+    let mut got: Vec<Pfn> = out.iter().collect();
+    got.sort_unstable();
+    (got, scanned)
+}
+
 /// 64 inactive file pages; returns them and the aligned `2^order` block around the list's
 /// tail page, all of which must be among them.
 fn lumpy_setup(k: &mut Kernel, order: u32) -> (Vec<Pfn>, Vec<Pfn>) {
@@ -2371,19 +2383,24 @@ fn a_page_list_keeps_32_pages_inline_and_the_rest_beyond_in_order() {
     for i in 0..40 {
         assert_eq!(list.get(i), 1000 + i as Pfn);
     }
-    // Keep every other page, as shrink_page_list compacts its survivors.
+    // Drop the third page and keep the rest, as shrink_page_list compacts its survivors:
+    // every later page moves down one place, across the inline edge too.
     let mut kept = 0;
     for i in 0..40 {
         let p = list.get(i);
-        if p % 2 == 0 {
+        if p != 1002 {
             list.set(kept, p);
             kept += 1;
         }
     }
     list.truncate(kept);
-    let want: Vec<Pfn> = (0..40).map(|p| 1000 + p).filter(|p| p % 2 == 0).collect();
+    let want: Vec<Pfn> = (0..40).map(|p| 1000 + p).filter(|&p| p != 1002).collect();
     assert_eq!(list.iter().collect::<Vec<_>>(), want);
-    assert_eq!(list.len(), 20);
+    assert_eq!(list.len(), 39);
+    assert_eq!(
+        (list.get(31), list.get(32), list.get(38)),
+        (1032, 1033, 1039)
+    );
     list.truncate(0);
     assert!(list.is_empty() && list.iter().next().is_none());
 }
@@ -2412,12 +2429,7 @@ fn lumpy_isolation_finds_the_block_of_a_page_in_its_middle() {
         k.zones[Z].lruvec.lists[list].del(&mut k.pages, t);
         k.zones[Z].lruvec.lists[list].add(&mut k.pages, t);
     }
-    let mut sc = direct_at(ORDER, DEF_PRIORITY);
-    sc.set_reclaim_mode(false);
-    let mut out = PageList::default();
-    isolate_lru_pages(k, 1, Z, Lru::InactiveFile, &sc, &mut out);
-    let mut got: Vec<Pfn> = out.iter().collect();
-    got.sort_unstable();
+    let (got, _) = lumpy_take(k, ORDER, Lru::InactiveFile);
     assert_eq!(got, block);
 }
 
@@ -2444,12 +2456,7 @@ fn lumpy_isolation_gives_up_at_an_anonymous_page_that_cannot_be_swapped() {
             k2.zones[Z].lruvec.lists[list].add(&mut k2.pages, t);
         }
         let tail = start;
-        let mut sc = direct_at(ORDER, DEF_PRIORITY);
-        sc.set_reclaim_mode(false);
-        let mut out = PageList::default();
-        isolate_lru_pages(&mut k, 1, Z, Lru::InactiveAnon, &sc, &mut out);
-        let mut got: Vec<Pfn> = out.iter().collect();
-        got.sort_unstable();
+        let (got, _) = lumpy_take(&mut k, ORDER, Lru::InactiveAnon);
         let want = if whole { block.clone() } else { vec![tail] };
         assert_eq!(got, want, "swap {swap_mib} MiB");
     }
@@ -2478,12 +2485,7 @@ fn lumpy_isolation_passes_over_free_frames_and_gives_up_at_an_isolated_page() {
             crate::mm::page_alloc::free_page(k, other);
             assert!(k.pages.test(other, PG_BUDDY), "test setup: a free frame");
         }
-        let mut sc = direct_at(ORDER, DEF_PRIORITY);
-        sc.set_reclaim_mode(false);
-        let mut out = PageList::default();
-        let scanned = isolate_lru_pages(k, 1, Z, Lru::InactiveFile, &sc, &mut out);
-        let mut got: Vec<Pfn> = out.iter().collect();
-        got.sort_unstable();
+        let (got, scanned) = lumpy_take(k, ORDER, Lru::InactiveFile);
         let mut want: Vec<Pfn> = if isolated {
             block.iter().copied().take_while(|&p| p != other).collect()
         } else {
@@ -2500,4 +2502,37 @@ fn lumpy_isolation_passes_over_free_frames_and_gives_up_at_an_isolated_page() {
             "free frames do not count as scanned"
         );
     }
+}
+
+#[test]
+fn lumpy_isolation_steps_over_a_free_buddy_block_whole() {
+    const ORDER: u32 = 3;
+    let w = world(0, "3.3.6");
+    let mut k = w.borrow_mut();
+    let k = &mut *k;
+    let (_, block) = lumpy_setup(k, ORDER);
+    let tail = k.zones[Z].lruvec.lists[Lru::InactiveFile as usize].tail;
+    // An aligned pair of the block's pages, neither the tail, freed: they merge into one
+    // free order-1 block.
+    let pair = [2usize, 4, 6]
+        .into_iter()
+        .map(|i| [block[i], block[i + 1]])
+        .find(|p| !p.contains(&tail))
+        .unwrap();
+    for p in pair {
+        k.zones[Z].lruvec.lists[Lru::InactiveFile as usize].del(&mut k.pages, p);
+        k.zones[Z].mod_stat(ZoneStat::nr_inactive_file, -1);
+        crate::mm::filemap::delete_from_page_cache(k, p);
+        k.pages.flags[p as usize] = 0;
+        crate::mm::page_alloc::free_page(k, p);
+    }
+    assert!(k.pages.test(pair[0], PG_BUDDY), "test setup: merged");
+    assert_eq!(k.pages.mapping[pair[0] as usize], 1, "test setup: order 1");
+    let (got, _) = lumpy_take(k, ORDER, Lru::InactiveFile);
+    let want: Vec<Pfn> = block
+        .iter()
+        .copied()
+        .filter(|p| !pair.contains(p))
+        .collect();
+    assert_eq!(got, want);
 }
