@@ -647,7 +647,7 @@ mod tests {
         use crate::fs::Filesystem;
         use crate::mm::mmzone::zone_flags::ZONE_TAIL_LRU_DIRTY;
         use crate::mm::page::{PG_BH_LOCKED, PG_DIRTY, PG_RECLAIM, PG_REFERENCED, PG_WRITEBACK};
-        use crate::mm::vmscan::testing::{isolate_all, listed, putback, sc_at, Z};
+        use crate::mm::vmscan::testing::{isolate_all, putback, sc_at, Z};
         use crate::mm::vmscan::{shrink_page_list, PageListStats, DEF_PRIORITY};
         use crate::mm::vmstat::ZoneStat;
         let w = machine("lessdisrupt-v7r10", Filesystem::Ext2);
@@ -673,7 +673,7 @@ mod tests {
             assert_eq!(k.global_stat(ZoneStat::nr_vmscan_write), 1);
             assert_eq!(k.bdis[0].queue.in_flight(), 1, "one request on the disk");
             putback(&mut k, Z, &list);
-            k.zones[Z].mod_stat(ZoneStat::nr_isolated_file, -(listed(&list) as i64));
+            k.zones[Z].mod_stat(ZoneStat::nr_isolated_file, -(list.len() as i64));
         });
         let k = w.borrow();
         assert!(!k.pages.test(pfn, PG_WRITEBACK | PG_BH_LOCKED | PG_DIRTY));

@@ -215,7 +215,7 @@ mod tests {
     use crate::mm::page::PG_DIRTY;
     use crate::mm::page::{Lru, PG_BUDDY, PG_REFERENCED, PG_SWAPBACKED};
     use crate::mm::page_writeback::clear_page_dirty_for_io;
-    use crate::mm::vmscan::testing::{isolate_all, listed, putback, sc_at, take_page, Z};
+    use crate::mm::vmscan::testing::{isolate_all, putback, sc_at, take_page, Z};
     use crate::mm::vmscan::{
         page_check_dirty_writeback, shrink_page_list, PageListStats, DEF_PRIORITY,
     };
@@ -462,7 +462,7 @@ mod tests {
                 assert_eq!(st, expected, "hook {hook}");
                 let mut k = w2.borrow_mut();
                 putback(&mut k, Z, &list);
-                k.zones[Z].mod_stat(ZoneStat::nr_isolated_file, -(listed(&list) as i64));
+                k.zones[Z].mod_stat(ZoneStat::nr_isolated_file, -(list.len() as i64));
             });
             let k = w.borrow();
             let [written, in_io, clean_locked] = [pages[0], pages[1], pages[2]];

@@ -38,8 +38,7 @@ pub fn drop_caches_sysctl(k: &mut Kernel, mode: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::page::{PG_LOCKED, PG_UPTODATE};
-    use crate::mm::page_alloc::{alloc_flags, get_page_from_freelist};
+    use crate::mm::page::PG_LOCKED;
     use crate::mm::{inode, invariants, World};
 
     /// A 256 MiB machine whose root filesystem holds `files` cached, unused system files.
@@ -53,17 +52,7 @@ mod tests {
     /// File `name`, held in memory, with `pages` clean cached pages.
     fn cached(k: &mut Kernel, name: &str, pages: u64) -> (usize, Vec<crate::mm::page::Pfn>) {
         let ino = inode::new_inode(k, name, 0);
-        let pfns = (0..pages)
-            .map(|index| {
-                let pfn =
-                    get_page_from_freelist(k, Gfp::HIGHUSER_MOVABLE, 0, alloc_flags::WMARK_MIN)
-                        .expect("a free page");
-                k.pages.flags[pfn as usize] = PG_UPTODATE;
-                filemap::add_to_page_cache_lru(k, pfn, ino, index);
-                pfn
-            })
-            .collect();
-        k.inodes[ino].size_pages = pages;
+        let pfns = crate::mm::vmscan::testing::cache_clean_pages(k, ino, pages);
         (ino, pfns)
     }
 

@@ -1787,9 +1787,20 @@ pub(crate) mod testing {
         putback_inactive_pages(k, zi, list);
     }
 
-    /// The pages left on a list.
-    pub fn listed(list: &PageList) -> usize {
-        list.len
+    /// A file's first `pages` pages, clean and uptodate, in its page cache and on the LRU.
+    pub fn cache_clean_pages(k: &mut Kernel, ino: usize, pages: u64) -> Vec<Pfn> {
+        let pfns = (0..pages)
+            .map(|index| {
+                let pfn =
+                    get_page_from_freelist(k, Gfp::HIGHUSER_MOVABLE, 0, alloc_flags::WMARK_MIN)
+                        .expect("a free page");
+                k.pages.flags[pfn as usize] = PG_UPTODATE;
+                crate::mm::filemap::add_to_page_cache_lru(k, pfn, ino, index);
+                pfn
+            })
+            .collect();
+        k.inodes[ino].size_pages = pages;
+        pfns
     }
 }
 

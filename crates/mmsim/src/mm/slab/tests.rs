@@ -7,8 +7,7 @@ use super::*;
 use crate::engine::SEC;
 use crate::mm::dcache::{self, DCACHE_LRU, DCACHE_REFERENCED};
 use crate::mm::inode::{self, I_DIRTY_PAGES, I_LRU, I_REFERENCED};
-use crate::mm::page::{PG_DIRTY, PG_LOCKED, PG_LRU, PG_RECLAIM, PG_UPTODATE, PG_WRITEBACK};
-use crate::mm::page_alloc::get_page_from_freelist;
+use crate::mm::page::{PG_DIRTY, PG_LOCKED, PG_LRU, PG_RECLAIM, PG_WRITEBACK};
 use crate::mm::super_block::{self, PruneCx};
 use crate::mm::{filemap, invariants, namei};
 use crate::sim::{add_test_disk, run_task};
@@ -77,16 +76,7 @@ fn cached_file(k: &mut Kernel, name: &str, pages: u64) -> (usize, u32, u32, Vec<
     let d = dcache::d_alloc_boot(k, sb, Some(name));
     let i = inode::iget_boot(k, sb, ino as u32);
     dcache::d_instantiate(k, d, i);
-    let pfns = (0..pages)
-        .map(|index| {
-            let pfn = get_page_from_freelist(k, Gfp::HIGHUSER_MOVABLE, 0, alloc_flags::WMARK_MIN)
-                .expect("a free page");
-            k.pages.flags[pfn as usize] = PG_UPTODATE;
-            filemap::add_to_page_cache_lru(k, pfn, ino, index);
-            pfn
-        })
-        .collect();
-    k.inodes[ino].size_pages = pages;
+    let pfns = crate::mm::vmscan::testing::cache_clean_pages(k, ino, pages);
     dcache::dput(k, d);
     (ino, d, i, pfns)
 }
