@@ -83,7 +83,8 @@ enum Command {
     },
     /// Re-run a published experiment and print its tables, published beside simulated, with
     /// the authors' claims judged on the simulated figures. Experiments: parallelio (seed
-    /// 000), dirty-throttling (seed 003).
+    /// 000), nowriteback (seed 002), dirty-throttling (seed 003), stress-highalloc (seed
+    /// 004).
     Reproduce {
         /// The experiment.
         experiment: String,
@@ -349,18 +350,44 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             json: json_path,
             html,
         } => {
+            // The flags that belong to some experiments only: (given, name).
+            let given = [
+                (full, "--full"),
+                (case.is_some(), "--case"),
+                (versions, "--versions"),
+                (trees_at_boot, "--trees-at-boot"),
+                (fast, "--fast"),
+                (fresh, "--fresh"),
+                (iterations.is_some(), "--iterations"),
+                (swap_on.is_some(), "--swap-on"),
+                (sensitivity, "--sensitivity"),
+                (seed.is_some(), "--seed"),
+                (pci_hole.is_some(), "--pci-hole"),
+                (thp.is_some(), "--thp"),
+                (html.is_some(), "--html"),
+            ];
+            let refused = |allowed: &[&str]| {
+                given
+                    .iter()
+                    .find(|(set, flag)| *set && !allowed.contains(flag))
+                    .map(|&(_, flag)| flag)
+            };
+            if experiment == "nowriteback" {
+                if let Some(flag) = refused(&["--fast", "--seed"]) {
+                    return Err(BadInput(format!("{flag} does not apply to nowriteback")).into());
+                }
+                use mmsim::reproduce::nowriteback::Procedure;
+                let mut p = if fast {
+                    Procedure::fast()
+                } else {
+                    Procedure::published()
+                };
+                p.seed = seed.unwrap_or(p.seed);
+                return reproduce_nowriteback(p, jobs.map(|j| j as usize), json_path);
+            }
             if experiment == "stress-highalloc" {
-                let refused = [
-                    (full, "--full"),
-                    (case.is_some(), "--case"),
-                    (fresh, "--fresh"),
-                    (iterations.is_some(), "--iterations"),
-                    (swap_on.is_some(), "--swap-on"),
-                    (sensitivity, "--sensitivity"),
-                    (pci_hole.is_some(), "--pci-hole"),
-                    (html.is_some(), "--html"),
-                ];
-                if let Some((_, flag)) = refused.iter().find(|(set, _)| *set) {
+                let own = ["--versions", "--trees-at-boot", "--fast", "--seed", "--thp"];
+                if let Some(flag) = refused(&own) {
                     return Err(
                         BadInput(format!("{flag} does not apply to stress-highalloc")).into(),
                     );
@@ -391,17 +418,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 return Err(BadInput("--versions applies to stress-highalloc only".into()).into());
             }
             if experiment == "dirty-throttling" {
-                let parallelio_only = [
-                    (fast, "--fast"),
-                    (fresh, "--fresh"),
-                    (iterations.is_some(), "--iterations"),
-                    (swap_on.is_some(), "--swap-on"),
-                    (sensitivity, "--sensitivity"),
-                    (seed.is_some(), "--seed"),
-                    (pci_hole.is_some(), "--pci-hole"),
-                    (thp.is_some(), "--thp"),
-                ];
-                if let Some((_, flag)) = parallelio_only.iter().find(|(set, _)| *set) {
+                if let Some(flag) = refused(&["--full", "--case", "--html"]) {
                     return Err(BadInput(format!(
                         "{flag} applies to parallelio only, not to dirty-throttling"
                     ))
@@ -790,7 +807,7 @@ fn reproduce(
     use mmsim::reproduce::parallelio;
     if experiment != "parallelio" {
         return Err(BadInput(format!(
-            "unknown experiment '{experiment}': expected parallelio, dirty-throttling or stress-highalloc"
+            "unknown experiment '{experiment}': expected parallelio, dirty-throttling, stress-highalloc or nowriteback"
         ))
         .into());
     }
@@ -922,6 +939,79 @@ fn reproduce_stress_highalloc(
     Ok(())
 }
 
+/// Run `f` on every item of `work` on `jobs` threads (default: one per CPU), with a
+/// progress bar of runs done whose message is what `f` says; the results in `work`'s order,
+/// whatever the order they finish in.
+fn parallel_runs<W: Sync, R: Send>(
+    work: &[W],
+    jobs: Option<usize>,
+    f: impl Fn(&W) -> (R, String) + Sync,
+) -> Vec<R> {
+    let threads = jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let bar = indicatif::ProgressBar::new(work.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} runs {elapsed_precise} {msg}",
+        )
+        .expect("a valid template"),
+    );
+    let slots: std::sync::Mutex<Vec<Option<R>>> =
+        std::sync::Mutex::new((0..work.len()).map(|_| None).collect());
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..threads.min(work.len()) {
+            scope.spawn(|| loop {
+                let j = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = work.get(j) else { break };
+                let (r, msg) = f(item);
+                slots.lock().expect("no worker panicked")[j] = Some(r);
+                bar.inc(1);
+                bar.set_message(msg);
+            });
+        }
+    });
+    bar.finish_and_clear();
+    slots
+        .into_inner()
+        .expect("no worker panicked")
+        .into_iter()
+        .map(|r| r.expect("every run finished"))
+        .collect()
+}
+
+/// `mmsim reproduce nowriteback`: seed 002's 32 runs in parallel into fixed slots.
+fn reproduce_nowriteback(
+    p: mmsim::reproduce::nowriteback::Procedure,
+    jobs: Option<usize>,
+    json_path: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    use mmsim::reproduce::nowriteback as nw;
+    let json_out = json_path
+        .as_deref()
+        .map(|p| create_output("--json", p))
+        .transpose()?;
+    let work = nw::runs();
+    let slots = parallel_runs(&work, jobs, |&(c, test, k)| {
+        let done = format!(
+            "{} {} {} done",
+            nw::CONFIGS[c].label,
+            test.name(),
+            nw::KERNELS[k]
+        );
+        (nw::run_one(&p, (c, test, k), None), done)
+    });
+    let mut done = Vec::new();
+    for (run, r) in work.iter().zip(slots) {
+        done.push((*run, r?));
+    }
+    let res = nw::Results::new(p, done);
+    print!("{}", nw::report(&res));
+    write_json(json_out, json_path.as_deref(), &nw::to_json(&res))?;
+    Ok(())
+}
+
 /// `mmsim reproduce dirty-throttling`: the default subset of Wu's suite, every case with
 /// `full`, or one; each case under both kernels, runs in parallel into fixed slots.
 fn reproduce_dirty_throttling(
@@ -955,35 +1045,15 @@ fn reproduce_dirty_throttling(
     let work: Vec<(usize, usize)> = (0..cases.len())
         .flat_map(|c| (0..dt::KERNELS.len()).map(move |k| (c, k)))
         .collect();
-    let threads = jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
-    let bar = indicatif::ProgressBar::new(work.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs {elapsed_precise}")
-            .expect("a valid template"),
-    );
-    let slots: std::sync::Mutex<Vec<Option<Result<dt::CaseRun, sim::SimError>>>> =
-        std::sync::Mutex::new((0..work.len()).map(|_| None).collect());
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..threads.min(work.len()) {
-            scope.spawn(|| loop {
-                let j = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(c, k)) = work.get(j) else { break };
-                let r = dt::run_case(&cases[c], dt::KERNELS[k]);
-                slots.lock().expect("no worker panicked")[j] = Some(r);
-                bar.inc(1);
-            });
-        }
+    let slots = parallel_runs(&work, jobs, |&(c, k)| {
+        (dt::run_case(&cases[c], dt::KERNELS[k]), String::new())
     });
-    bar.finish_and_clear();
     let mut results: dt::Results = Vec::new();
     let mut runs: Vec<[dt::CaseRun; 2]> = Vec::new();
-    let mut done = slots.into_inner().expect("no worker panicked").into_iter();
+    let mut done = slots.into_iter();
     for c in &cases {
-        let old = done.next().flatten().expect("every run finished")?;
-        let new = done.next().flatten().expect("every run finished")?;
+        let old = done.next().expect("every run finished")?;
+        let new = done.next().expect("every run finished")?;
         results.push((*c, [old.summary.clone(), new.summary.clone()]));
         runs.push([old, new]);
     }

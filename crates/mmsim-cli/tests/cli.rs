@@ -628,6 +628,22 @@ fn the_readme_cites_only_files_that_exist_and_quotes_the_claim_count_of_docs() {
         readme.contains(&format!("{count} of 12 claims hold")),
         "the README does not quote docs' '{summary}'"
     );
+    // Seed 002's count, in its section of the README.
+    let docs = std::fs::read_to_string(format!("{root}/docs/reproduce-nowriteback.txt")).unwrap();
+    let summary = docs
+        .lines()
+        .rev()
+        .find(|l| l.contains(" of 6 claims hold"))
+        .unwrap();
+    let count = summary.split(" of 6").next().unwrap();
+    let section = readme
+        .split("## Reproduction: `mmsim reproduce nowriteback`")
+        .nth(1)
+        .expect("the README has the section");
+    assert!(
+        section.contains(&format!("**{count} of 6 claims hold**")),
+        "the README does not quote docs' '{summary}'"
+    );
 }
 
 #[test]
@@ -677,7 +693,7 @@ fn messages_name_what_is_wrong() {
     );
     let (code, _, err) = mmsim(&["validate", &f]);
     assert_eq!(code, 2);
-    assert!(err.contains("\"simple-writeback\" or \"sync\""), "{err}");
+    assert!(err.contains("\"micro\" or \"sync\""), "{err}");
     let ex = "examples/kswapd-balance.toml";
     for (args, says) in [
         (
@@ -911,4 +927,71 @@ fn reproduce_stress_highalloc_fast_is_the_same_at_any_thread_count_and_judges_ev
         );
     }
     assert!(one.contains("of 6 claims hold"), "{one}");
+}
+
+#[test]
+fn reproduce_nowriteback_prints_the_letters_table_and_its_claims() {
+    let dir = std::env::temp_dir().join(format!("mmsim-cli-nowb-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("nowb.json");
+    let (code, out, err) = mmsim(&[
+        "reproduce",
+        "nowriteback",
+        "--fast",
+        "--jobs",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("Caveat: this is not the published procedure"),
+        "{out}"
+    );
+    for row in [
+        "512M1P-xfs     Files/s  mean                     32.69      34.44 ( 5.08%)",
+        "1024M-16X-xfs  Kswapd efficiency mmap-strm",
+        "MMTests Statistics: vmstat, mmap-strm (simulated)",
+        "nr_vmscan_write_skip",
+        "Fidelity: ",
+    ] {
+        assert!(out.contains(row), "missing {row:?} in {out}");
+    }
+    for id in ["E1", "E2", "E3", "E4", "E5", "E6"] {
+        assert!(out.lines().any(|l| l.starts_with(id)), "{id} in {out}");
+    }
+    assert!(out.contains(" of 6 claims hold"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["experiment"], "nowriteback");
+    assert_eq!(v["configurations"].as_array().unwrap().len(), 8);
+    assert_eq!(v["claims"].as_array().unwrap().len(), 6);
+    // The letter's own table holds E1-E4.
+    let on_published: Vec<&str> = v["claims_on_published"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        on_published,
+        [
+            "holds",
+            "holds",
+            "holds",
+            "holds",
+            "not judged",
+            "not judged"
+        ]
+    );
+    let (code, _, err) = mmsim(&["reproduce", "nowriteback", "--html", "x"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--html does not apply to nowriteback"),
+        "{err}"
+    );
+    let (code, _, err) = mmsim(&["reproduce", "nowritebak"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("nowriteback"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -113,6 +113,14 @@ pub fn host_memory_estimate(scenario: &Scenario) -> u64 {
             }
             WorkloadKind::Sync | WorkloadKind::Highalloc(_) => {}
             WorkloadKind::SimpleWriteback(p) => file += pages(p.size),
+            WorkloadKind::Fsmark(p) => {
+                file += pages(p.files * p.file_size * u64::from(p.iterations));
+                files_cached += p.files * u64::from(p.iterations);
+            }
+            WorkloadKind::Micro(p) => {
+                file += pages(p.file_mmap_size.max(p.mixed_size));
+                mapped += pages(p.file_mmap_size.max(p.mixed_size));
+            }
             WorkloadKind::Kbuild(k) => {
                 let (f, c, m) = kbuild_estimate(k.units, k.jobs, 1);
                 file += f;
@@ -557,6 +565,22 @@ fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
             });
             w.borrow_mut().mms[mm].task = Some(t);
         }
+        WorkloadKind::Fsmark(p) => {
+            let bdi = bdi_named(w, &p.device);
+            let t = w.borrow_mut().sched.spawn(&wl.name, async move {
+                workload::delay_start(&w2, idx, start).await;
+                workload::fsmark::run(w2, idx, bdi, p).await;
+            });
+            w.borrow_mut().mms[mm].task = Some(t);
+        }
+        WorkloadKind::Micro(p) => {
+            let bdi = bdi_named(w, &p.device);
+            let t = w.borrow_mut().sched.spawn(&wl.name, async move {
+                workload::delay_start(&w2, idx, start).await;
+                workload::micro::run(w2, idx, bdi, p).await;
+            });
+            w.borrow_mut().mms[mm].task = Some(t);
+        }
         WorkloadKind::Highalloc(p) => {
             w.borrow_mut().sched.spawn(&wl.name, async move {
                 workload::delay_start(&w2, idx, start).await;
@@ -870,6 +894,8 @@ fn state_note(kind: &WorkloadKind, st: &WorkloadStats, end: Nanos) -> Option<Str
         WorkloadKind::Mmap(_) => "pages touched",
         WorkloadKind::Parallelio(_) => "iterations done",
         WorkloadKind::SimpleWriteback(_) => "factors done",
+        WorkloadKind::Fsmark(_) => "pages written",
+        WorkloadKind::Micro(_) => "tests done",
         WorkloadKind::Highalloc(_) => "attempts made",
         WorkloadKind::Kbuild(_) => "units compiled",
         _ => "pages touched",
@@ -943,6 +969,11 @@ pub fn summarise(
             WorkloadKind::SimpleWriteback(_) => {
                 m.extend(workload::simple_writeback::extract(&st.simple_writeback));
             }
+            WorkloadKind::Fsmark(_) => {
+                let elapsed = st.finished_at.map(|t| secs(t - st.started_at));
+                m.extend(workload::fsmark::extract(&st.fsmark, elapsed));
+            }
+            WorkloadKind::Micro(_) => m.extend(workload::micro::extract(&st.micro)),
             WorkloadKind::Sync => opt("sync_seconds", io_secs),
             WorkloadKind::Kbuild(_) => {
                 if let Some(kb) = &st.kbuild {

@@ -23,7 +23,7 @@ use crate::mm::fs_ops::{
 use crate::mm::migrate::{self, MigrateError, MigrateMode};
 use crate::mm::page::{Pfn, PG_BH_DIRTY, PG_PRIVATE};
 use crate::mm::page_writeback::{redirty_page_for_writepage, test_set_page_writeback, DirtyTask};
-use crate::mm::{Gfp, Kernel, World};
+use crate::mm::{page_io, Gfp, Kernel, World};
 use crate::presets::Switch;
 
 /// Block allocation granularity for a streaming file (ext4's mballoc preallocation), pages.
@@ -192,6 +192,7 @@ impl BlockFs {
         if !self.allocates_blocks {
             return index * PAGE_SECTORS as u64;
         }
+        k.inodes[ino].fill_hole(index);
         if let Some(s) = k.inodes[ino].sector_of(index) {
             return s;
         }
@@ -439,12 +440,20 @@ impl AddressSpaceOps for BlockFs {
     /// would have it).
     fn readpage(&self, k: &mut Kernel, pfn: Pfn, _data: &mut PageioData) -> Option<Bio> {
         let (ino, index) = file_index(k, pfn);
+        let sector = match self.mapped_sector(k, ino, index) {
+            Some(s) if !k.inodes[ino].is_hole(index) => Some(s),
+            _ => None,
+        };
+        let Some(sector) = sector else {
+            // A hole (a sparse file's): no block to read; the page is zeroed
+            // (`mpage_readpage` of unmapped buffers).
+            page_io::end_page_read(k, pfn);
+            return None;
+        };
         Some(Bio {
             dir: Dir::Read,
             sync: true,
-            sector: k.inodes[ino]
-                .sector_of(index)
-                .unwrap_or(index * PAGE_SECTORS as u64),
+            sector,
             nr_sectors: PAGE_SECTORS,
             tag: pfn as u64,
         })

@@ -306,11 +306,14 @@ pub async fn truncate_inode_pages_range(w: &World, ino: usize, from: u64) {
 /// `truncate_setsize` + `truncate_pagecache` (`ftruncate(2)` to `size_pages` pages): the new
 /// size first, so faults past it fail; then the mappings of the pages past it are zapped, the
 /// pages dropped, and the mappings zapped again for pages faulted in meanwhile. Growing a file
-/// only sets its size. Truncation to 0 frees the file's blocks (a rewrite allocates anew);
-/// otherwise the blocks past the new end stay allocated.
+/// sets its size and leaves holes, pages that read as zeroes until written. Truncation to 0
+/// frees the file's blocks (a rewrite allocates anew); otherwise the blocks past the new end
+/// stay allocated.
 pub async fn truncate_setsize(w: &World, ino: usize, size_pages: u64) {
     let old = std::mem::replace(&mut w.borrow_mut().inodes[ino].size_pages, size_pages);
     if size_pages >= old {
+        // The pages past the old end have no blocks: holes.
+        w.borrow_mut().inodes[ino].make_holes(old..size_pages);
         return;
     }
     // The dirtying of zapped PTEs is the truncating task's; the pages are dropped anyway.

@@ -95,6 +95,10 @@ pub struct Inode {
     /// Removed (unlinked): its in-memory inode is being evicted or gone. The entry stays, so
     /// that no page's mapping is reused.
     pub unlinked: bool,
+    /// A bit per page that reads as zeroes without IO: the holes `ftruncate` leaves when it
+    /// grows a file (a sparse file), until writeback gives the page a block. Empty for a
+    /// file never grown that way.
+    holes: Vec<u64>,
 }
 
 impl Inode {
@@ -117,6 +121,32 @@ impl Inode {
             a_ops,
             vfs: NIL,
             unlinked: false,
+            holes: Vec::new(),
+        }
+    }
+
+    /// Pages `range` become holes (`ftruncate` grew the file over them).
+    pub fn make_holes(&mut self, range: std::ops::Range<u64>) {
+        let words = range.end.div_ceil(64) as usize;
+        if self.holes.len() < words {
+            self.holes.resize(words, 0);
+        }
+        for i in range {
+            self.holes[(i / 64) as usize] |= 1 << (i % 64);
+        }
+    }
+
+    /// Whether page `index` is a hole.
+    pub fn is_hole(&self, index: u64) -> bool {
+        self.holes
+            .get((index / 64) as usize)
+            .is_some_and(|w| w & (1 << (index % 64)) != 0)
+    }
+
+    /// Page `index` has data on disk now (writeback gave it its block).
+    pub fn fill_hole(&mut self, index: u64) {
+        if let Some(w) = self.holes.get_mut((index / 64) as usize) {
+            *w &= !(1 << (index % 64));
         }
     }
 
@@ -592,6 +622,19 @@ pub fn check(k: &Kernel, held: &[u32]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn holes_are_the_pages_a_truncate_grew_over_until_written() {
+        let mut i = Inode::new("sparse", 0, &crate::mm::fs_ops::EMPTY_AOPS);
+        assert!(!i.is_hole(0), "a file never grown has no holes");
+        i.make_holes(3..130);
+        assert!(!i.is_hole(2) && i.is_hole(3) && i.is_hole(64) && i.is_hole(129));
+        assert!(!i.is_hole(130) && !i.is_hole(10_000));
+        i.fill_hole(64);
+        assert!(!i.is_hole(64) && i.is_hole(63) && i.is_hole(65));
+        // Past the map: nothing to fill.
+        i.fill_hole(1 << 20);
+    }
 
     /// A page's sector is that of the newest extent holding it, whether the extents were
     /// added in order (searched) or not (scanned).

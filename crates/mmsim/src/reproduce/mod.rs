@@ -3,12 +3,36 @@
 //! either table can be judged by.
 
 pub mod dirty_throttling;
+pub mod nowriteback;
 pub mod parallelio;
 pub mod seed000;
 pub mod stress_highalloc;
 
 /// The three kernels of seed 000, in the column order of its tables.
 pub const SEED000_KERNELS: [&str; 3] = ["3.9", "mmotm-20130522", "lessdisrupt-v7r10"];
+
+/// MMTests' vmstat rows of run `r` (`report::mmtests::vmstat_summary`), with the names the
+/// 2011 and 2012 reports gave pgpgin and pgpgout: Page Ins and Page Outs.
+pub fn vmstat_page_ins(
+    r: &crate::report::RunResult,
+    new_migration_counters: bool,
+) -> Vec<(String, crate::report::mmtests::Cell)> {
+    crate::report::mmtests::vmstat_summary(
+        &|n| r.vmstat(n),
+        r.simulated_seconds,
+        new_migration_counters,
+    )
+    .into_iter()
+    .map(|(label, cell)| {
+        let label = match label {
+            "Sector Reads" => "Page Ins",
+            "Sector Writes" => "Page Outs",
+            l => l,
+        };
+        (label.to_string(), cell)
+    })
+    .collect()
+}
 
 /// One claim's verdict.
 #[derive(Clone, Debug, PartialEq)]

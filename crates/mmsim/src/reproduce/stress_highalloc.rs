@@ -16,7 +16,7 @@ use crate::fs::Filesystem;
 use crate::mm::huge_memory::ThpEnabled;
 use crate::mm::swapfile::SwapConfig;
 use crate::presets;
-use crate::report::mmtests::{format_monitor_table, vmstat_cell, vmstat_summary, Cell};
+use crate::report::mmtests::{format_monitor_table, vmstat_cell, Cell};
 use crate::report::RunResult;
 use crate::scenario::{
     BlockDevice, HighallocParams, KbuildParams, Machine, RunParams, Scenario,
@@ -334,18 +334,7 @@ impl Outcome {
                 .and_then(|(_, m)| m.iter().find(|(n, _)| n == name).map(|&(_, v)| v))
         };
         let success = PASS_METRICS.map(|p| metric(&format!("{p}_success_percent")));
-        let vmstat = vmstat_summary(&|n| r.vmstat(n), r.simulated_seconds, true)
-            .into_iter()
-            .map(|(label, cell)| {
-                // The 2012 report's names for pgpgin and pgpgout.
-                let label = match label {
-                    "Sector Reads" => "Page Ins",
-                    "Sector Writes" => "Page Outs",
-                    l => l,
-                };
-                (label.to_string(), cell)
-            })
-            .collect();
+        let vmstat = super::vmstat_page_ins(r, true);
         Outcome {
             success,
             vmstat,

@@ -363,6 +363,11 @@ pub enum WorkloadKind {
     /// `type = "simple-writeback"`: MMTests' simple-writeback, NUMCPUS x factor dd writers
     /// sharing `size` (see [`SimpleWritebackParams`]).
     SimpleWriteback(SimpleWritebackParams),
+    /// `type = "fsmark"`: fs_mark creating files of `file_size` with no sync, `iterations`
+    /// times, the files kept (see [`FsmarkParams`]).
+    Fsmark(FsmarkParams),
+    /// `type = "micro"`: MMTests' usemem micro tests of mapped writes (see [`MicroParams`]).
+    Micro(MicroParams),
     /// `type = "sync"`: one `sync(2)` at `start`: every dirty page of every file written
     /// and waited for (NFS: committed).
     Sync,
@@ -395,6 +400,93 @@ impl SimpleWritebackParams {
             .take_while(|&f| f <= self.max_factor)
             .collect()
     }
+}
+
+/// `type = "fsmark"`: `fs_mark -D dirs -N files_per_dir -n files/threads -L iterations -S0
+/// -s file_size -w write_size` with `threads` threads, each in its own `-d` directory, on
+/// `device` (seed 002's command line; `docs/seed-002.md`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FsmarkParams {
+    /// The `[[device]]` the files are on.
+    pub device: String,
+    /// Threads (`-d` given once per thread); `None`: NUMCPUS x `threads_per_cpu`.
+    pub threads: Option<u32>,
+    /// MMTests' FSMARK_THREADS_PER_CPU.
+    pub threads_per_cpu: u32,
+    /// Files per iteration, all threads together (`-n` is this over the threads).
+    pub files: u64,
+    /// `-s`: bytes per file, whole pages.
+    pub file_size: u64,
+    /// `-w`: bytes per write(2).
+    pub write_size: u64,
+    /// `-L`: iterations.
+    pub iterations: u32,
+    /// `-D`: subdirectories.
+    pub dirs: u64,
+    /// `-N`: files per subdirectory before the next.
+    pub files_per_dir: u64,
+}
+
+impl FsmarkParams {
+    /// The letter's `-s 10485760`.
+    pub const FILE_SIZE: u64 = 10 << 20;
+    /// fs_mark's default `-w` (16 KiB).
+    pub const WRITE_SIZE: u64 = 16 << 10;
+    /// The letter's `-L 25`, `-D 100`, `-N 150`.
+    pub const ITERATIONS: u32 = 25;
+    pub const DIRS: u64 = 100;
+    pub const FILES_PER_DIR: u64 = 150;
+
+    /// The threads on a machine of `cpus` CPUs.
+    pub fn threads_on(&self, cpus: u32) -> u32 {
+        self.threads
+            .unwrap_or_else(|| cpus.saturating_mul(self.threads_per_cpu))
+            .max(1)
+    }
+}
+
+/// One of MMTests' 2011 micro tests (`MICRO_TESTLIST`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MicroTest {
+    /// `vmscan-file-mmap-write`: NUMCPUS `usemem -f sparse-N` writers share
+    /// `file_mmap_size`, one pass each.
+    FileMmapWrite,
+    /// `vmscan-mixed-mmap-write`: `mixed_size` split `mixed_anon_percent` anonymous, the
+    /// rest sparse files; NUMCPUS file writers of 2 x `mixed_iter` passes and NUMCPUS
+    /// anonymous writers of `mixed_iter` passes, all at once.
+    MixedMmapWrite,
+}
+
+impl MicroTest {
+    /// MMTests' name.
+    pub fn name(self) -> &'static str {
+        match self {
+            MicroTest::FileMmapWrite => "vmscan-file-mmap-write",
+            MicroTest::MixedMmapWrite => "vmscan-mixed-mmap-write",
+        }
+    }
+}
+
+/// `type = "micro"`: MMTests' 2011 usemem micro tests of mapped writes, one after another
+/// (`docs/seed-002.md`: seed 002's "mmap-strm"). Every writer maps its region once and
+/// writes a word in each page, `-r` passes over it, then unmaps and exits; the sparse files
+/// go when the test ends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MicroParams {
+    /// The `[[device]]` of the sparse files.
+    pub device: String,
+    /// The tests, in order.
+    pub tests: Vec<MicroTest>,
+    /// Writers of each kind; `None`: NUMCPUS.
+    pub threads: Option<u32>,
+    /// MICRO_VMSCAN_FILE_MMAP_OPS_SIZE (10 x MemTotal).
+    pub file_mmap_size: u64,
+    /// MICRO_VMSCAN_MIXED_MMAPREAD_SIZE (3 x MemTotal).
+    pub mixed_size: u64,
+    /// MICRO_VMSCAN_MIXED_ANON_PERCENTAGE (30).
+    pub mixed_anon_percent: u32,
+    /// MICRO_VMSCAN_MIXED_MMAPREAD_ITER (5).
+    pub mixed_iter: u32,
 }
 
 /// `type = "highalloc"`: one pass of stress-highalloc's kernel module (`mmtests.md` §6.3,

@@ -1830,3 +1830,122 @@ fn simple_writeback_defaults_to_four_times_memtotal_and_factors_1_to_64() {
     ));
     assert!(e.message.contains("whole 4 KiB pages"), "{e}");
 }
+
+#[test]
+fn fsmark_defaults_to_the_letters_command_line_and_3x_memtotal_an_iteration() {
+    use super::super::FsmarkParams;
+    let dev = "[machine]\nram = \"512M\"\n[[device]]\nname = \"md0\"\ntype = \"raid0\"\nmembers = 4\nfilesystem = \"xfs\"\n";
+    let s = ok(&format!(
+        "{dev}[[workload]]\ntype = \"fsmark\"\ndevice = \"md0\"\n"
+    ));
+    assert_eq!(s.workloads[0].name, "fsmark");
+    let mem_total = crate::mm::page_alloc::mem_total_pages((512 << 20) / 4096) * 4096;
+    let p = FsmarkParams {
+        device: "md0".into(),
+        threads: None,
+        threads_per_cpu: 1,
+        files: 3 * mem_total / (10 << 20),
+        file_size: 10 << 20,
+        write_size: 16 << 10,
+        iterations: 25,
+        dirs: 100,
+        files_per_dir: 150,
+    };
+    assert_eq!(s.workloads[0].kind, WorkloadKind::Fsmark(p.clone()));
+    assert_eq!(p.threads_on(4), 4);
+    let s = ok(&format!(
+        "{dev}[[workload]]\ntype = \"fsmark\"\ndevice = \"md0\"\nthreads_per_cpu = 16\nfiles = 64\nfile_size = \"1M\"\niterations = 3\nwrite_size = \"4K\"\n"
+    ));
+    let WorkloadKind::Fsmark(q) = &s.workloads[0].kind else {
+        panic!("not a fsmark");
+    };
+    assert_eq!(
+        (
+            q.threads_on(4),
+            q.files,
+            q.file_size,
+            q.iterations,
+            q.write_size
+        ),
+        (64, 64, 1 << 20, 3, 4096)
+    );
+    let s = ok(&format!(
+        "{dev}[[workload]]\ntype = \"fsmark\"\ndevice = \"md0\"\nthreads = 3\n"
+    ));
+    let WorkloadKind::Fsmark(q) = &s.workloads[0].kind else {
+        panic!("not a fsmark");
+    };
+    assert_eq!(q.threads_on(4), 3);
+    let e = err(&format!(
+        "{dev}[[workload]]\ntype = \"fsmark\"\ndevice = \"md0\"\nthreads = 3\nthreads_per_cpu = 2\n"
+    ));
+    assert!(e.message.contains("not both"), "{e}");
+    let e = err(&format!(
+        "{dev}[[workload]]\ntype = \"fsmark\"\ndevice = \"md0\"\nfile_size = \"1000\"\n"
+    ));
+    assert!(e.message.contains("whole 4 KiB pages"), "{e}");
+    let e = err(&format!(
+        "{dev}[[workload]]\ntype = \"fsmark\"\ndevice = \"md0\"\niteratons = 3\n"
+    ));
+    assert!(e.to_string().contains("iterations"), "{e}");
+    let e = err(&format!(
+        "{dev}[[workload]]\ntype = \"fsmark\"\ndevice = \"md0\"\nfiles = 0\n"
+    ));
+    assert!(e.message.contains("at least 1"), "{e}");
+}
+
+#[test]
+fn micro_runs_both_2011_tests_with_mmtests_sizes_unless_told() {
+    use super::super::{MicroParams, MicroTest};
+    let dev = "[machine]\nram = \"512M\"\n[swap]\nsize = \"1G\"\n[[device]]\nname = \"md0\"\ntype = \"raid0\"\nmembers = 4\nfilesystem = \"xfs\"\n";
+    let s = ok(&format!(
+        "{dev}[[workload]]\ntype = \"micro\"\ndevice = \"md0\"\n"
+    ));
+    let mem_total = crate::mm::page_alloc::mem_total_pages((512 << 20) / 4096) * 4096;
+    assert_eq!(
+        s.workloads[0].kind,
+        WorkloadKind::Micro(MicroParams {
+            device: "md0".into(),
+            tests: vec![MicroTest::FileMmapWrite, MicroTest::MixedMmapWrite],
+            threads: None,
+            file_mmap_size: 10 * mem_total,
+            mixed_size: 3 * mem_total,
+            mixed_anon_percent: 30,
+            mixed_iter: 5,
+        })
+    );
+    let s = ok(&format!(
+        "{dev}[[workload]]\ntype = \"micro\"\ndevice = \"md0\"\ntests = [\"vmscan-mixed-mmap-write\"]\nthreads = 2\nmixed_size = \"1G\"\nmixed_anon_percent = 50\nmixed_iter = 1\n"
+    ));
+    let WorkloadKind::Micro(p) = &s.workloads[0].kind else {
+        panic!("not a micro");
+    };
+    assert_eq!(
+        (
+            p.tests.clone(),
+            p.threads,
+            p.mixed_size,
+            p.mixed_anon_percent,
+            p.mixed_iter
+        ),
+        (vec![MicroTest::MixedMmapWrite], Some(2), 1 << 30, 50, 1)
+    );
+    let e = err(&format!(
+        "{dev}[[workload]]\ntype = \"micro\"\ndevice = \"md0\"\ntests = [\"vmscan-file-mmap-wrte\"]\n"
+    ));
+    assert!(e.to_string().contains("vmscan-file-mmap-write"), "{e}");
+    assert_eq!(e.key, "workload[0].tests[0]");
+    let e = err(&format!(
+        "{dev}[[workload]]\ntype = \"micro\"\ndevice = \"md0\"\ntests = []\n"
+    ));
+    assert!(e.message.contains("array of micro tests"), "{e}");
+    let e = err(&format!(
+        "{dev}[[workload]]\ntype = \"micro\"\ndevice = \"md0\"\nmixed_anon_percent = 101\n"
+    ));
+    assert!(e.message.contains("0 to 100"), "{e}");
+    // The anonymous part must fit in RAM + swap.
+    let e = err(&format!(
+        "{dev}[[workload]]\ntype = \"micro\"\ndevice = \"md0\"\nmixed_size = \"8G\"\nmixed_anon_percent = 50\n"
+    ));
+    assert!(e.to_string().contains("mixed_size"), "{e}");
+}

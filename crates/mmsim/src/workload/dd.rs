@@ -33,57 +33,8 @@ pub async fn run(w: World, idx: usize, mm: usize, bdi: usize, dd: DdParams) {
     enter(&mut w.borrow_mut(), idx, Phase::Running, size / PAGE_SIZE);
     let mut task = DirtyTask::default();
     let mut debt = CpuDebt::default();
-    // A block smaller than a page takes several write(2) calls per page; each copies its
-    // part, marks the page accessed and runs the throttle hook (`generic_perform_write`).
-    let writes_per_page = (PAGE_SIZE / dd.bs.max(1)).max(1);
-    let per_write_cpu = |cpu: u64| {
-        if writes_per_page > 1 {
-            cpu / writes_per_page + WRITE_SYSCALL_NS
-        } else {
-            cpu
-        }
-    };
-    // A larger block: one write(2) of whole pages, which the filesystem dirties in batches
-    // with a throttle hook after each (a page each for `generic_perform_write`).
-    let write_pages = (dd.bs / PAGE_SIZE).max(1);
-    let a_ops = w.borrow().inodes[ino].a_ops;
-    let total = size / PAGE_SIZE;
-    let mut index = 0;
-    while index < total {
-        let end = index + write_pages.min(total - index);
-        while index < end {
-            let left = end - index;
-            let batch = a_ops.write_batch(&w.borrow(), &task, left).clamp(1, left);
-            // Pages of the batch that count towards the hook.
-            let mut nr = 0;
-            for i in 0..batch {
-                for _ in 0..writes_per_page {
-                    if killed(&w) {
-                        return die(&w);
-                    }
-                    match filemap::write_page(&w, ino, index + i, &mut task).await {
-                        Ok((cpu, counts)) => {
-                            debt.system(per_write_cpu(cpu));
-                            nr += u64::from(counts);
-                        }
-                        Err(_) => return die(&w),
-                    }
-                    debt.maybe_flush(&w).await;
-                    if writes_per_page > 1 && nr > 0 {
-                        balance_dirty_pages_ratelimited_nr(&w, ino, &mut task, nr).await;
-                        nr = 0;
-                    }
-                }
-                if i + 1 < batch {
-                    super::page_done(&w, idx);
-                }
-            }
-            if nr > 0 {
-                balance_dirty_pages_ratelimited_nr(&w, ino, &mut task, nr).await;
-            }
-            super::page_done(&w, idx);
-            index += batch;
-        }
+    if !write_file(&w, idx, ino, size / PAGE_SIZE, dd.bs, &mut task, &mut debt).await {
+        return die(&w);
     }
     debt.flush(&w).await;
     match dd.conv {
@@ -101,6 +52,72 @@ pub async fn run(w: World, idx: usize, mm: usize, bdi: usize, dd: DdParams) {
         return exit(&w, mm, idx);
     }
     super::finished(&mut w.borrow_mut(), idx);
+}
+
+/// The write(2) calls of `bs` bytes that fill pages `0..total` of `ino`, page by page as
+/// `generic_perform_write` copies them, with the throttle hook; progress counted in task
+/// slot `idx`. False if the task was killed or an allocation failed.
+pub async fn write_file(
+    w: &World,
+    idx: usize,
+    ino: usize,
+    total: u64,
+    bs: u64,
+    task: &mut DirtyTask,
+    debt: &mut CpuDebt,
+) -> bool {
+    // A block smaller than a page takes several write(2) calls per page; each copies its
+    // part, marks the page accessed and runs the throttle hook (`generic_perform_write`).
+    let writes_per_page = (PAGE_SIZE / bs.max(1)).max(1);
+    let per_write_cpu = |cpu: u64| {
+        if writes_per_page > 1 {
+            cpu / writes_per_page + WRITE_SYSCALL_NS
+        } else {
+            cpu
+        }
+    };
+    // A larger block: one write(2) of whole pages, which the filesystem dirties in batches
+    // with a throttle hook after each (a page each for `generic_perform_write`).
+    let write_pages = (bs / PAGE_SIZE).max(1);
+    let a_ops = w.borrow().inodes[ino].a_ops;
+    let mut index = 0;
+    while index < total {
+        let end = index + write_pages.min(total - index);
+        while index < end {
+            let left = end - index;
+            let batch = a_ops.write_batch(&w.borrow(), task, left).clamp(1, left);
+            // Pages of the batch that count towards the hook.
+            let mut nr = 0;
+            for i in 0..batch {
+                for _ in 0..writes_per_page {
+                    if killed(w) {
+                        return false;
+                    }
+                    match filemap::write_page(w, ino, index + i, task).await {
+                        Ok((cpu, counts)) => {
+                            debt.system(per_write_cpu(cpu));
+                            nr += u64::from(counts);
+                        }
+                        Err(_) => return false,
+                    }
+                    debt.maybe_flush(w).await;
+                    if writes_per_page > 1 && nr > 0 {
+                        balance_dirty_pages_ratelimited_nr(w, ino, task, nr).await;
+                        nr = 0;
+                    }
+                }
+                if i + 1 < batch {
+                    super::page_done(w, idx);
+                }
+            }
+            if nr > 0 {
+                balance_dirty_pages_ratelimited_nr(w, ino, task, nr).await;
+            }
+            super::page_done(w, idx);
+            index += batch;
+        }
+    }
+    true
 }
 
 /// `open(name, O_WRONLY|O_CREAT|O_TRUNC)` on device `bdi`: the file, created or emptied.

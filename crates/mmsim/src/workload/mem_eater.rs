@@ -68,7 +68,7 @@ pub async fn run(
 
 /// Write one page and account for it; `Err` when the task must exit (the allocation
 /// failed, or it was killed). What needs no wait is done in one borrow.
-async fn touch_page(
+pub(super) async fn touch_page(
     w: &World,
     idx: usize,
     mm: usize,

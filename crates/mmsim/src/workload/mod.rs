@@ -4,10 +4,12 @@
 
 pub mod cat;
 pub mod dd;
+pub mod fsmark;
 pub mod highalloc;
 pub mod kbuild;
 pub mod mem_eater;
 pub mod memcachetest;
+pub mod micro;
 pub mod mmap;
 pub mod parallelio;
 pub mod simple_writeback;
@@ -97,6 +99,10 @@ pub struct WorkloadStats {
     pub stress_highalloc: Option<stress_highalloc::StressHighallocStats>,
     /// A simple-writeback driver's phases, in the order run.
     pub simple_writeback: Vec<simple_writeback::Phase>,
+    /// A fs_mark's iterations, in the order run.
+    pub fsmark: Vec<fsmark::Iteration>,
+    /// A micro driver's tests, in the order run.
+    pub micro: Vec<micro::TestRun>,
 }
 
 /// User space's own bookkeeping: every task's counters and the run's end condition. It

@@ -4,6 +4,7 @@
 //! gives unnamed ones their default names.
 
 mod files;
+mod fsmark;
 mod highalloc;
 mod kbuild;
 mod mem_eater;
@@ -32,6 +33,8 @@ const WORKLOAD_TYPES: &[&str] = &[
     "kbuild",
     "stress-highalloc",
     "simple-writeback",
+    "fsmark",
+    "micro",
     "sync",
 ];
 const COMMON_WORKLOAD_KEYS: &[&str] = &["type", "name", "start"];
@@ -110,6 +113,8 @@ fn assign_names(out: &mut [Workload], explicit: &[Option<String>]) {
             WorkloadKind::Kbuild(_) => "kbuild",
             WorkloadKind::StressHighalloc(_) => "stress-highalloc",
             WorkloadKind::SimpleWriteback(_) => "simple-writeback",
+            WorkloadKind::Fsmark(_) => "fsmark",
+            WorkloadKind::Micro(_) => "micro",
         };
         let idx = match next.iter().position(|(t, _)| *t == ty) {
             Some(i) => i,
@@ -161,7 +166,7 @@ fn workload<'a>(
             quoted_list(WORKLOAD_TYPES)
         ),
     )?;
-    const TYPES: [(&str, &[&str]); 11] = [
+    const TYPES: [(&str, &[&str]); 13] = [
         ("memcachetest", memcachetest::KEYS),
         ("mem_eater", mem_eater::KEYS),
         ("dd", files::DD_KEYS),
@@ -172,6 +177,8 @@ fn workload<'a>(
         ("kbuild", kbuild::KEYS),
         ("stress-highalloc", stress_highalloc::KEYS),
         ("simple-writeback", simple_writeback::KEYS),
+        ("fsmark", fsmark::FSMARK_KEYS),
+        ("micro", fsmark::MICRO_KEYS),
         ("sync", &[]),
     ];
     let Some(&(_, own)) = TYPES.iter().find(|(name, _)| *name == ty) else {
@@ -246,6 +253,8 @@ fn workload<'a>(
             None,
             0,
         ),
+        "fsmark" => (fsmark::fsmark(cx, t, ram, devices)?, None, 0),
+        "micro" => fsmark::micro(cx, t, ram, devices)?,
         _ => (files::dd(cx, t, devices)?, None, 0),
     };
     let w = Workload {
