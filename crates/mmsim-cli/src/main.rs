@@ -373,7 +373,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                     .map(|&(_, flag)| flag)
             };
             if experiment == "nowriteback" {
-                if let Some(flag) = refused(&["--fast", "--seed"]) {
+                if let Some(flag) = refused(&["--fast", "--seed", "--html"]) {
                     return Err(BadInput(format!("{flag} does not apply to nowriteback")).into());
                 }
                 use mmsim::reproduce::nowriteback::Procedure;
@@ -383,7 +383,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                     Procedure::published()
                 };
                 p.seed = seed.unwrap_or(p.seed);
-                return reproduce_nowriteback(p, jobs.map(|j| j as usize), json_path);
+                return reproduce_nowriteback(p, jobs.map(|j| j as usize), json_path, html);
             }
             if experiment == "stress-highalloc" {
                 let own = ["--versions", "--trees-at-boot", "--fast", "--seed", "--thp"];
@@ -981,17 +981,23 @@ fn parallel_runs<W: Sync, R: Send>(
         .collect()
 }
 
-/// `mmsim reproduce nowriteback`: seed 002's 32 runs in parallel into fixed slots.
+/// `mmsim reproduce nowriteback`: seed 002's 32 runs in parallel into fixed slots; with
+/// `html_dir`, each sampled every simulated second and drawn, the kernels side by side.
 fn reproduce_nowriteback(
     p: mmsim::reproduce::nowriteback::Procedure,
     jobs: Option<usize>,
     json_path: Option<PathBuf>,
+    html_dir: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     use mmsim::reproduce::nowriteback as nw;
     let json_out = json_path
         .as_deref()
         .map(|p| create_output("--json", p))
         .transpose()?;
+    if let Some(dir) = &html_dir {
+        create_html_dir(dir)?;
+    }
+    let sample = html_dir.as_ref().map(|_| SEC);
     let work = nw::runs();
     let slots = parallel_runs(&work, jobs, |&(c, test, k)| {
         let done = format!(
@@ -1000,14 +1006,64 @@ fn reproduce_nowriteback(
             test.name(),
             nw::KERNELS[k]
         );
-        (nw::run_one(&p, (c, test, k), None), done)
+        (nw::run_one(&p, (c, test, k), sample), done)
     });
     let mut done = Vec::new();
+    let mut sampled = Vec::new();
     for (run, r) in work.iter().zip(slots) {
-        done.push((*run, r?));
+        let (outcome, series) = r?;
+        done.push((*run, outcome));
+        sampled.push(series);
     }
     let res = nw::Results::new(p, done);
-    print!("{}", nw::report(&res));
+    let text = nw::report(&res);
+    print!("{text}");
+    if let Some(dir) = &html_dir {
+        let verdicts = nw::claims(&nw::simulated_table(&res), Some(&nw::extra(&res)));
+        let summary = mmsim::reproduce::verdict_summary(&verdicts);
+        // work is in pairs: each run under 3.0, then under the series.
+        let cases = work
+            .chunks(2)
+            .zip(sampled.chunks(2))
+            .map(|(pair, runs)| {
+                let (c, test, _) = pair[0];
+                html::Case {
+                    id: nw::case_id(c, test),
+                    title: format!(
+                        "{} {} under {} and {}",
+                        nw::CONFIGS[c].label,
+                        test.name(),
+                        nw::KERNELS[0],
+                        nw::KERNELS[1]
+                    ),
+                    runs: runs
+                        .iter()
+                        .map(|r| {
+                            let (result, series) = r.as_ref().expect("--html samples every run");
+                            html::KernelRun {
+                                kernel: &result.kernel,
+                                series,
+                                devices: &result.devices,
+                                pauses: &result.dirty_throttle.pauses,
+                            }
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        let report = html::Report {
+            title: "mmsim reproduce nowriteback".into(),
+            sections: vec![
+                html::Section::Table {
+                    heading: "The letter's table, MMTests' vmstat tables and the fidelity".into(),
+                    text,
+                },
+                html::Section::Claims { verdicts, summary },
+            ],
+            cases,
+        };
+        write_html(dir, &report)?;
+    }
     write_json(json_out, json_path.as_deref(), &nw::to_json(&res))?;
     Ok(())
 }

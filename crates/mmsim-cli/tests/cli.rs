@@ -25,12 +25,16 @@ fn bad_scenario(name: &str, text: &str) -> String {
 
 #[test]
 fn validate_accepts_the_examples() {
-    for ex in [
-        "examples/anon-pressure.toml",
-        "examples/kswapd-balance.toml",
-        "examples/parallelio-step.toml",
-        "examples/mmap-write.toml",
-    ] {
+    let mut examples: Vec<String> =
+        std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples"))
+            .expect("the examples folder")
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".toml"))
+            .map(|name| format!("examples/{name}"))
+            .collect();
+    examples.sort();
+    assert!(examples.len() >= 10, "{examples:?}");
+    for ex in &examples {
         let (code, out, err) = mmsim(&["validate", ex]);
         assert_eq!(code, 0, "{ex}: {err}");
         assert!(out.contains(": ok"), "{out}");
@@ -934,6 +938,7 @@ fn reproduce_nowriteback_prints_the_letters_table_and_its_claims() {
     let dir = std::env::temp_dir().join(format!("mmsim-cli-nowb-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("nowb.json");
+    let html = dir.join("html");
     let (code, out, err) = mmsim(&[
         "reproduce",
         "nowriteback",
@@ -942,8 +947,24 @@ fn reproduce_nowriteback_prints_the_letters_table_and_its_claims() {
         "2",
         "--json",
         json.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
+    // The HTML report: the tables, the claims, and each run's graphs, kernels side by side.
+    let index = std::fs::read_to_string(html.join("index.html")).unwrap();
+    assert!(
+        index.contains("Claims") && index.contains("of 6 claims hold"),
+        "{index}"
+    );
+    for case in [
+        "512m1p-xfs-fsmark",
+        "1024m-xfs-simple-wb",
+        "512m-xfs-mmap-strm",
+    ] {
+        assert!(html.join(format!("{case}-dirty.html")).exists(), "{case}");
+        assert!(index.contains(case), "{case} linked from the index");
+    }
     assert!(
         out.contains("Caveat: this is not the published procedure"),
         "{out}"
@@ -984,10 +1005,10 @@ fn reproduce_nowriteback_prints_the_letters_table_and_its_claims() {
             "not judged"
         ]
     );
-    let (code, _, err) = mmsim(&["reproduce", "nowriteback", "--html", "x"]);
+    let (code, _, err) = mmsim(&["reproduce", "nowriteback", "--fresh"]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("--html does not apply to nowriteback"),
+        err.contains("--fresh does not apply to nowriteback"),
         "{err}"
     );
     let (code, _, err) = mmsim(&["reproduce", "nowritebak"]);

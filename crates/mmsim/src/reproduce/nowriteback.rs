@@ -299,15 +299,15 @@ impl Procedure {
 
 /// The runs a reproduction makes: every configuration's fsmark, and simple-wb and
 /// mmap-strm once for each memory size and CPU count (the first configuration that has
-/// it), each under both kernels. (configuration index, test, kernel index).
+/// it), each under 3.0 and then the series, in pairs. (configuration index, test, kernel
+/// index).
 pub fn runs() -> Vec<(usize, Test, usize)> {
     let mut out = Vec::new();
     for test in Test::ALL {
-        for (c, config) in CONFIGS.iter().enumerate() {
+        for c in 0..CONFIGS.len() {
             if test != Test::Fsmark && owner(c) != c {
                 continue;
             }
-            let _ = config;
             for k in 0..KERNELS.len() {
                 out.push((c, test, k));
             }
@@ -443,22 +443,32 @@ fn owner_for(c: usize, t: Test) -> usize {
     }
 }
 
-/// Run one of [`runs`]. `progress` hears the simulated time now and then.
+/// A run's result and time series, kept for the HTML report's graphs.
+pub type Sampled = (RunResult, crate::report::timeseries::TimeSeries);
+
+/// Run one of [`runs`]; with `sample`, the run is sampled that often and kept.
 pub fn run_one(
     p: &Procedure,
     (c, test, k): (usize, Test, usize),
-    progress: Option<Box<dyn FnMut(Nanos) + Send>>,
-) -> Result<Outcome, SimError> {
+    sample: Option<Nanos>,
+) -> Result<(Outcome, Option<Sampled>), SimError> {
     let text = p.scenario_toml(&CONFIGS[c], test);
     let s = crate::scenario::load_str(&text, "<nowriteback>", test.name())
         .expect("the reproduction's scenarios are valid");
     let kernel = presets::resolve(KERNELS[k], &[]).expect("seed 002's kernels exist");
     let outputs = sim::RunOutputs {
-        progress,
+        sample_interval: sample,
+        keep_series: sample.is_some(),
         ..Default::default()
     };
-    let (r, _) = sim::run_with(&s, &kernel, p.seed, RunOptions::default(), outputs)?;
-    Ok(Outcome::of(&r, test))
+    let (r, series) = sim::run_with(&s, &kernel, p.seed, RunOptions::default(), outputs)?;
+    let outcome = Outcome::of(&r, test);
+    Ok((outcome, series.map(|s| (r, s))))
+}
+
+/// The HTML report's case id of a run: configuration and test, e.g. `512m1p-xfs-fsmark`.
+pub fn case_id(c: usize, test: Test) -> String {
+    format!("{}-{}", CONFIGS[c].label.to_lowercase(), test.name())
 }
 
 /// Every published summary cell beside its simulated one.
@@ -966,7 +976,13 @@ mod tests {
         assert_eq!(owner(3), 1);
         assert_eq!(owner(7), 5);
         assert_eq!(owner(4), 4);
-        // 8 fsmark runs and 4 of each other test, under both kernels.
-        assert_eq!(runs().len(), 2 * (8 + 4 + 4));
+        // 8 fsmark runs and 4 of each other test, under both kernels, in pairs.
+        let r = runs();
+        assert_eq!(r.len(), 2 * (8 + 4 + 4));
+        for pair in r.chunks(2) {
+            assert_eq!((pair[0].0, pair[0].1, pair[0].2), (pair[1].0, pair[1].1, 0));
+            assert_eq!(pair[1].2, 1);
+        }
+        assert_eq!(case_id(0, Test::MmapStrm), "512m1p-xfs-mmap-strm");
     }
 }
