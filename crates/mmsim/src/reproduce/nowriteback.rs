@@ -963,6 +963,62 @@ mod tests {
         assert!(!e6(&z).holds, "a warning with the series");
     }
 
+    fn outcome(scanned: i64, reclaimed: i64) -> Outcome {
+        Outcome {
+            elapsed: 10.0,
+            files_per_sec: Some(30.0),
+            vmstat: vec![
+                ("Kswapd pages scanned".into(), Cell::Int(scanned)),
+                ("Kswapd pages reclaimed".into(), Cell::Int(reclaimed)),
+            ],
+            counters: Vec::new(),
+            warnings: 0,
+        }
+    }
+
+    #[test]
+    fn kswapd_efficiency_is_the_2011_reports_integer_percentage() {
+        assert_eq!(
+            outcome(3, 2).kswapd_efficiency(),
+            66.0,
+            "floored, not rounded"
+        );
+        assert_eq!(outcome(1000, 545).kswapd_efficiency(), 54.0);
+        assert_eq!(
+            outcome(0, 0).kswapd_efficiency(),
+            0.0,
+            "no scan: 0, not NaN"
+        );
+        assert_eq!(outcome(7, 3).vm("Kswapd pages scanned"), 7.0);
+        assert_eq!(outcome(7, 3).vm("Swap Outs"), 0.0, "an absent row reads 0");
+    }
+
+    #[test]
+    fn the_summary_table_and_the_fidelity_read_every_configuration() {
+        let done: Vec<_> = runs()
+            .into_iter()
+            .map(|(c, t, k)| {
+                let mut o = outcome(100, 50 + c as i64);
+                o.elapsed = 100.0 + c as f64 + k as f64;
+                ((c, t, k), o)
+            })
+            .collect();
+        let res = Results::new(Procedure::published(), done);
+        // The 4X and 16X configurations read the default one's simple-wb run.
+        assert_eq!(res.get(Test::SimpleWb, 3, 1).elapsed, 102.0);
+        assert_eq!(res.get(Test::Fsmark, 3, 1).elapsed, 104.0);
+        assert_eq!(res.simulated(7)[6], [55.0, 55.0]);
+        let table = summary_table(&res);
+        // The letter's 5.08% for 32.69 to 34.44: 2011's pdiff.
+        assert!(table.contains("32.69      34.44 ( 5.08%)"), "{table}");
+        assert_eq!(table.lines().count(), 2 + 8 * 7);
+        let cells = compared(&res);
+        assert_eq!(cells.len(), 8 * 7 * 2);
+        assert_eq!(cells[2].label, "512M1P-xfs Elapsed Time fsmark");
+        assert_eq!((cells[2].published, cells[2].simulated), (51.41, 100.0));
+        assert_eq!((cells[3].kernel, cells[3].simulated), (1, 101.0));
+    }
+
     #[test]
     fn the_scenarios_parse_and_share_runs_only_where_the_machines_match() {
         let p = Procedure::published();
