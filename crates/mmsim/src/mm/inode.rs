@@ -632,6 +632,8 @@ mod tests {
         assert!(!i.is_hole(130) && !i.is_hole(10_000));
         i.fill_hole(64);
         assert!(!i.is_hole(64) && i.is_hole(63) && i.is_hole(65));
+        i.fill_hole(70);
+        assert!(!i.is_hole(70) && i.is_hole(69) && i.is_hole(71));
         // Past the map: nothing to fill.
         i.fill_hole(1 << 20);
     }

@@ -936,13 +936,30 @@ mod tests {
         assert!(e5(&extra_with([0.0, 1500.0], [1000.0, 0.0])).holds);
         assert!(!e5(&extra_with([0.0, 1501.0], [1000.0, 0.0])).holds);
         assert!(!e5(&extra_with([0.0, 499.0], [1000.0, 0.0])).holds);
+        // The differences, not the sums: 1000 more swapped, 1000 fewer written.
+        let v = e5(&extra_with([1000.0, 2000.0], [3000.0, 2000.0]));
+        assert!(v.holds, "{v:?}");
+        assert_eq!(
+            v.values,
+            [
+                ("configurations slower".to_string(), 2.0),
+                ("1024M-xfs extra Swap Outs".to_string(), 1000.0),
+                ("1024M-xfs drop in Page writes file".to_string(), 1000.0)
+            ]
+        );
         // No more swapping, or no drop in writes.
         assert!(!e5(&extra_with([100.0, 100.0], [1000.0, 0.0])).holds);
         assert!(!e5(&extra_with([0.0, 1000.0], [0.0, 0.0])).holds);
+        assert!(!e5(&extra_with([100.0, 100.0], [0.0, 0.0])).holds);
         // Nowhere slower: not judged.
         let mut faster = t;
         for row in faster.iter_mut() {
             row[3][1] = row[3][0] - 1.0;
+        }
+        assert!(!claims(&faster, Some(&extra_with([0.0, 0.0], [0.0, 0.0])))[4].judged);
+        // As fast is not slower.
+        for row in faster.iter_mut() {
+            row[3][1] = row[3][0];
         }
         assert!(!claims(&faster, Some(&extra_with([0.0, 0.0], [0.0, 0.0])))[4].judged);
     }
@@ -991,6 +1008,22 @@ mod tests {
         );
         assert_eq!(outcome(7, 3).vm("Kswapd pages scanned"), 7.0);
         assert_eq!(outcome(7, 3).vm("Swap Outs"), 0.0, "an absent row reads 0");
+    }
+
+    #[test]
+    fn the_fast_procedure_quarters_memory_and_fs_mark_iterations_and_says_so() {
+        let (p, f) = (Procedure::published(), Procedure::fast());
+        assert_eq!((p.ram_divisor, p.fsmark_iterations), (1, 25));
+        assert_eq!((f.ram_divisor, f.fsmark_iterations), (4, 5));
+        assert!(!p.describe().contains("Caveat"));
+        assert!(f.describe().contains("Caveat"));
+        let text = f.scenario_toml(&CONFIGS[5], Test::Fsmark);
+        assert!(
+            text.contains("ram = \"256M\"") && text.contains("iterations = 5"),
+            "{text}"
+        );
+        // The letter's -n 150 per 512M.
+        assert!(text.contains("files = 75"), "{text}");
     }
 
     #[test]
