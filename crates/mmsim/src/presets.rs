@@ -68,6 +68,8 @@ pub enum Switch {
     ActivateExecPagesAfterFirstUsage,
     KswapdNoCongestionWait,
     KswapdWritepageByPriority,
+    OnlyEvictFileWhenPlenty,
+    SwappinessZeroAvoidsSwap,
     CompactionDeferByOrder,
     ReclaimAtOrder0WithCompaction,
     KswapdCompactPgdat,
@@ -543,6 +545,25 @@ pub static SWITCHES: &[SwitchDef] = &[
               laptop_mode starts with it off).",
     },
     SwitchDef {
+        switch: Switch::OnlyEvictFileWhenPlenty,
+        name: "only_evict_file_when_plenty",
+        patch: "e9868505 mm,vmscan: only evict file pages when we have plenty (3.8)",
+        series: MAINLINE,
+        doc: "get_scan_count scans only the file lists while the inactive file list is at least \
+              as large as the active one; without it (3.0-3.7) anon and file are always \
+              balanced by swappiness and the recent rotation ratios.",
+    },
+    SwitchDef {
+        switch: Switch::SwappinessZeroAvoidsSwap,
+        name: "swappiness_zero_avoids_swap",
+        patch: "fe35004f mm: avoid swapping out with swappiness==0 (3.5)",
+        series: MAINLINE,
+        doc: "get_scan_count weighs anon by swappiness and file by 200 - swappiness, and scans \
+              every list alike at priority 0 only when swappiness is not 0; without it (3.0-3.4) \
+              the weights are swappiness + 1 and 201 - swappiness, and priority 0 scans every \
+              list alike whatever swappiness is.",
+    },
+    SwitchDef {
         switch: Switch::CompactionDeferByOrder,
         name: "compaction_defer_by_order",
         patch: "aff62249 vmscan: only defer compaction for failed order and higher (3.4)",
@@ -663,6 +684,12 @@ const MAINLINE_3_9_KSWAPD: &[Switch] = &[
 ];
 
 /// Mainline changes every preset's 3.9 base carries.
+/// 3.5's and 3.8's get_scan_count.
+const MAINLINE_3_5_SCAN: &[Switch] = &[Switch::SwappinessZeroAvoidsSwap];
+const MAINLINE_3_8_SCAN: &[Switch] = &[Switch::OnlyEvictFileWhenPlenty];
+
+/// 3.9's reclaim and compaction, get_scan_count aside (`MAINLINE_3_5_SCAN`,
+/// `MAINLINE_3_8_SCAN`).
 const MAINLINE_3_9: &[Switch] = &[
     Switch::DirectReclaimNoFsWriteback,
     Switch::LumpyNoSyncPageoutWait,
@@ -750,20 +777,26 @@ pub static PRESETS: &[Preset] = &[
         name: "3.9",
         base: Base::V3_9,
         summary: "vanilla 3.9 (3.10 behaves the same for reclaim)",
-        on: &[MAINLINE_3_9],
+        on: &[MAINLINE_3_9, MAINLINE_3_5_SCAN, MAINLINE_3_8_SCAN],
     },
     Preset {
         name: "mmotm-20130522",
         base: Base::V3_9,
         summary:
             "3.9 plus \"Reduce system disruption due to kswapd\" V4, as in mmotm of 2013-05-22",
-        on: &[MAINLINE_3_9, KS_SWITCHES],
+        on: &[MAINLINE_3_9, MAINLINE_3_5_SCAN, MAINLINE_3_8_SCAN, KS_SWITCHES],
     },
     Preset {
         name: "lessdisrupt-v7r10",
         base: Base::V3_9,
         summary: "mmotm-20130522 plus the \"kswapd followup\" V3 series (seed 000)",
-        on: &[MAINLINE_3_9, KS_SWITCHES, LD_SWITCHES],
+        on: &[
+            MAINLINE_3_9,
+            MAINLINE_3_5_SCAN,
+            MAINLINE_3_8_SCAN,
+            KS_SWITCHES,
+            LD_SWITCHES,
+        ],
     },
     Preset {
         name: "3.0",
@@ -798,32 +831,37 @@ pub static PRESETS: &[Preset] = &[
         base: Base::V3_9,
         summary: "3.9 with 3.5's high-order reclaim and compaction: lumpy reclaim removed, no \
                   cached free pfn (the base of V1-V3 of seed 004's series)",
-        on: &[MAINLINE_3_9],
+        on: &[MAINLINE_3_9, MAINLINE_3_5_SCAN],
     },
     Preset {
         name: "3.6-rc1-akpm",
         base: Base::V3_9,
         summary: "3.9 with 3.6-rc1's compaction: 7db8889a's cached free pfn as merged (seed 004's baseline)",
-        on: &[MAINLINE_3_9, V3_6_RC1_AKPM],
+        on: &[MAINLINE_3_9, MAINLINE_3_5_SCAN, V3_6_RC1_AKPM],
     },
     Preset {
         name: "highalloc-v4",
         base: Base::V3_9,
         summary: "3.6-rc1-akpm plus \"Improve hugepage allocation success rates under load\" V4 (seed 004)",
-        on: &[MAINLINE_3_9, V3_6_RC1_AKPM, HIGHALLOC_V4],
+        on: &[MAINLINE_3_9, MAINLINE_3_5_SCAN, V3_6_RC1_AKPM, HIGHALLOC_V4],
     },
     Preset {
         name: "2.6.37-rc5",
         base: Base::V2_6_37,
         summary:
             "vanilla 2.6.37-rc5: dirtiers write pages in balance_dirty_pages (seed 003's baseline)",
-        on: &[MAINLINE_3_9],
+        on: &[MAINLINE_3_9, MAINLINE_3_5_SCAN, MAINLINE_3_8_SCAN],
     },
     Preset {
         name: "ioless-v3",
         base: Base::V2_6_37,
         summary: "2.6.37-rc5 plus \"IO-less dirty throttling\" v3 (seed 003)",
-        on: &[MAINLINE_3_9, IOLESS_SWITCHES],
+        on: &[
+            MAINLINE_3_9,
+            MAINLINE_3_5_SCAN,
+            MAINLINE_3_8_SCAN,
+            IOLESS_SWITCHES,
+        ],
     },
 ];
 
@@ -1045,9 +1083,17 @@ mod tests {
     #[test]
     fn vanilla_has_only_mainline_switches_and_lessdisrupt_has_all_of_seed_000() {
         let v = resolve("3.9", &[]).unwrap();
+        let mainline: Vec<Switch> = [MAINLINE_3_9, MAINLINE_3_5_SCAN, MAINLINE_3_8_SCAN].concat();
         assert!(SWITCHES
             .iter()
-            .all(|d| v.switches.on(d.switch) == MAINLINE_3_9.contains(&d.switch)));
+            .all(|d| v.switches.on(d.switch) == mainline.contains(&d.switch)));
+        // get_scan_count by release: 3.0 has neither commit, 3.5 fe35004f only.
+        let old = resolve("3.0", &[]).unwrap();
+        let v3_5 = resolve("3.5", &[]).unwrap();
+        assert!(!old.switches.on(Switch::SwappinessZeroAvoidsSwap));
+        assert!(!old.switches.on(Switch::OnlyEvictFileWhenPlenty));
+        assert!(v3_5.switches.on(Switch::SwappinessZeroAvoidsSwap));
+        assert!(!v3_5.switches.on(Switch::OnlyEvictFileWhenPlenty));
         let ld = resolve("lessdisrupt-v7r10", &[]).unwrap();
         for s in KS_SWITCHES.iter().chain(LD_SWITCHES) {
             assert!(ld.switches.on(*s));
@@ -1057,7 +1103,7 @@ mod tests {
         assert_eq!(old.base, Base::V2_6_37);
         assert!(SWITCHES
             .iter()
-            .all(|d| old.switches.on(d.switch) == MAINLINE_3_9.contains(&d.switch)));
+            .all(|d| old.switches.on(d.switch) == mainline.contains(&d.switch)));
         let io = resolve("ioless-v3", &[]).unwrap();
         assert_eq!(io.base, Base::V2_6_37);
         assert!(io.switches.on(Switch::IolessBalanceDirtyPages));

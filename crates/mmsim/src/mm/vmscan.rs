@@ -391,11 +391,15 @@ pub enum ScanBalance {
     Anon,
 }
 
-/// `get_scan_count` (3.9, `kernel-reclaim.md` §3.4): pages to scan on each evictable list,
-/// indexed by [`Lru`]. Decays the zone's rotation statistics as the kernel does.
+/// `get_scan_count` (3.9, `kernel-reclaim.md` §3.4; 3.0's without fe35004f and e9868505):
+/// pages to scan on each evictable list, indexed by [`Lru`]. Decays the zone's rotation
+/// statistics as the kernel does.
 pub fn get_scan_count(k: &mut Kernel, zi: usize, sc: &ScanControl) -> ([u64; 4], ScanBalance) {
     let swappiness = k.vm.swappiness as u64;
     let no_swap = k.swap.nr_free() == 0;
+    // Before fe35004f the weights carry a + 1 and priority 0 ignores swappiness.
+    let fe35004f = k.sw.on(Switch::SwappinessZeroAvoidsSwap);
+    let plenty = k.sw.on(Switch::OnlyEvictFileWhenPlenty);
     let z = &mut k.zones[zi];
     let force_scan = sc.kswapd && z.all_unreclaimable;
     let lv = &z.lruvec;
@@ -405,12 +409,12 @@ pub fn get_scan_count(k: &mut Kernel, zi: usize, sc: &ScanControl) -> ([u64; 4],
     let mut denominator = 1u64;
     let balance = if !sc.may_swap || no_swap {
         ScanBalance::File
-    } else if sc.priority == 0 && swappiness > 0 {
+    } else if sc.priority == 0 && (swappiness > 0 || !fe35004f) {
         ScanBalance::Equal
     } else if sc.global() && file + z.free_pages() <= z.high_wmark() {
         ScanBalance::Anon
-    } else if lv.size(Lru::ActiveFile) <= lv.size(Lru::InactiveFile) {
-        // !inactive_file_is_low: enough inactive cache, leave anon alone.
+    } else if plenty && lv.size(Lru::ActiveFile) <= lv.size(Lru::InactiveFile) {
+        // !inactive_file_is_low: enough inactive cache, leave anon alone (e9868505).
         ScanBalance::File
     } else {
         let lv = &mut z.lruvec;
@@ -422,8 +426,10 @@ pub fn get_scan_count(k: &mut Kernel, zi: usize, sc: &ScanControl) -> ([u64; 4],
             lv.recent_scanned[1] /= 2;
             lv.recent_rotated[1] /= 2;
         }
-        let ap = swappiness * (lv.recent_scanned[0] + 1) / (lv.recent_rotated[0] + 1);
-        let fp = (200 - swappiness) * (lv.recent_scanned[1] + 1) / (lv.recent_rotated[1] + 1);
+        let plus = u64::from(!fe35004f);
+        let ap = (swappiness + plus) * (lv.recent_scanned[0] + 1) / (lv.recent_rotated[0] + 1);
+        let fp =
+            (200 - swappiness + plus) * (lv.recent_scanned[1] + 1) / (lv.recent_rotated[1] + 1);
         fraction = [ap, fp];
         denominator = ap + fp + 1;
         ScanBalance::Fract

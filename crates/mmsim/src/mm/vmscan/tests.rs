@@ -321,6 +321,52 @@ fn get_scan_count_scans_every_list_equally_at_priority_zero() {
 }
 
 #[test]
+fn before_e9868505_anon_is_scanned_however_much_inactive_file_there_is() {
+    // 3.0: the lists that leave anon alone in 3.9 get the swappiness split.
+    let w = world(256, "3.0");
+    let mut k = w.borrow_mut();
+    let sizes = [1024, 2048, 1024, 1024];
+    fill_lists(&mut k, sizes);
+    k.zones[Z].lruvec.recent_scanned = [100, 100];
+    let (nr, balance) = get_scan_count(&mut k, Z, &sc_at(4, true));
+    assert_eq!(balance, ScanBalance::Fract);
+    assert!(nr[Lru::InactiveAnon as usize] > 0, "{nr:?}");
+    k.sw.set(Switch::OnlyEvictFileWhenPlenty, true);
+    let (nr, balance) = get_scan_count(&mut k, Z, &sc_at(4, true));
+    assert_eq!(balance, ScanBalance::File);
+    assert_eq!(nr, [0, 0, 1024 >> 4, 1024 >> 4]);
+}
+
+#[test]
+fn before_fe35004f_the_weights_carry_a_plus_one_and_priority_zero_ignores_swappiness() {
+    let w = world(256, "3.0");
+    let mut k = w.borrow_mut();
+    fill_lists(&mut k, FRACT_SIZES);
+    // Fresh statistics: ap = swappiness + 1, fp = 201 - swappiness.
+    k.vm.swappiness = 0;
+    let (nr, balance) = get_scan_count(&mut k, Z, &sc_at(1, true));
+    assert_eq!(balance, ScanBalance::Fract);
+    let (ap, fp) = (1u64, 201u64);
+    let want = |size: u64| ((size >> 1) as u128 * ap as u128 / (ap + fp + 1) as u128) as u64;
+    assert_eq!(nr[Lru::ActiveAnon as usize], want(FRACT_SIZES[1]));
+    assert!(
+        nr[Lru::ActiveAnon as usize] > 0,
+        "swappiness 0 still swaps: {nr:?}"
+    );
+    // Priority 0 scans everything alike, swappiness 0 or not.
+    let (nr, balance) = get_scan_count(&mut k, Z, &sc_at(0, false));
+    assert_eq!(balance, ScanBalance::Equal);
+    assert_eq!(nr, FRACT_SIZES);
+    // With the commit: weight 0, and no EQUAL at priority 0.
+    k.sw.set(Switch::SwappinessZeroAvoidsSwap, true);
+    let (nr, balance) = get_scan_count(&mut k, Z, &sc_at(1, true));
+    assert_eq!(balance, ScanBalance::Fract);
+    assert_eq!(nr[Lru::ActiveAnon as usize], 0);
+    let (_, balance) = get_scan_count(&mut k, Z, &sc_at(0, false));
+    assert_eq!(balance, ScanBalance::Fract);
+}
+
+#[test]
 fn get_scan_count_forces_a_minimum_scan_for_kswapd_on_an_unreclaimable_zone() {
     let w = world(256, "3.9");
     let mut k = w.borrow_mut();
