@@ -353,6 +353,13 @@ fn before_fe35004f_the_weights_carry_a_plus_one_and_priority_zero_ignores_swappi
         nr[Lru::ActiveAnon as usize] > 0,
         "swappiness 0 still swaps: {nr:?}"
     );
+    // swappiness 100: both weights 101.
+    k.vm.swappiness = 100;
+    let (nr, _) = get_scan_count(&mut k, Z, &sc_at(1, true));
+    let half = |size: u64| ((size >> 1) as u128 * 101 / 203) as u64;
+    assert_eq!(nr[Lru::ActiveAnon as usize], half(FRACT_SIZES[1]));
+    assert_eq!(nr[Lru::ActiveFile as usize], half(FRACT_SIZES[3]));
+    k.vm.swappiness = 0;
     // Priority 0 scans everything alike, swappiness 0 or not.
     let (nr, balance) = get_scan_count(&mut k, Z, &sc_at(0, false));
     assert_eq!(balance, ScanBalance::Equal);
