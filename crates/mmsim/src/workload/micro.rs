@@ -147,3 +147,31 @@ pub fn extract(runs: &[TestRun]) -> Vec<(String, f64)> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_test_reports_its_elapsed_time_and_the_run_their_sum() {
+        assert!(extract(&[]).is_empty(), "nothing run, nothing reported");
+        let m = extract(&[
+            TestRun {
+                test: MicroTest::FileMmapWrite,
+                elapsed: 2.5,
+            },
+            TestRun {
+                test: MicroTest::MixedMmapWrite,
+                elapsed: 4.0,
+            },
+        ]);
+        assert_eq!(
+            m,
+            [
+                ("elapsed-vmscan-file-mmap-write".to_string(), 2.5),
+                ("elapsed-vmscan-mixed-mmap-write".to_string(), 4.0),
+                ("elapsed".to_string(), 6.5)
+            ]
+        );
+    }
+}
