@@ -69,6 +69,7 @@ pub enum Switch {
     KswapdNoCongestionWait,
     KswapdWritepageByPriority,
     OnlyEvictFileWhenPlenty,
+    MemcgWaitOnWriteback,
     SwappinessZeroAvoidsSwap,
     CompactionDeferByOrder,
     ReclaimAtOrder0WithCompaction,
@@ -554,6 +555,15 @@ pub static SWITCHES: &[SwitchDef] = &[
               balanced by swappiness and the recent rotation ratios.",
     },
     SwitchDef {
+        switch: Switch::MemcgWaitOnWriteback,
+        name: "memcg_wait_on_writeback",
+        patch: "e62e384e memcg: prevent OOM with too many dirty pages (3.6)",
+        series: MAINLINE,
+        doc: "limit reclaim meeting a page under writeback that it already marked PG_reclaim \
+              waits for the writeback (when it may enter the filesystem); without it (before \
+              3.6) it marks the page and moves on, as global reclaim does.",
+    },
+    SwitchDef {
         switch: Switch::SwappinessZeroAvoidsSwap,
         name: "swappiness_zero_avoids_swap",
         patch: "fe35004f mm: avoid swapping out with swappiness==0 (3.5)",
@@ -687,6 +697,8 @@ const MAINLINE_3_9_KSWAPD: &[Switch] = &[
 /// 3.5's and 3.8's get_scan_count.
 const MAINLINE_3_5_SCAN: &[Switch] = &[Switch::SwappinessZeroAvoidsSwap];
 const MAINLINE_3_8_SCAN: &[Switch] = &[Switch::OnlyEvictFileWhenPlenty];
+/// 3.6's limit reclaim.
+const MAINLINE_3_6_MEMCG: &[Switch] = &[Switch::MemcgWaitOnWriteback];
 
 /// 3.9's reclaim and compaction, get_scan_count aside (`MAINLINE_3_5_SCAN`,
 /// `MAINLINE_3_8_SCAN`).
@@ -777,14 +789,25 @@ pub static PRESETS: &[Preset] = &[
         name: "3.9",
         base: Base::V3_9,
         summary: "vanilla 3.9 (3.10 behaves the same for reclaim)",
-        on: &[MAINLINE_3_9, MAINLINE_3_5_SCAN, MAINLINE_3_8_SCAN],
+        on: &[
+            MAINLINE_3_9,
+            MAINLINE_3_5_SCAN,
+            MAINLINE_3_6_MEMCG,
+            MAINLINE_3_8_SCAN,
+        ],
     },
     Preset {
         name: "mmotm-20130522",
         base: Base::V3_9,
         summary:
             "3.9 plus \"Reduce system disruption due to kswapd\" V4, as in mmotm of 2013-05-22",
-        on: &[MAINLINE_3_9, MAINLINE_3_5_SCAN, MAINLINE_3_8_SCAN, KS_SWITCHES],
+        on: &[
+            MAINLINE_3_9,
+            MAINLINE_3_5_SCAN,
+            MAINLINE_3_6_MEMCG,
+            MAINLINE_3_8_SCAN,
+            KS_SWITCHES,
+        ],
     },
     Preset {
         name: "lessdisrupt-v7r10",
@@ -793,6 +816,7 @@ pub static PRESETS: &[Preset] = &[
         on: &[
             MAINLINE_3_9,
             MAINLINE_3_5_SCAN,
+            MAINLINE_3_6_MEMCG,
             MAINLINE_3_8_SCAN,
             KS_SWITCHES,
             LD_SWITCHES,
@@ -837,20 +861,36 @@ pub static PRESETS: &[Preset] = &[
         name: "3.6-rc1-akpm",
         base: Base::V3_9,
         summary: "3.9 with 3.6-rc1's compaction: 7db8889a's cached free pfn as merged (seed 004's baseline)",
-        on: &[MAINLINE_3_9, MAINLINE_3_5_SCAN, V3_6_RC1_AKPM],
+        on: &[
+            MAINLINE_3_9,
+            MAINLINE_3_5_SCAN,
+            MAINLINE_3_6_MEMCG,
+            V3_6_RC1_AKPM,
+        ],
     },
     Preset {
         name: "highalloc-v4",
         base: Base::V3_9,
         summary: "3.6-rc1-akpm plus \"Improve hugepage allocation success rates under load\" V4 (seed 004)",
-        on: &[MAINLINE_3_9, MAINLINE_3_5_SCAN, V3_6_RC1_AKPM, HIGHALLOC_V4],
+        on: &[
+            MAINLINE_3_9,
+            MAINLINE_3_5_SCAN,
+            MAINLINE_3_6_MEMCG,
+            V3_6_RC1_AKPM,
+            HIGHALLOC_V4,
+        ],
     },
     Preset {
         name: "2.6.37-rc5",
         base: Base::V2_6_37,
         summary:
             "vanilla 2.6.37-rc5: dirtiers write pages in balance_dirty_pages (seed 003's baseline)",
-        on: &[MAINLINE_3_9, MAINLINE_3_5_SCAN, MAINLINE_3_8_SCAN],
+        on: &[
+            MAINLINE_3_9,
+            MAINLINE_3_5_SCAN,
+            MAINLINE_3_6_MEMCG,
+            MAINLINE_3_8_SCAN,
+        ],
     },
     Preset {
         name: "ioless-v3",
@@ -859,6 +899,7 @@ pub static PRESETS: &[Preset] = &[
         on: &[
             MAINLINE_3_9,
             MAINLINE_3_5_SCAN,
+            MAINLINE_3_6_MEMCG,
             MAINLINE_3_8_SCAN,
             IOLESS_SWITCHES,
         ],
@@ -1083,7 +1124,13 @@ mod tests {
     #[test]
     fn vanilla_has_only_mainline_switches_and_lessdisrupt_has_all_of_seed_000() {
         let v = resolve("3.9", &[]).unwrap();
-        let mainline: Vec<Switch> = [MAINLINE_3_9, MAINLINE_3_5_SCAN, MAINLINE_3_8_SCAN].concat();
+        let mainline: Vec<Switch> = [
+            MAINLINE_3_9,
+            MAINLINE_3_5_SCAN,
+            MAINLINE_3_6_MEMCG,
+            MAINLINE_3_8_SCAN,
+        ]
+        .concat();
         assert!(SWITCHES
             .iter()
             .all(|d| v.switches.on(d.switch) == mainline.contains(&d.switch)));

@@ -226,6 +226,27 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         .as_ref()
         .filter(|s| s.device.is_none())
         .map(|s| SwapDev::new(s.clone(), sched.new_queue()));
+    let groups: Vec<crate::mm::memcontrol::GroupConfig> = scenario
+        .cgroups
+        .iter()
+        .map(|c| crate::mm::memcontrol::GroupConfig {
+            name: c.name.clone(),
+            parent: c.parent.map_or(0, |p| p + 1),
+            limit_pages: c.limit_in_bytes.map(|b| b / PAGE_SIZE),
+            soft_limit_pages: c.soft_limit_in_bytes.map(|b| b / PAGE_SIZE),
+            use_hierarchy: c.use_hierarchy.unwrap_or(false),
+            swappiness: c.swappiness,
+        })
+        .collect();
+    let memcg = crate::mm::memcontrol::MemCgroups::new(
+        &groups,
+        pages.len(),
+        swap_pages as usize,
+        scenario.vm.swappiness,
+    );
+    for z in zones.iter_mut() {
+        z.memcg_lruvecs = vec![Default::default(); memcg.groups.len().saturating_sub(1)];
+    }
     let mut k = Kernel {
         sched,
         rng: ChaCha8Rng::seed_from_u64(seed),
@@ -281,6 +302,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         reclaim_file_totals: Default::default(),
         held_blocks: Vec::new(),
         file_index: Default::default(),
+        memcg,
     };
     // The system's root filesystem, with the dentries and inodes cached before the run.
     let slab_pages = super_block::boot_pages(&k, scenario.slab.files + 1);
@@ -492,6 +514,14 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
 }
 
 fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
+    // Its tasks start in its group, as a shell that wrote itself into cgroup.procs forks them.
+    let cgroup = wl.cgroup.map_or(0, |c| c as u16 + 1);
+    w.borrow_mut().sched.set_spawn_cgroup(Some(cgroup));
+    spawn_workload_tasks(w, wl);
+    w.borrow_mut().sched.set_spawn_cgroup(None);
+}
+
+fn spawn_workload_tasks(w: &World, wl: &crate::scenario::Workload) {
     let idx = workload::new_task(&mut w.borrow_mut(), &wl.name);
     let mm = idx;
     let start = wl.start;
@@ -1091,6 +1121,7 @@ pub fn summarise(
         workload_states,
         threads,
         oom_kills: k.oom_kills.clone(),
+        cgroups: crate::report::CgroupReport::of(&k.memcg),
         // NFS mounts have no /proc/diskstats entry.
         devices: k
             .bdis
@@ -1173,6 +1204,7 @@ pub(crate) fn scenario_for_test(ram_mib: u64, swap_mib: u64) -> Scenario {
             inode_size: 1024,
         },
         workloads: Vec::new(),
+        cgroups: Vec::new(),
     }
 }
 

@@ -45,6 +45,7 @@ pub fn anon_pressure(ram_mib: u64, seconds: u64) -> Scenario {
             Workload {
                 name: "memcachetest".into(),
                 start: 0,
+                cgroup: None,
                 kind: WorkloadKind::Memcachetest(MemcachetestParams {
                     pool: ram / 10 * 8,
                     value_size: 16384,
@@ -57,6 +58,7 @@ pub fn anon_pressure(ram_mib: u64, seconds: u64) -> Scenario {
             Workload {
                 name: "mem_eater".into(),
                 start: seconds * SEC / 3,
+                cgroup: None,
                 kind: WorkloadKind::MemEater {
                     size: ram / 2,
                     chunk: 16 * MIB,
@@ -65,6 +67,7 @@ pub fn anon_pressure(ram_mib: u64, seconds: u64) -> Scenario {
                 },
             },
         ],
+        cgroups: Vec::new(),
     }
 }
 
@@ -111,6 +114,7 @@ pub fn single_dd(ram_mib: u64, dd_mib: u64, seconds: u64) -> Scenario {
             start_when_used: None,
             file: None,
         }),
+        cgroup: None,
     }];
     s
 }
@@ -138,6 +142,7 @@ pub fn mmap_file(
             passes,
             msync: false,
         }),
+        cgroup: None,
     }];
     s
 }

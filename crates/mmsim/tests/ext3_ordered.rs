@@ -31,6 +31,7 @@ fn ext3_dd_beside_an_eater() -> Scenario {
                 interval: 5 * mmsim::engine::SEC,
             },
         },
+        cgroup: None,
     });
     s
 }

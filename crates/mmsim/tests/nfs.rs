@@ -124,6 +124,7 @@ fn reclaim_and_unlink_keep_nfs_page_state_exact_under_every_preset() {
             pause: 100 * mmsim::engine::MSEC,
             then: MemEaterThen::Retouch { interval: 3 * SEC },
         },
+        cgroup: None,
     });
     for p in presets::PRESETS {
         let k = presets::resolve(p.name, &[]).unwrap();

@@ -374,6 +374,7 @@ fn small_run(kernel: &str, scale: u64, seed: u64) -> RunResult {
         buddyinfo: String::new(),
         pagetypeinfo: String::new(),
         warnings: Vec::new(),
+        cgroups: Vec::new(),
         scenario: "kswapd-stalls".into(),
         kernel: kernel.into(),
         switches: vec![

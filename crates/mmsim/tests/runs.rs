@@ -355,6 +355,7 @@ fn streaming_a_file_larger_than_ram_does_not_swap_out_anonymous_memory() {
                 pause: 0,
                 then: MemEaterThen::Hold,
             },
+            cgroup: None,
         },
         Workload {
             name: "cat".into(),
@@ -364,6 +365,7 @@ fn streaming_a_file_larger_than_ram_does_not_swap_out_anonymous_memory() {
                 size: file_mib * common::MIB,
                 files: 1,
             },
+            cgroup: None,
         },
     ];
     let r = run(&s, "3.9", 1, true);
@@ -507,6 +509,7 @@ fn the_parallelio_driver_runs_every_iteration_and_reports_the_worst() {
             steps: vec![0, 64 * common::MIB],
             warmup: true,
         }),
+        cgroup: None,
     }];
     let r = run(&s, "lessdisrupt-v7r10", 1, true);
     // Warm-up + 2 steps x 2 iterations, each 30 s of memcachetest after memcached's 10 s
@@ -594,6 +597,7 @@ fn sync_writes_every_dirty_page_and_waits() {
         name: "sync".into(),
         start: 10 * mmsim::engine::SEC,
         kind: WorkloadKind::Sync,
+        cgroup: None,
     });
     let with = run(&s, "3.9", 1, true);
     assert_eq!(with.vmstat("nr_dirty"), 0);
@@ -632,6 +636,7 @@ fn the_slab_grows_with_files_and_buffer_heads_and_shrinks_under_pressure() {
             size: 60 * common::MIB,
             files: 3_000,
         },
+        cgroup: None,
     });
     s.workloads.push(mmsim::scenario::Workload {
         name: "eater".into(),
@@ -642,6 +647,7 @@ fn the_slab_grows_with_files_and_buffer_heads_and_shrinks_under_pressure() {
             pause: 100 * MSEC,
             then: MemEaterThen::Hold,
         },
+        cgroup: None,
     });
     let kernel = presets::resolve("3.9", &[]).unwrap();
     let outputs = sim::RunOutputs {
@@ -722,6 +728,7 @@ fn vfs_cache_pressure_scales_slab_scanning_and_brings_inode_steals() {
                     size: 400 * common::MIB,
                     files: 4_000,
                 },
+                cgroup: None,
             },
             mmsim::scenario::Workload {
                 name: "eater".into(),
@@ -732,6 +739,7 @@ fn vfs_cache_pressure_scales_slab_scanning_and_brings_inode_steals() {
                     pause: 200 * mmsim::engine::MSEC,
                     then: MemEaterThen::Hold,
                 },
+                cgroup: None,
             },
         ];
         run(&s, "3.9", 1, false)

@@ -80,6 +80,9 @@ struct TaskState {
     sys_ns: Nanos,
     /// The CPU the task last ran on (`task_cpu`), if it ever held one.
     cpu: Option<u32>,
+    /// The control group the task is in (an index the model gives meaning to; 0 is the
+    /// root). A spawned task starts in its spawner's group, as `fork` puts a child.
+    cgroup: u16,
 }
 
 type BoxFuture = Pin<Box<dyn Future<Output = ()>>>;
@@ -107,6 +110,8 @@ pub struct Sched {
     spawned: Vec<(u32, BoxFuture)>,
     /// The time the running [`Executor::run_until`] stops at: no task runs ahead past it.
     horizon: Nanos,
+    /// The group tasks spawned from outside any task start in (set up code's `cgroup.procs`).
+    spawn_cgroup: Option<u16>,
 }
 
 impl std::fmt::Debug for Sched {
@@ -137,6 +142,7 @@ impl Sched {
             runq: VecDeque::new(),
             spawned: Vec::new(),
             horizon: 0,
+            spawn_cgroup: None,
         }
     }
 
@@ -180,6 +186,11 @@ impl Sched {
     /// Start a new task; it first runs at the current instant, after those already ready.
     pub fn spawn(&mut self, name: &str, fut: impl Future<Output = ()> + 'static) -> TaskId {
         let id = self.tasks.len() as u32;
+        let cgroup = self.spawn_cgroup.unwrap_or_else(|| {
+            self.tasks
+                .get(self.current as usize)
+                .map_or(0, |t| t.cgroup)
+        });
         self.tasks.push(TaskState {
             name: name.to_string(),
             gen: 0,
@@ -191,6 +202,7 @@ impl Sched {
             user_ns: 0,
             sys_ns: 0,
             cpu: None,
+            cgroup,
         });
         self.spawned.push((id, Box::pin(fut)));
         self.ready.push_back((id, 0));
@@ -259,7 +271,18 @@ impl Sched {
         self.tasks[t.0 as usize].done
     }
 
-    /// Name of a task.
+    /// The control group a task is in.
+    pub fn task_cgroup(&self, t: TaskId) -> u16 {
+        self.tasks[t.0 as usize].cgroup
+    }
+
+    /// Tasks spawned until the next call start in `cgroup` instead of their spawner's group
+    /// (`None`: back to the spawner's). Set-up code uses it to start a workload in its group.
+    pub fn set_spawn_cgroup(&mut self, cgroup: Option<u16>) {
+        self.spawn_cgroup = cgroup;
+    }
+
+    /// The task's name.
     pub fn task_name(&self, t: TaskId) -> &str {
         &self.tasks[t.0 as usize].name
     }

@@ -33,6 +33,9 @@ pub fn add_to_page_cache_lru(k: &mut Kernel, pfn: Pfn, ino: usize, index: u64) {
     k.inodes[ino].insert_page(index, pfn);
     let zi = k.page_zone(pfn);
     k.zones[zi].mod_stat(ZoneStat::nr_file_pages, 1);
+    // mem_cgroup_cache_charge: the page cache is the reading or writing task's.
+    let mc = super::memcontrol::current_memcg(k);
+    super::memcontrol::commit_charge(k, pfn, mc, false);
     swap::lru_cache_add_lru(k, pfn, Lru::InactiveFile);
 }
 
@@ -71,7 +74,8 @@ pub fn mark_page_accessed(k: &mut Kernel, pfn: Pfn) {
         let active = Lru::of(lru.is_file(), true);
         swap::add_page_to_lru_list(k, pfn, active);
         let zi = k.page_zone(pfn);
-        k.zones[zi].lruvec.recent_rotated[lru.is_file() as usize] += 1;
+        let mc = k.memcg.page_lruvec_memcg(pfn);
+        k.zones[zi].mem_cgroup_lruvec_mut(mc).recent_rotated[lru.is_file() as usize] += 1;
         k.count(VmEvent::pgactivate, 1);
     } else if f & PG_REFERENCED == 0 {
         k.pages.set(pfn, PG_REFERENCED);
@@ -97,6 +101,8 @@ pub async fn write_page(
         if let Some(p) = find_get_page(&w.borrow(), ino, index) {
             break p;
         }
+        let mc = super::memcontrol::current_memcg(&w.borrow());
+        super::memcontrol::try_charge(w, mc, 1).await?;
         let p = alloc_pages(w, Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::WRITE), 0).await?;
         let mut k = w.borrow_mut();
         if find_get_page(&k, ino, index).is_some() {

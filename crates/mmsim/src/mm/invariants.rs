@@ -90,6 +90,78 @@ fn check_buffers(k: &Kernel, pfn: Pfn) -> Result<(), String> {
 /// `nr_slab_reclaimable` counts them, each cache's objects fill its pages as counted, every
 /// dentry and inode sits in a page of its cache with the references and LRU places its
 /// superblock counts, and the buffer heads are one per page with buffers.
+/// Memory cgroups: no free page is charged; each group's pages, stock and swap records add
+/// up to its counters (`res`, and `memsw` with the swap), hierarchically.
+fn check_memcg(k: &Kernel) -> Result<(), String> {
+    let cg = &k.memcg;
+    if cg.disabled() {
+        return Ok(());
+    }
+    let groups = cg.groups.len();
+    let (mut rss, mut cache, mut swap) =
+        (vec![0u64; groups], vec![0u64; groups], vec![0u64; groups]);
+    for (pfn, &pc) in cg.pc.iter().enumerate() {
+        let Some(mc) = cg.page_memcg(pfn as Pfn) else {
+            continue;
+        };
+        if k.pages.test(pfn as Pfn, PG_BUDDY) {
+            return Err(format!(
+                "invariant 'memcg charges balance' violated: {} is free but charged to memory cgroup {mc}",
+                describe(k, pfn as Pfn)
+            ));
+        }
+        if pc & super::memcontrol::PCG_RSS != 0 {
+            rss[mc] += 1;
+        } else {
+            cache[mc] += 1;
+        }
+    }
+    for (slot, &rec) in cg.swap_cgroup.iter().enumerate() {
+        if rec == 0 {
+            continue;
+        }
+        if k.swap.swap_map.get(slot as u32) == 0 {
+            return Err(format!(
+                "invariant 'memcg charges balance' violated: free swap slot {slot} is charged to memory cgroup {}",
+                rec - 1
+            ));
+        }
+        swap[(rec - 1) as usize] += 1;
+    }
+    let want = cg.expected_usage();
+    for (i, g) in cg.groups.iter().enumerate() {
+        if (g.stat.rss, g.stat.cache, g.stat.swap) != (rss[i], cache[i], swap[i]) {
+            return Err(format!(
+                "invariant 'memcg charges balance' violated: memory cgroup \"{}\" counts rss {} cache {} swap {}, its pages and slots are {} {} {}",
+                g.name, g.stat.rss, g.stat.cache, g.stat.swap, rss[i], cache[i], swap[i]
+            ));
+        }
+        if i != 0 && g.res.usage != want[i] {
+            return Err(format!(
+                "invariant 'memcg charges balance' violated: memory cgroup \"{}\" has res usage {} pages, its pages and stock (and its children's) are {}",
+                g.name, g.res.usage, want[i]
+            ));
+        }
+    }
+    let mut want_sw = want;
+    for (i, g) in cg.groups.iter().enumerate().skip(1) {
+        let mut c = Some(i);
+        while let Some(j) = c {
+            want_sw[j] += g.stat.swap;
+            c = cg.groups[j].res_parent;
+        }
+    }
+    for (i, g) in cg.groups.iter().enumerate().skip(1) {
+        if g.memsw.usage != want_sw[i] {
+            return Err(format!(
+                "invariant 'memcg charges balance' violated: memory cgroup \"{}\" has memsw usage {} pages, its pages, stock and swap are {}",
+                g.name, g.memsw.usage, want_sw[i]
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn check_slab(k: &Kernel) -> Result<(), String> {
     use super::slab::CacheId;
     let mut per_zone = [0u64; 3];
@@ -257,27 +329,39 @@ pub fn check(k: &Kernel) -> Result<(), String> {
             Lru::ActiveFile,
             Lru::Unevictable,
         ] {
-            let list = &z.lruvec.lists[lru as usize];
-            let mut len = 0;
-            for pfn in list.iter(&k.pages) {
-                len += 1;
-                if !k.pages.test(pfn, PG_LRU)
-                    || k.pages.lru(pfn) != lru
-                    || k.page_zone(pfn) != z.idx
-                {
+            let mut total = 0;
+            let lruvecs = std::iter::once(&z.lruvec).chain(&z.memcg_lruvecs);
+            for (mc, lv) in lruvecs.enumerate() {
+                let list = &lv.lists[lru as usize];
+                let mut len = 0;
+                for pfn in list.iter(&k.pages) {
+                    len += 1;
+                    if !k.pages.test(pfn, PG_LRU)
+                        || k.pages.lru(pfn) != lru
+                        || k.page_zone(pfn) != z.idx
+                        || k.memcg.page_lruvec_memcg(pfn) != mc
+                    {
+                        return Err(format!(
+                            "invariant 'LRU membership' violated: {} found on {lru:?} of zone {} (memory cgroup {mc}'s lruvec)",
+                            describe(k, pfn),
+                            z.name()
+                        ));
+                    }
+                    mark(pfn, "LRU", &mut placed)?;
+                }
+                if len != list.len {
                     return Err(format!(
-                        "invariant 'LRU membership' violated: {} found on {lru:?} of zone {}",
-                        describe(k, pfn),
-                        z.name()
+                        "invariant 'LRU membership' violated: zone {} {lru:?} of memory cgroup {mc} holds {len} pages, list says {}",
+                        z.name(),
+                        list.len,
                     ));
                 }
-                mark(pfn, "LRU", &mut placed)?;
+                total += len;
             }
-            if len != list.len || len != z.stat(super::mmzone::Zone::lru_stat(lru)) {
+            if total != z.stat(super::mmzone::Zone::lru_stat(lru)) {
                 return Err(format!(
-                    "invariant 'LRU membership' violated: zone {} {lru:?} holds {len} pages, list says {}, counter says {}",
+                    "invariant 'LRU membership' violated: zone {} {lru:?} holds {total} pages, counter says {}",
                     z.name(),
-                    list.len,
                     z.stat(super::mmzone::Zone::lru_stat(lru))
                 ));
             }
@@ -368,6 +452,7 @@ pub fn check(k: &Kernel) -> Result<(), String> {
         }
         check_buffers(k, pfn)?;
     }
+    check_memcg(k)?;
     // Swap and mapcounts, from the page tables.
     let mut slot_refs = vec![0u32; k.swap.max as usize];
     let mut maps = vec![0u32; n];

@@ -453,6 +453,11 @@ pub fn handle_mm_fault_now(k: &mut Kernel, mm: usize, vpn: u32) -> Option<FaultC
     if m.vmas[v].file.is_some() || m.vmas[v].ptes[i] != 0 {
         return None;
     }
+    // A charge that would wait for limit reclaim takes the slow path.
+    let mc = super::memcontrol::mm_memcg(k, mm);
+    if mc != 0 && k.memcg.groups[mc].stock == 0 {
+        return None;
+    }
     if !m.pgtables.present(vpn) && !pgtable_alloc_now(k, mm, vpn) {
         return None;
     }
@@ -465,6 +470,8 @@ const ANON_PAGE_GFP: Gfp = Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::ZERO);
 
 /// `do_anonymous_page` (write fault): a zeroed page on the active anon list.
 async fn do_anonymous_page(w: &World, mm: usize, vpn: u32) -> Result<FaultCost, AllocError> {
+    let mc = super::memcontrol::mm_memcg(&w.borrow(), mm);
+    super::memcontrol::try_charge(w, mc, 1).await?;
     let pfn = alloc_pages(w, ANON_PAGE_GFP, 0).await?;
     Ok(anonymous_page_allocated(&mut w.borrow_mut(), mm, vpn, pfn))
 }
@@ -489,6 +496,8 @@ fn anonymous_page_allocated(k: &mut Kernel, mm: usize, vpn: u32, pfn: Pfn) -> Fa
     *k.mms[mm].pte_mut(vpn) = PTE_PRESENT | PTE_YOUNG | PTE_DIRTY | pfn;
     k.mms[mm].rss += 1;
     k.mms[mm].min_flt += 1;
+    let mc = super::memcontrol::mm_memcg(k, mm);
+    super::memcontrol::commit_charge(k, pfn, mc, true);
     swap::lru_cache_add_lru(k, pfn, Lru::ActiveAnon);
     FaultCost {
         major: false,

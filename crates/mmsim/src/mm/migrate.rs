@@ -136,6 +136,11 @@ pub fn move_to_new_page(k: &mut Kernel, old: Pfn, new: Pfn) {
         k.inodes[ino].replace_page(index, old, new);
     }
     rmap::remap_migrated_page(k, old, new);
+    // mem_cgroup_end_migration: the charge moves with the contents.
+    if let Some(pc) = k.memcg.pc.get_mut(o) {
+        let c = std::mem::take(pc);
+        k.memcg.pc[n] = c;
+    }
     let p = &mut k.pages;
     p.flags[o] = 0;
     p.mapping[o] = 0;

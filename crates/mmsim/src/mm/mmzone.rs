@@ -99,8 +99,11 @@ pub struct Zone {
     /// `pageblock_flags`: the migrate type of each pageblock the zone spans, from the
     /// pageblock holding `start_pfn`.
     pub pageblock_mt: Vec<u8>,
-    /// The LRU lists (memcg off: one lruvec per zone).
+    /// The LRU lists: the zone's (memcg off), or the root group's
+    /// (`mem_cgroup_zone_lruvec(zone, root_mem_cgroup)`).
     pub lruvec: Lruvec,
+    /// The other groups' lruvecs in this zone, group `i` at `i - 1`.
+    pub memcg_lruvecs: Vec<Lruvec>,
     /// Zone page counts.
     pub vm_stat: [i64; ZoneStat::COUNT],
     /// Pages scanned by global reclaim since a page was last freed here.
@@ -123,6 +126,26 @@ pub struct Zone {
 }
 
 impl Zone {
+    /// `mem_cgroup_zone_lruvec`: memory cgroup `memcg`'s lists in this zone.
+    #[inline]
+    pub fn mem_cgroup_lruvec(&self, memcg: usize) -> &Lruvec {
+        if memcg == 0 {
+            &self.lruvec
+        } else {
+            &self.memcg_lruvecs[memcg - 1]
+        }
+    }
+
+    /// [`Zone::mem_cgroup_lruvec`], mutably.
+    #[inline]
+    pub fn mem_cgroup_lruvec_mut(&mut self, memcg: usize) -> &mut Lruvec {
+        if memcg == 0 {
+            &mut self.lruvec
+        } else {
+            &mut self.memcg_lruvecs[memcg - 1]
+        }
+    }
+
     /// An empty zone spanning `[start, end)`.
     pub fn new(idx: usize, start_pfn: Pfn, end_pfn: Pfn) -> Zone {
         Zone {
@@ -141,6 +164,7 @@ impl Zone {
                     - (start_pfn as u64 >> PAGEBLOCK_ORDER)) as usize
             ],
             lruvec: Lruvec::default(),
+            memcg_lruvecs: Vec::new(),
             vm_stat: [0; ZoneStat::COUNT],
             pages_scanned: 0,
             all_unreclaimable: false,

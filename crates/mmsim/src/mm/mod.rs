@@ -15,6 +15,7 @@
 //! | `readahead` | `mm/readahead.c` | on-demand readahead and the buffered read path |
 //! | `swap` | `mm/swap.c` | LRU insertion, activation, rotation |
 //! | `rmap` | `mm/rmap.c` | `page_referenced`, `try_to_unmap`, `page_mkclean`, anon and file rmap |
+//! | `memcontrol` | `mm/memcontrol.c`, `kernel/res_counter.c` | memory cgroups (v1): charges, limits, limit reclaim |
 //! | `memory` | `mm/memory.c` | page tables, faults, shared file mappings, `unmap_mapping_range` |
 //! | `fork` | `kernel/fork.c` | a new process's kernel stack |
 //! | `migrate` | `mm/migrate.c` | page migration and why a page cannot move |
@@ -46,6 +47,7 @@ pub mod huge_memory;
 pub mod hugetlb;
 pub mod inode;
 pub mod invariants;
+pub mod memcontrol;
 pub mod memory;
 pub mod migrate;
 pub mod mmzone;
@@ -302,6 +304,8 @@ pub struct Kernel {
     pub user: Box<dyn std::any::Any>,
     /// mmsim: what reclaim saw on the file lists, summed over the run.
     pub reclaim_file_totals: vmscan::ReclaimFileTotals,
+    /// Memory cgroups (off when the scenario has none).
+    pub memcg: memcontrol::MemCgroups,
     /// Blocks kernel code holds outside the LRU and the slab, as (first frame, order): the
     /// pages a driver or test module allocated (stress-highalloc's), hugetlbfs's pool.
     /// Their frames carry no state; the invariants count them here.

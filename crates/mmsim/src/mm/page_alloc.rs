@@ -532,6 +532,7 @@ pub fn free_page(k: &mut Kernel, pfn: Pfn) {
         k.pages.flags[pfn as usize]
     );
     super::trace::mm_page_free(k, pfn, 0);
+    super::memcontrol::uncharge_page(k, pfn);
     k.pages.flags[pfn as usize] = 0;
     k.pages.mapping[pfn as usize] = 0;
     k.pages.private[pfn as usize] = 0;

@@ -289,6 +289,8 @@ async fn read_swap_cache_async(w: &World, slot: u32) -> Result<Option<Pfn>, Allo
                 return Ok(None);
             }
         }
+        let mc = super::memcontrol::swapin_memcg(&w.borrow(), slot);
+        super::memcontrol::try_charge(w, mc, 1).await?;
         let pfn = alloc_pages(w, Gfp::HIGHUSER_MOVABLE, 0).await?;
         let to_partition = {
             let mut k = w.borrow_mut();
@@ -304,6 +306,7 @@ async fn read_swap_cache_async(w: &World, slot: u32) -> Result<Option<Pfn>, Allo
             }
             k.pages.flags[pfn as usize] = PG_SWAPBACKED | PG_LOCKED;
             swapfile::add_to_swap_cache(&mut k, pfn, slot);
+            super::memcontrol::commit_charge_swapin(&mut k, pfn, slot);
             swap::lru_cache_add_lru(&mut k, pfn, Lru::InactiveAnon);
             match k.swap_bdi {
                 Some(bdi) => {

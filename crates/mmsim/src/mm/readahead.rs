@@ -75,7 +75,12 @@ async fn do_page_cache_readahead(
         if filemap::find_get_page(&w.borrow(), ino, index).is_some() {
             continue;
         }
-        let pfn = match alloc_pages(w, Gfp::HIGHUSER_MOVABLE, 0).await {
+        let mc = super::memcontrol::current_memcg(&w.borrow());
+        let pfn = match super::memcontrol::try_charge(w, mc, 1).await {
+            Ok(()) => alloc_pages(w, Gfp::HIGHUSER_MOVABLE, 0).await,
+            Err(e) => Err(e),
+        };
+        let pfn = match pfn {
             Ok(pfn) => pfn,
             Err(e) => {
                 a_ops.readpages_end(&mut w.borrow_mut(), data);

@@ -25,8 +25,9 @@ fn add_to_lru(k: &mut Kernel, pfn: Pfn, lru: Lru, tail: bool) {
     let zi = k.page_zone(pfn);
     let f = &mut k.pages.flags[pfn as usize];
     *f = (*f & !super::page::LRU_MASK) | PG_LRU | lru as u32;
+    let mc = k.memcg.page_lruvec_memcg(pfn);
     let z = &mut k.zones[zi];
-    let list = &mut z.lruvec.lists[lru as usize];
+    let list = &mut z.mem_cgroup_lruvec_mut(mc).lists[lru as usize];
     if tail {
         list.add_tail(&mut k.pages, pfn);
     } else {
@@ -41,8 +42,9 @@ pub fn del_page_from_lru_list(k: &mut Kernel, pfn: Pfn) {
     let zi = k.page_zone(pfn);
     let lru = k.pages.lru(pfn);
     k.pages.clear(pfn, PG_LRU);
+    let mc = k.memcg.page_lruvec_memcg(pfn);
     let z = &mut k.zones[zi];
-    z.lruvec.lists[lru as usize].del(&mut k.pages, pfn);
+    z.mem_cgroup_lruvec_mut(mc).lists[lru as usize].del(&mut k.pages, pfn);
     z.mod_stat(Zone::lru_stat(lru), -1);
 }
 
@@ -55,7 +57,8 @@ pub fn lru_cache_add_lru(k: &mut Kernel, pfn: Pfn, lru: Lru) {
     add_page_to_lru_list(k, pfn, lru);
     let zi = k.page_zone(pfn);
     let file = lru.is_file() as usize;
-    let stat = &mut k.zones[zi].lruvec;
+    let mc = k.memcg.page_lruvec_memcg(pfn);
+    let stat = k.zones[zi].mem_cgroup_lruvec_mut(mc);
     stat.recent_scanned[file] += 1;
     if lru.is_active() {
         stat.recent_rotated[file] += 1;
@@ -103,5 +106,6 @@ pub fn deactivate_page(k: &mut Kernel, pfn: Pfn) {
         k.count(VmEvent::pgdeactivate, 1);
     }
     let zi = k.page_zone(pfn);
-    k.zones[zi].lruvec.recent_scanned[lru.is_file() as usize] += 1;
+    let mc = k.memcg.page_lruvec_memcg(pfn);
+    k.zones[zi].mem_cgroup_lruvec_mut(mc).recent_scanned[lru.is_file() as usize] += 1;
 }

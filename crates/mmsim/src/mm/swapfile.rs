@@ -237,6 +237,7 @@ pub fn swapcache_free(k: &mut Kernel, slot: u32) {
     k.swap.swap_map.set(slot, m);
     if m == 0 {
         k.swap.inuse_pages -= 1;
+        super::memcontrol::uncharge_swap(k, slot);
     }
 }
 
@@ -254,6 +255,7 @@ pub fn swap_free(k: &mut Kernel, slot: u32) {
     k.swap.swap_map.set(slot, m - 1);
     if m == 1 {
         k.swap.inuse_pages -= 1;
+        super::memcontrol::uncharge_swap(k, slot);
     }
 }
 

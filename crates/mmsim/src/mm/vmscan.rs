@@ -59,6 +59,11 @@ pub struct ScanControl {
     pub reclaim_mode: ReclaimMode,
     /// `RECLAIM_MODE_SYNC`: the batch's second, synchronous pass waits on writeback.
     pub reclaim_sync: bool,
+    /// `target_mem_cgroup`: the group limit reclaim works for (`None`: global reclaim).
+    pub target_mem_cgroup: Option<usize>,
+    /// The group whose lruvec in the zone being shrunk is scanned (the kernel passes the
+    /// lruvec itself).
+    pub memcg: usize,
 }
 
 /// `reclaim_mode_t` with compaction built in (3.0-3.4): `RECLAIM_MODE_LUMPYRECLAIM` is the
@@ -87,6 +92,8 @@ impl ScanControl {
             cpu: 0,
             reclaim_mode: ReclaimMode::Single,
             reclaim_sync: false,
+            target_mem_cgroup: None,
+            memcg: 0,
         }
     }
 
@@ -109,10 +116,10 @@ impl ScanControl {
         self.reclaim_sync = false;
     }
 
-    /// `global_reclaim(sc)`: no memory cgroup target (memcg is not modelled yet).
+    /// `global_reclaim(sc)`: no memory cgroup target.
     #[inline]
     pub fn global(&self) -> bool {
-        true
+        self.target_mem_cgroup.is_none()
     }
 }
 
@@ -356,26 +363,40 @@ fn pfmemalloc_watermark_ok(k: &mut Kernel) -> bool {
     ok
 }
 
-/// `inactive_anon_is_low`: without swap, never; else inactive x ratio < active.
-pub fn inactive_anon_is_low(k: &Kernel, zi: usize) -> bool {
+/// `inactive_anon_is_low` of group `memcg`'s lruvec in zone `zi`: without swap, never;
+/// else inactive x ratio < active. The ratio is the zone's, or with memcg on
+/// (`mem_cgroup_inactive_anon_is_low`) the lruvec's own, from its anon size.
+pub fn inactive_anon_is_low(k: &Kernel, zi: usize, memcg: usize) -> bool {
     if k.swap.total() == 0 {
         return false;
     }
     let z = &k.zones[zi];
-    z.lruvec.size(Lru::InactiveAnon) * z.inactive_ratio < z.lruvec.size(Lru::ActiveAnon)
+    let lv = z.mem_cgroup_lruvec(memcg);
+    let (inactive, active) = (lv.size(Lru::InactiveAnon), lv.size(Lru::ActiveAnon));
+    let ratio = if k.memcg.disabled() {
+        z.inactive_ratio
+    } else {
+        let gb = (inactive + active) >> (30 - 12);
+        if gb > 0 {
+            super::page_alloc::int_sqrt(10 * gb)
+        } else {
+            1
+        }
+    };
+    inactive * ratio < active
 }
 
 /// `inactive_file_is_low`: more active than inactive file pages.
-pub fn inactive_file_is_low(k: &Kernel, zi: usize) -> bool {
-    let lv = &k.zones[zi].lruvec;
+pub fn inactive_file_is_low(k: &Kernel, zi: usize, memcg: usize) -> bool {
+    let lv = k.zones[zi].mem_cgroup_lruvec(memcg);
     lv.size(Lru::ActiveFile) > lv.size(Lru::InactiveFile)
 }
 
-fn inactive_list_is_low(k: &Kernel, zi: usize, file: bool) -> bool {
+fn inactive_list_is_low(k: &Kernel, zi: usize, memcg: usize, file: bool) -> bool {
     if file {
-        inactive_file_is_low(k, zi)
+        inactive_file_is_low(k, zi, memcg)
     } else {
-        inactive_anon_is_low(k, zi)
+        inactive_anon_is_low(k, zi, memcg)
     }
 }
 
@@ -395,19 +416,23 @@ pub enum ScanBalance {
 /// pages to scan on each evictable list, indexed by [`Lru`]. Decays the zone's rotation
 /// statistics as the kernel does.
 pub fn get_scan_count(k: &mut Kernel, zi: usize, sc: &ScanControl) -> ([u64; 4], ScanBalance) {
-    let swappiness = k.vm.swappiness as u64;
+    // vmscan_swappiness: the target group's, for limit reclaim.
+    let swappiness = match sc.target_mem_cgroup {
+        Some(mc) => k.memcg.groups[mc].swappiness as u64,
+        None => k.vm.swappiness as u64,
+    };
     let no_swap = k.swap.nr_free() == 0;
     // Before fe35004f the weights carry a + 1 and priority 0 ignores swappiness.
     let fe35004f = k.sw.on(Switch::SwappinessZeroAvoidsSwap);
     let plenty = k.sw.on(Switch::OnlyEvictFileWhenPlenty);
     let z = &mut k.zones[zi];
-    let force_scan = sc.kswapd && z.all_unreclaimable;
-    let lv = &z.lruvec;
+    let force_scan = (sc.kswapd && z.all_unreclaimable) || !sc.global();
+    let lv = z.mem_cgroup_lruvec(sc.memcg);
     let anon = lv.size(Lru::ActiveAnon) + lv.size(Lru::InactiveAnon);
     let file = lv.size(Lru::ActiveFile) + lv.size(Lru::InactiveFile);
     let mut fraction = [1u64, 1];
     let mut denominator = 1u64;
-    let balance = if !sc.may_swap || no_swap {
+    let balance = if !sc.may_swap || no_swap || (!sc.global() && swappiness == 0) {
         ScanBalance::File
     } else if sc.priority == 0 && (swappiness > 0 || !fe35004f) {
         ScanBalance::Equal
@@ -417,7 +442,7 @@ pub fn get_scan_count(k: &mut Kernel, zi: usize, sc: &ScanControl) -> ([u64; 4],
         // !inactive_file_is_low: enough inactive cache, leave anon alone (e9868505).
         ScanBalance::File
     } else {
-        let lv = &mut z.lruvec;
+        let lv = z.mem_cgroup_lruvec_mut(sc.memcg);
         if lv.recent_scanned[0] > anon / 4 {
             lv.recent_scanned[0] /= 2;
             lv.recent_rotated[0] /= 2;
@@ -434,7 +459,7 @@ pub fn get_scan_count(k: &mut Kernel, zi: usize, sc: &ScanControl) -> ([u64; 4],
         denominator = ap + fp + 1;
         ScanBalance::Fract
     };
-    let lv = &z.lruvec;
+    let lv = z.mem_cgroup_lruvec(sc.memcg);
     let mut nr = [0u64; 4];
     for lru in Lru::EVICTABLE {
         let file = lru.is_file();
@@ -481,16 +506,16 @@ fn isolate_lru_pages(
         };
     let mut scan = 0;
     while scan < nr_to_scan {
-        let pfn = k.zones[zi].lruvec.lists[lru as usize].tail;
+        let pfn = k.zones[zi].mem_cgroup_lruvec(sc.memcg).lists[lru as usize].tail;
         if pfn == NIL {
             break;
         }
         scan += 1;
         k.pages.prefetch_prev_lru(pfn);
-        let list = &mut k.zones[zi].lruvec.lists[lru as usize];
+        let list = &mut k.zones[zi].mem_cgroup_lruvec_mut(sc.memcg).lists[lru as usize];
         list.del(&mut k.pages, pfn);
         if lru_page_busy(k, pfn, clean_only, unmapped_only) {
-            k.zones[zi].lruvec.lists[lru as usize].add(&mut k.pages, pfn);
+            k.zones[zi].mem_cgroup_lruvec_mut(sc.memcg).lists[lru as usize].add(&mut k.pages, pfn);
             continue;
         }
         take_lru_page(k, zi, lru, pfn, out);
@@ -577,7 +602,8 @@ fn isolate_lumpy_block(
         {
             break;
         }
-        k.zones[zi].lruvec.lists[lru as usize].del(&mut k.pages, cp);
+        let mc = k.memcg.page_lruvec_memcg(cp);
+        k.zones[zi].mem_cgroup_lruvec_mut(mc).lists[lru as usize].del(&mut k.pages, cp);
         take_lru_page(k, zi, lru, cp, out);
         taken += 1;
         c += 1;
@@ -613,7 +639,7 @@ pub fn shrink_active_list(
     if sc.global() {
         z.pages_scanned += nr_scanned;
     }
-    z.lruvec.recent_scanned[file as usize] += nr_taken;
+    z.mem_cgroup_lruvec_mut(sc.memcg).recent_scanned[file as usize] += nr_taken;
     z.mod_stat(isolated_stat(file), nr_taken as i64);
     k.count(VmEvent::pgrefill_dma.zone(zi), nr_scanned);
     let mut nr_rotated = 0;
@@ -638,7 +664,7 @@ pub fn shrink_active_list(
         nr_deactivated += 1;
     }
     let z = &mut k.zones[zi];
-    z.lruvec.recent_rotated[file as usize] += nr_rotated;
+    z.mem_cgroup_lruvec_mut(sc.memcg).recent_rotated[file as usize] += nr_rotated;
     z.mod_stat(isolated_stat(file), -(nr_taken as i64));
     k.count(VmEvent::pgdeactivate, nr_deactivated);
 }
@@ -941,8 +967,16 @@ fn shrink_one_page(
             }
             return Verdict::SleepInLoop;
         }
-        // Case 2 (global reclaim): mark for immediate reclaim and move on. Case 3 (memcg
-        // waits on the page) joins with memcg.
+        // Case 3 (e62e384e, 3.6): limit reclaim meeting a page it marked before waits for
+        // its writeback, lest a small group full of writeback go OOM.
+        if sw.on(Switch::MemcgWaitOnWriteback)
+            && !sc.global()
+            && k.pages.test(pfn, PG_RECLAIM)
+            && may_enter_fs
+        {
+            return Verdict::WaitOnWriteback;
+        }
+        // Case 2 (global reclaim): mark for immediate reclaim and move on.
         k.pages.set(pfn, PG_RECLAIM);
         st.nr_writeback += 1;
         return Verdict::Keep;
@@ -1044,6 +1078,8 @@ fn shrink_one_page(
         return Verdict::Keep;
     }
     if k.pages.test(pfn, PG_SWAPCACHE) {
+        let slot = k.pages.private[pfn as usize];
+        super::memcontrol::uncharge_swapcache(k, pfn, slot);
         swapfile::delete_from_swap_cache(k, pfn);
     } else if file {
         super::filemap::delete_from_page_cache(k, pfn);
@@ -1208,7 +1244,8 @@ fn putback_inactive_pages(k: &mut Kernel, zi: usize, list: &PageList) {
         let lru = k.pages.page_lru(pfn);
         swap::add_page_to_lru_list(k, pfn, lru);
         if lru.is_active() {
-            k.zones[zi].lruvec.recent_rotated[lru.is_file() as usize] += 1;
+            let mc = k.memcg.page_lruvec_memcg(pfn);
+            k.zones[zi].mem_cgroup_lruvec_mut(mc).recent_rotated[lru.is_file() as usize] += 1;
         }
     }
 }
@@ -1277,17 +1314,18 @@ pub async fn shrink_inactive_list(
         nr_taken = list.len() as u64;
         sc.cpu += nr_scanned * k.costs.isolate_page;
         let z = &mut k.zones[zi];
+        z.mod_stat(isolated_stat(file), nr_taken as i64);
+        z.mem_cgroup_lruvec_mut(sc.memcg).recent_scanned[file as usize] += nr_taken;
+        // Limit reclaim is hidden from the zone and from vmstat (global_reclaim()).
         if sc.global() {
             z.pages_scanned += nr_scanned;
+            let scan_event = if sc.kswapd {
+                VmEvent::pgscan_kswapd_dma
+            } else {
+                VmEvent::pgscan_direct_dma
+            };
+            k.count(scan_event.zone(zi), nr_scanned);
         }
-        z.mod_stat(isolated_stat(file), nr_taken as i64);
-        z.lruvec.recent_scanned[file as usize] += nr_taken;
-        let scan_event = if sc.kswapd {
-            VmEvent::pgscan_kswapd_dma
-        } else {
-            VmEvent::pgscan_direct_dma
-        };
-        k.count(scan_event.zone(zi), nr_scanned);
         if nr_taken == 0 {
             return 0;
         }
@@ -1305,12 +1343,14 @@ pub async fn shrink_inactive_list(
             k.reclaim_file_totals.nr_taken += nr_taken;
             k.reclaim_file_totals.stats.add(&st);
         }
-        let steal_event = if sc.kswapd {
-            VmEvent::pgsteal_kswapd_dma
-        } else {
-            VmEvent::pgsteal_direct_dma
-        };
-        k.count(steal_event.zone(zi), nr_reclaimed);
+        if sc.global() {
+            let steal_event = if sc.kswapd {
+                VmEvent::pgsteal_kswapd_dma
+            } else {
+                VmEvent::pgsteal_direct_dma
+            };
+            k.count(steal_event.zone(zi), nr_reclaimed);
+        }
         putback_inactive_pages(&mut k, zi, &list);
         trace::mm_vmscan_lru_shrink_inactive(
             &mut k,
@@ -1432,7 +1472,7 @@ pub fn stall_decisions(
 async fn shrink_list(w: &World, lru: Lru, nr_to_scan: u64, zi: usize, sc: &mut ScanControl) -> u64 {
     if lru.is_active() {
         let mut k = w.borrow_mut();
-        if inactive_list_is_low(&k, zi, lru.is_file()) {
+        if inactive_list_is_low(&k, zi, sc.memcg, lru.is_file()) {
             shrink_active_list(&mut k, nr_to_scan, zi, lru, sc);
         }
         return 0;
@@ -1501,7 +1541,7 @@ pub async fn shrink_lruvec(w: &World, zi: usize, sc: &mut ScanControl) {
     sc.nr_reclaimed += nr_reclaimed;
     {
         let mut k = w.borrow_mut();
-        if inactive_anon_is_low(&k, zi) {
+        if inactive_anon_is_low(&k, zi, sc.memcg) {
             shrink_active_list(&mut k, SWAP_CLUSTER_MAX, zi, Lru::ActiveAnon, sc);
         }
     }
@@ -1532,18 +1572,51 @@ async fn throttle_vm_writeout(w: &World, sc: &mut ScanControl) {
     }
 }
 
-/// `shrink_zone`: with memcg off, one lruvec per zone, shrunk again while
-/// `should_continue_reclaim` says reclaim/compaction needs more.
+/// `shrink_zone` (`kernel-memcg.md` §3.2): shrink the lruvec of every group under the
+/// reclaim's root (`mem_cgroup_iter`, one lruvec with memcg off), again while
+/// `should_continue_reclaim` says reclaim/compaction needs more. Limit reclaim stops at its
+/// target; its walk resumes after the last group it shrank (`reclaim_iter`).
 pub async fn shrink_zone(w: &World, zi: usize, sc: &mut ScanControl) {
     loop {
         let (reclaimed, scanned) = (sc.nr_reclaimed, sc.nr_scanned);
-        shrink_lruvec(w, zi, sc).await;
+        if w.borrow().memcg.disabled() {
+            sc.memcg = 0;
+            shrink_lruvec(w, zi, sc).await;
+        } else {
+            shrink_memcgs(w, zi, sc).await;
+        }
         let k = w.borrow();
         let (reclaimed, scanned) = (sc.nr_reclaimed - reclaimed, sc.nr_scanned - scanned);
         if !should_continue_reclaim(&k, zi, reclaimed, scanned, sc) {
             return;
         }
     }
+}
+
+/// `shrink_zone`'s hierarchy walk: from the shared cursor of (root, zone, priority) to the
+/// end of the root's pre-order.
+async fn shrink_memcgs(w: &World, zi: usize, sc: &mut ScanControl) {
+    let root = sc.target_mem_cgroup.unwrap_or(0);
+    let prio = sc.priority as usize;
+    let (start, len) = {
+        let k = w.borrow();
+        let g = &k.memcg.groups[root];
+        (g.reclaim_iter[zi][prio], g.walk.len())
+    };
+    let mut next = 0;
+    for i in start..len {
+        sc.memcg = w.borrow().memcg.groups[root].walk[i];
+        shrink_lruvec(w, zi, sc).await;
+        next = (i + 1) % len;
+        if !sc.global() && sc.nr_reclaimed >= sc.nr_to_reclaim {
+            break;
+        }
+        if w.borrow().fatal.is_some() {
+            break;
+        }
+    }
+    w.borrow_mut().memcg.groups[root].reclaim_iter[zi][prio] = next;
+    sc.memcg = 0;
 }
 
 /// `in_reclaim_compaction` (3.5+): reclaim for a costly order, or for any order > 0 once
@@ -1670,11 +1743,24 @@ pub async fn try_to_free_pages(w: &World, gfp: Gfp, order: u32) -> u64 {
     progress
 }
 
+/// `try_to_free_mem_cgroup_pages` (`kernel-memcg.md` §2.4): limit reclaim of `memcg`'s
+/// subtree, 32 pages, from DEF_PRIORITY down. Returns pages freed.
+pub async fn try_to_free_mem_cgroup_pages(w: &World, memcg: usize) -> u64 {
+    let laptop = w.borrow().vm.laptop_mode;
+    let mut sc = ScanControl::new(Gfp::HIGHUSER_MOVABLE, 0, false, laptop);
+    sc.target_mem_cgroup = Some(memcg);
+    do_try_to_free_pages(w, &mut sc).await;
+    charge(w, &mut sc).await;
+    sc.nr_reclaimed
+}
+
 /// `do_try_to_free_pages` (`kernel-reclaim.md` §3.2).
 async fn do_try_to_free_pages(w: &World, sc: &mut ScanControl) -> u64 {
     let (preferred, list, n) = {
         let mut k = w.borrow_mut();
-        k.count(VmEvent::allocstall, 1);
+        if sc.global() {
+            k.count(VmEvent::allocstall, 1);
+        }
         zonelist(&k, sc.gfp)
     };
     let mut total_scanned = 0;
@@ -1683,7 +1769,7 @@ async fn do_try_to_free_pages(w: &World, sc: &mut ScanControl) -> u64 {
         sc.nr_scanned = 0;
         // shrink_zones
         for &zi in &list[..n] {
-            {
+            if sc.global() {
                 let mut k = w.borrow_mut();
                 if !k.zones[zi].populated()
                     || (k.zones[zi].all_unreclaimable && sc.priority != DEF_PRIORITY)
@@ -1698,7 +1784,7 @@ async fn do_try_to_free_pages(w: &World, sc: &mut ScanControl) -> u64 {
             }
             shrink_zone(w, zi, sc).await;
         }
-        {
+        if sc.global() {
             let mut k = w.borrow_mut();
             let lru_pages: u64 = list[..n]
                 .iter()
@@ -1734,7 +1820,7 @@ async fn do_try_to_free_pages(w: &World, sc: &mut ScanControl) -> u64 {
         }
         sc.priority -= 1;
     }
-    if sc.nr_reclaimed > 0 {
+    if sc.nr_reclaimed > 0 || !sc.global() {
         return sc.nr_reclaimed;
     }
     // Reclaim stopped so that compaction could run: not an OOM.

@@ -19,6 +19,7 @@
 //! | `devices` | object: device → `{iostat: {row → number}, diskstats: {field → integer}, writeback: {bdi_written, written_by_dirtiers}}` | per `[[device]]`: the MMTests iostat rows ("Mean sda-await", ...) over the 10 s samples, `/proc/diskstats` at the end (times in ms), and the pages whose writeback completed with the share dirtiers wrote themselves (2.6.37's throttle) |
 //! | `nfs` | object: mount → operation → `{ops, bytes_sent, bytes_received, queue_ms, rtt_ms, execute_ms, avg_rtt_ms, avg_exe_ms}` | per NFS mount, the per-operation RPC statistics of `/proc/self/mountstats` (`READ`, `WRITE`, `COMMIT`): cumulative times in ms, and nfsiostat's averages per operation |
 //! | `threads` | array of `{name, system_seconds, user_seconds}` | CPU time per simulated thread, in run order |
+//! | `cgroups` | object: group → (object: file → integer) | only with `[[cgroup]]`s: per memory cgroup (`/` is the root, then `/A`...), `memory.usage_in_bytes`, `memory.max_usage_in_bytes`, `memory.limit_in_bytes`, `memory.soft_limit_in_bytes`, `memory.failcnt`, `memory.memsw.usage_in_bytes` and `memory.stat`'s `cache`, `rss`, `swap` (bytes), `pgpgin`, `pgpgout` (pages) at the end of the run |
 //! | `oom_kills` | array of `{at_seconds, rss_pages, victim}` | OOM kills in order: time (s), resident pages of the victim, victim workload |
 //! | `warnings` | object: site → integer | kernel warnings (`WARN_ON_ONCE` sites) and how often each was reached: xfs's and ext4's `writepage` called from direct reclaim (seed 002's patches 3 and 4) |
 //! | `dirty_throttle` | object: `pauses`, `calls` → `{count, mean_ms, p50_ms, p99_ms, max_ms}` | every sleep in `balance_dirty_pages`, and every call that slept or wrote, from entry to return; quantiles to the millisecond below |
@@ -260,6 +261,24 @@ pub fn run_to_json(r: &RunResult) -> Value {
                 .collect(),
         ),
     );
+    if !r.cgroups.is_empty() {
+        o.insert(
+            "cgroups".into(),
+            Value::Object(
+                r.cgroups
+                    .iter()
+                    .map(|c| {
+                        let files: Map<String, Value> = c
+                            .files
+                            .iter()
+                            .map(|(f, v)| (f.to_string(), Value::from(*v)))
+                            .collect();
+                        (c.name.clone(), Value::Object(files))
+                    })
+                    .collect(),
+            ),
+        );
+    }
     let durations = |d: &crate::mm::page_writeback::Durations| {
         let ms = |ns: u64| float(ns as f64 / 1e6);
         serde_json::json!({
@@ -299,6 +318,10 @@ mod tests {
             buddyinfo: String::new(),
             pagetypeinfo: String::new(),
             warnings: vec![("xfs_vm_writepage: called from direct reclaim".into(), 3)],
+            cgroups: vec![crate::report::CgroupReport {
+                name: "/A".into(),
+                files: vec![("memory.usage_in_bytes", 8192), ("rss", 4096)],
+            }],
             scenario: "s".into(),
             kernel: "3.9".into(),
             switches: vec![("b".into(), true), ("a".into(), false)],
@@ -326,6 +349,19 @@ mod tests {
                 rss_pages: 9,
             }],
         }
+    }
+
+    #[test]
+    fn cgroups_are_keyed_by_path_and_file() {
+        let v = run_to_json(&run());
+        assert_eq!(v["cgroups"]["/A"]["memory.usage_in_bytes"], 8192);
+        assert_eq!(v["cgroups"]["/A"]["rss"], 4096);
+        let mut off = run();
+        off.cgroups.clear();
+        assert!(
+            run_to_json(&off).get("cgroups").is_none(),
+            "absent with memcg off"
+        );
     }
 
     #[test]

@@ -55,6 +55,68 @@ pub struct RunResult {
     pub pagetypeinfo: String,
     /// Kernel warnings (`WARN_ON_ONCE` sites) and how often each was hit, by site.
     pub warnings: Vec<(String, u64)>,
+    /// Memory cgroups at the end of the run, the root first (empty: the controller is off).
+    pub cgroups: Vec<CgroupReport>,
+}
+
+/// A memory cgroup's files at the end of the run, under their cgroup file names, in bytes
+/// as the kernel shows them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CgroupReport {
+    /// The path below the root: `/` for the root, `/A`, `/A/B`.
+    pub name: String,
+    /// `memory.usage_in_bytes`, `memory.max_usage_in_bytes`, `memory.limit_in_bytes`,
+    /// `memory.soft_limit_in_bytes`, `memory.failcnt`, `memory.memsw.usage_in_bytes`, then
+    /// `memory.stat`'s `cache`, `rss`, `swap`, `pgpgin` and `pgpgout`, in that order.
+    pub files: Vec<(&'static str, u64)>,
+}
+
+impl CgroupReport {
+    /// The files of every group of a controller (none when it is off).
+    pub fn of(cg: &crate::mm::memcontrol::MemCgroups) -> Vec<CgroupReport> {
+        const PAGE: u64 = crate::calibration::PAGE_SIZE;
+        let bytes = |pages: u64| {
+            if pages == u64::MAX {
+                // RESOURCE_MAX as the kernel prints it.
+                i64::MAX as u64
+            } else {
+                pages * PAGE
+            }
+        };
+        cg.groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                let usage = cg.usage(i);
+                let (max_usage, memsw) = if i == 0 {
+                    (0, usage + g.stat.swap)
+                } else {
+                    (g.res.max_usage, g.memsw.usage)
+                };
+                CgroupReport {
+                    name: format!("/{}", g.name),
+                    files: vec![
+                        ("memory.usage_in_bytes", bytes(usage)),
+                        ("memory.max_usage_in_bytes", bytes(max_usage)),
+                        ("memory.limit_in_bytes", bytes(g.res.limit)),
+                        ("memory.soft_limit_in_bytes", bytes(g.res.soft_limit)),
+                        ("memory.failcnt", g.res.failcnt),
+                        ("memory.memsw.usage_in_bytes", bytes(memsw)),
+                        ("cache", bytes(g.stat.cache)),
+                        ("rss", bytes(g.stat.rss)),
+                        ("swap", bytes(g.stat.swap)),
+                        ("pgpgin", g.stat.pgpgin),
+                        ("pgpgout", g.stat.pgpgout),
+                    ],
+                }
+            })
+            .collect()
+    }
+
+    /// A file's value.
+    pub fn get(&self, file: &str) -> Option<u64> {
+        self.files.iter().find(|(f, _)| *f == file).map(|(_, v)| *v)
+    }
 }
 
 /// An NFS mount's RPC statistics at the end of the run (`/proc/self/mountstats`).

@@ -199,6 +199,10 @@ pub fn summary(runs: &[RunResult]) -> String {
         }
     }
 
+    if runs.iter().any(|r| !r.cgroups.is_empty()) {
+        out.push_str(&cgroups_table(runs));
+    }
+
     if runs.iter().any(|r| !r.oom_kills.is_empty()) {
         out.push_str("\nOOM kills\n");
         for r in runs {
@@ -208,6 +212,42 @@ pub fn summary(runs: &[RunResult]) -> String {
                     r.kernel, k.at_seconds, k.victim, k.rss_pages
                 ));
             }
+        }
+    }
+    out
+}
+
+/// Each run's memory cgroups: a row per group, its files in MiB (counts as they are).
+fn cgroups_table(runs: &[RunResult]) -> String {
+    const COLS: [(&str, &str); 8] = [
+        ("memory.usage_in_bytes", "usage"),
+        ("memory.max_usage_in_bytes", "max_usage"),
+        ("memory.limit_in_bytes", "limit"),
+        ("memory.failcnt", "failcnt"),
+        ("cache", "cache"),
+        ("rss", "rss"),
+        ("swap", "swap"),
+        ("pgpgout", "pgpgout"),
+    ];
+    let mut out = String::from("\nMemory cgroups (MiB; failcnt and pgpgout are counts)\n");
+    out.push_str(&format!("{:<18} {:<12}", "kernel", "group"));
+    for (_, h) in COLS {
+        out.push_str(&format!(" {h:>10}"));
+    }
+    out.push('\n');
+    for r in runs {
+        for c in &r.cgroups {
+            out.push_str(&format!("{:<18} {:<12}", r.kernel, c.name));
+            for (f, _) in COLS {
+                let v = c.get(f).unwrap_or(0);
+                let cell = match f {
+                    "memory.failcnt" | "pgpgout" => v.to_string(),
+                    _ if v == i64::MAX as u64 => "unlimited".to_string(),
+                    _ => format!("{:.1}", v as f64 / (1u64 << 20) as f64),
+                };
+                out.push_str(&format!(" {cell:>10}"));
+            }
+            out.push('\n');
         }
     }
     out

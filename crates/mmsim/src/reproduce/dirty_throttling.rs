@@ -185,6 +185,7 @@ impl Case {
                     start_when_used: None,
                     file: None,
                 }),
+                cgroup: None,
             })
             .collect();
         Scenario {
@@ -208,6 +209,7 @@ impl Case {
             kernel: Default::default(),
             slab: Default::default(),
             workloads,
+            cgroups: Vec::new(),
         }
     }
 }

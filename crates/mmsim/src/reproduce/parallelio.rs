@@ -695,6 +695,7 @@ impl Procedure {
             workloads: vec![Workload {
                 name: "parallelio".into(),
                 start: 0,
+                cgroup: None,
                 kind: WorkloadKind::Parallelio(ParallelioParams {
                     device: "sda".into(),
                     pool: self.pool(),
@@ -706,6 +707,7 @@ impl Procedure {
                     warmup,
                 }),
             }],
+            cgroups: Vec::new(),
         }
     }
 }

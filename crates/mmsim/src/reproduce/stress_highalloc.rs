@@ -295,6 +295,7 @@ impl Procedure {
             workloads: vec![Workload {
                 name: "stress-highalloc".into(),
                 start: 0,
+                cgroup: None,
                 kind: WorkloadKind::StressHighalloc(StressHighallocParams {
                     device: "sda".into(),
                     trees: self.trees,
@@ -307,6 +308,7 @@ impl Procedure {
                     rest: StressHighallocParams::REST,
                 }),
             }],
+            cgroups: Vec::new(),
         }
     }
 }

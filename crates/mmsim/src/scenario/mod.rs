@@ -48,6 +48,27 @@ pub struct Scenario {
     pub slab: SlabParams,
     /// The workloads the scenario composes; they run at the same time.
     pub workloads: Vec<Workload>,
+    /// Memory control groups (`[[cgroup]]`), parents before children. None: the memory
+    /// controller is off, as when booted with `cgroup_disable=memory`.
+    pub cgroups: Vec<CgroupSpec>,
+}
+
+/// One `[[cgroup]]`: a memory cgroup (v1) below the root, with its knobs under their cgroup
+/// file names.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CgroupSpec {
+    /// The path below the root, e.g. `A` or `A/B`.
+    pub name: String,
+    /// The parent's index in [`Scenario::cgroups`]; `None` for a child of the root.
+    pub parent: Option<usize>,
+    /// `memory.limit_in_bytes` (`None`: unlimited), rounded up to whole pages.
+    pub limit_in_bytes: Option<u64>,
+    /// `memory.soft_limit_in_bytes` (`None`: unlimited), rounded up to whole pages.
+    pub soft_limit_in_bytes: Option<u64>,
+    /// `memory.use_hierarchy` (`None`: the parent's).
+    pub use_hierarchy: Option<bool>,
+    /// `memory.swappiness` (`None`: the parent's).
+    pub swappiness: Option<u32>,
 }
 
 /// `[machine]` and `[swap]`.
@@ -318,6 +339,9 @@ pub struct Workload {
     pub start: Nanos,
     /// What it does.
     pub kind: WorkloadKind,
+    /// The memory cgroup its tasks run in (`cgroup = "A"`): an index in
+    /// [`Scenario::cgroups`], `None` for the root.
+    pub cgroup: Option<usize>,
 }
 
 /// The workload types.

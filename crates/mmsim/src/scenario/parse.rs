@@ -97,6 +97,16 @@
 //! warmup = true             # boolean, default true
 //! ```
 //!
+//! [[cgroup]]                # any number: memory cgroups (v1) below the root
+//! name = "A"                # required: the path below the root; "A/B" is B in A, which
+//!                           # must be listed first
+//! memory.limit_in_bytes = "512M"       # size (rounded up to pages) or -1; default -1
+//! memory.soft_limit_in_bytes = 0       # size or -1; default -1 (unlimited)
+//! memory.use_hierarchy = 1  # 0 or 1; default the parent's (the root's is 0)
+//! memory.swappiness = 60    # integer 0..=100; default the parent's (the root's is vm's)
+//! # and on a [[workload]]:
+//! cgroup = "A"              # its tasks run in [[cgroup]] "A"; default the root ("/")
+//!
 //! `[[device]]` tables (name, type, size, filesystem, members, nr_requests, scheduler) are
 //! described in the README. `scheduler` is "cfq", "deadline" or "noop"; without it a
 //! rotating disk (hdd, raid0) gets cfq and an ssd or usb stick deadline
@@ -123,6 +133,7 @@
 //! line, column and key; one module a section then reads its keys: [`machine`], [`swap`],
 //! [`devices`], [`vm`], [`run`], [`kernel`], [`slab`] and [`workloads`].
 
+mod cgroups;
 mod check;
 mod devices;
 mod kernel;
@@ -198,6 +209,7 @@ const TOP_KEYS: &[&str] = &[
     "kernel",
     "slab",
     "workload",
+    "cgroup",
 ];
 
 /// The sections, each read by its module, in the order their checks depend on.
@@ -257,9 +269,14 @@ fn resolve(cx: &Cx<'_>, entries: &[tree::Entry], name: &str) -> Res<Scenario> {
         None => SlabParams::default(),
     };
 
+    let cgroups = match opt(&root, "cgroup") {
+        Some(item) => cgroups::cgroups(cx, &item)?,
+        None => Vec::new(),
+    };
+
     let swap_size = swap.as_ref().map_or(0, |s| s.size);
     let workloads = match opt(&root, "workload") {
-        Some(item) => workloads::workloads(cx, &item, ram, swap_size, &devices)?,
+        Some(item) => workloads::workloads(cx, &item, ram, swap_size, &devices, &cgroups)?,
         None => Vec::new(),
     };
 
@@ -279,6 +296,7 @@ fn resolve(cx: &Cx<'_>, entries: &[tree::Entry], name: &str) -> Res<Scenario> {
         kernel,
         slab,
         workloads,
+        cgroups,
     })
 }
 

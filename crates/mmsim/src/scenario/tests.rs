@@ -415,6 +415,7 @@ fn full_example_round_trips_every_value() {
             Workload {
                 name: "mc".into(),
                 start: 1_500 * MS,
+                cgroup: None,
                 kind: WorkloadKind::Memcachetest(MemcachetestParams {
                     pool: (4 * G / 5 * 4) / 4096 * 4096,
                     value_size: 4 * K,
@@ -427,6 +428,7 @@ fn full_example_round_trips_every_value() {
             Workload {
                 name: "mem_eater".into(),
                 start: 30 * S,
+                cgroup: None,
                 kind: WorkloadKind::MemEater {
                     size: 6 * G,
                     chunk: 128 * M,
@@ -435,6 +437,7 @@ fn full_example_round_trips_every_value() {
                 },
             },
         ],
+        cgroups: Vec::new(),
     };
     assert_eq!(s, expected);
 }
@@ -1948,4 +1951,89 @@ fn micro_runs_both_2011_tests_with_mmtests_sizes_unless_told() {
         "{dev}[[workload]]\ntype = \"micro\"\ndevice = \"md0\"\nmixed_size = \"8G\"\nmixed_anon_percent = 50\n"
     ));
     assert!(e.to_string().contains("mixed_size"), "{e}");
+}
+
+const CGROUP_BASE: &str = "[machine]\nram = \"1G\"\n";
+
+/// `[[cgroup]]`: cgroup file names as dotted keys, limits rounded up to pages, -1 for
+/// unlimited, use_hierarchy inherited, and a workload placed by name.
+#[test]
+fn cgroups_take_their_file_names_and_workloads_join_them() {
+    let s = ok(&format!(
+        "{CGROUP_BASE}[[cgroup]]\nname = \"A\"\nmemory.limit_in_bytes = 5000\nmemory.use_hierarchy = 1\n\
+         [[cgroup]]\nname = \"A/B\"\nmemory.soft_limit_in_bytes = 0\nmemory.swappiness = 10\n\
+         [[cgroup]]\nname = \"C\"\nmemory.limit_in_bytes = -1\n\
+         [[workload]]\ntype = \"mem_eater\"\nsize = \"1M\"\ncgroup = \"A/B\"\n\
+         [[workload]]\ntype = \"mem_eater\"\nsize = \"1M\"\ncgroup = \"/\"\n"
+    ));
+    assert_eq!(s.cgroups.len(), 3);
+    assert_eq!(
+        s.cgroups[0].limit_in_bytes,
+        Some(8192),
+        "rounded up to whole pages"
+    );
+    assert_eq!(s.cgroups[1].parent, Some(0));
+    assert_eq!(s.cgroups[1].use_hierarchy, Some(true), "inherited from A");
+    assert_eq!(s.cgroups[1].soft_limit_in_bytes, Some(0));
+    assert_eq!(s.cgroups[1].swappiness, Some(10));
+    assert_eq!(s.cgroups[2].limit_in_bytes, None);
+    assert_eq!(
+        s.cgroups[2].use_hierarchy,
+        Some(false),
+        "the root's default"
+    );
+    assert_eq!(s.workloads[0].cgroup, Some(1));
+    assert_eq!(s.workloads[1].cgroup, None, "\"/\" is the root");
+}
+
+#[test]
+fn a_misspelt_cgroup_file_gets_a_suggestion() {
+    let e = err(&format!(
+        "{CGROUP_BASE}[[cgroup]]\nname = \"A\"\nmemory.limit_in_byte = \"1G\"\n"
+    ));
+    assert_err(
+        &e,
+        "cgroup[0].memory.limit_in_byte",
+        5,
+        "unknown memory cgroup file",
+    );
+    assert_eq!(e.suggestion.as_deref(), Some("limit_in_bytes"));
+}
+
+#[test]
+fn a_cgroup_needs_its_parent_first() {
+    let e = err(&format!("{CGROUP_BASE}[[cgroup]]\nname = \"A/B\"\n"));
+    assert_err(&e, "cgroup[0].name", 4, "needs its parent \"A\"");
+}
+
+#[test]
+fn a_cgroup_below_a_hierarchical_parent_cannot_clear_use_hierarchy() {
+    let e = err(&format!(
+        "{CGROUP_BASE}[[cgroup]]\nname = \"A\"\nmemory.use_hierarchy = 1\n[[cgroup]]\nname = \"A/B\"\nmemory.use_hierarchy = 0\n"
+    ));
+    assert!(
+        e.message.contains("cannot clear memory.use_hierarchy"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_workload_in_an_unknown_cgroup_gets_a_suggestion() {
+    let e = err(&format!(
+        "{CGROUP_BASE}[[cgroup]]\nname = \"build\"\n[[workload]]\ntype = \"mem_eater\"\nsize = \"1M\"\ncgroup = \"biuld\"\n"
+    ));
+    assert_err(&e, "workload[0].cgroup", 8, "no [[cgroup]] named \"biuld\"");
+    assert_eq!(e.suggestion.as_deref(), Some("build"));
+}
+
+#[test]
+fn cgroup_names_are_paths_of_names() {
+    for bad in ["\"\"", "\"A//B\"", "\"../A\"", "\"A/\""] {
+        let e = err(&format!("{CGROUP_BASE}[[cgroup]]\nname = {bad}\n"));
+        assert_err(&e, "cgroup[0].name", 4, "expected a path");
+    }
+    let e = err(&format!(
+        "{CGROUP_BASE}[[cgroup]]\nname = \"A\"\n[[cgroup]]\nname = \"A\"\n"
+    ));
+    assert!(e.message.contains("duplicate cgroup"), "{e}");
 }

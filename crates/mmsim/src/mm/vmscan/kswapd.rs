@@ -5,14 +5,21 @@
 
 use super::*;
 
-/// `age_active_anon`: keep the inactive anon list from running dry.
+/// `age_active_anon`: keep the inactive anon list of every group from running dry.
 pub(super) fn age_active_anon(k: &mut Kernel, zi: usize, sc: &mut ScanControl) {
     if k.swap.total() == 0 {
         return;
     }
-    if inactive_anon_is_low(k, zi) {
-        shrink_active_list(k, SWAP_CLUSTER_MAX, zi, Lru::ActiveAnon, sc);
+    let groups = k.memcg.groups.len().max(1);
+    for i in 0..groups {
+        // The root's walk is every group, in mem_cgroup_iter's order.
+        let mc = k.memcg.groups.first().map_or(0, |r| r.walk[i]);
+        if inactive_anon_is_low(k, zi, mc) {
+            sc.memcg = mc;
+            shrink_active_list(k, SWAP_CLUSTER_MAX, zi, Lru::ActiveAnon, sc);
+        }
     }
+    sc.memcg = 0;
 }
 
 /// Pass 1 of `balance_pgdat`: from the highest zone down, the first unbalanced zone.

@@ -692,18 +692,18 @@ fn inactive_anon_is_low_uses_the_zone_ratio_and_needs_swap() {
     anon_pages(&mut k, Lru::InactiveAnon, 100, false, 0);
     anon_pages(&mut k, Lru::ActiveAnon, 300, false, 0);
     k.zones[Z].inactive_ratio = 3;
-    assert!(!inactive_anon_is_low(&k, Z), "100 x 3 == 300 is not low");
+    assert!(!inactive_anon_is_low(&k, Z, 0), "100 x 3 == 300 is not low");
     anon_pages(&mut k, Lru::ActiveAnon, 1, false, 0);
-    assert!(inactive_anon_is_low(&k, Z), "100 x 3 < 301");
+    assert!(inactive_anon_is_low(&k, Z, 0), "100 x 3 < 301");
     k.zones[Z].inactive_ratio = 4;
-    assert!(!inactive_anon_is_low(&k, Z), "100 x 4 >= 301");
+    assert!(!inactive_anon_is_low(&k, Z, 0), "100 x 4 >= 301");
     drop(k);
 
     let w = world(0, "3.9");
     let mut k = w.borrow_mut();
     anon_pages(&mut k, Lru::InactiveAnon, 1, false, 0);
     anon_pages(&mut k, Lru::ActiveAnon, 100, false, 0);
-    assert!(!inactive_anon_is_low(&k, Z), "never low without swap");
+    assert!(!inactive_anon_is_low(&k, Z, 0), "never low without swap");
 }
 
 #[test]
@@ -712,9 +712,9 @@ fn inactive_file_is_low_when_active_exceeds_inactive() {
     let mut k = w.borrow_mut();
     file_pages(&mut k, Lru::InactiveFile, 50);
     file_pages(&mut k, Lru::ActiveFile, 50);
-    assert!(!inactive_file_is_low(&k, Z));
+    assert!(!inactive_file_is_low(&k, Z, 0));
     file_pages(&mut k, Lru::ActiveFile, 1);
-    assert!(inactive_file_is_low(&k, Z));
+    assert!(inactive_file_is_low(&k, Z, 0));
 }
 
 /// §3.5: `inactive_list_is_low` asks the file rule for the file lists and the anon rule for
@@ -727,13 +727,13 @@ fn inactive_list_is_low_picks_the_rule_of_the_list() {
     file_pages(&mut k, Lru::InactiveFile, 1);
     anon_pages(&mut k, Lru::InactiveAnon, 10, false, 0);
     anon_pages(&mut k, Lru::ActiveAnon, 1, false, 0);
-    assert!(inactive_list_is_low(&k, Z, true));
-    assert!(!inactive_list_is_low(&k, Z, false));
+    assert!(inactive_list_is_low(&k, Z, 0, true));
+    assert!(!inactive_list_is_low(&k, Z, 0, false));
     let more = 10 * k.zones[Z].inactive_ratio as u32;
     anon_pages(&mut k, Lru::ActiveAnon, more, false, 0);
     file_pages(&mut k, Lru::InactiveFile, 5);
-    assert!(!inactive_list_is_low(&k, Z, true));
-    assert!(inactive_list_is_low(&k, Z, false));
+    assert!(!inactive_list_is_low(&k, Z, 0, true));
+    assert!(inactive_list_is_low(&k, Z, 0, false));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -2588,4 +2588,47 @@ fn lumpy_isolation_steps_over_a_free_buddy_block_whole() {
         .filter(|p| !pair.contains(p))
         .collect();
     assert_eq!(got, want);
+}
+
+/// `kernel-memcg.md` §7, e62e384e: limit reclaim meeting a page under writeback that it
+/// marked before waits for the IO and frees the page; global reclaim, and limit reclaim
+/// before 3.6, mark it and move on.
+#[test]
+fn limit_reclaim_waits_on_writeback_it_met_before() {
+    for (preset, memcg, waits) in [
+        ("3.9", true, true),
+        ("3.9", false, false),
+        ("3.5", true, false),
+    ] {
+        let w = world(256, preset);
+        let w2 = w.clone();
+        let done = Rc::new(Cell::new(false));
+        let d2 = done.clone();
+        run_task(&w, 5 * SEC, async move {
+            let w = w2;
+            let (_pfns, mut list) = faulted_and_isolated(&w).await;
+            let mut sc = sc_at(DEF_PRIORITY, false);
+            sc.target_mem_cgroup = memcg.then_some(0);
+            let mut st = PageListStats::default();
+            // First meeting: swapped out, under writeback, PG_reclaim.
+            assert_eq!(
+                shrink_page_list(&w, Z, &mut sc, &mut list, &mut st).await,
+                0
+            );
+            let t0 = w.borrow().sched.now();
+            let mut st = PageListStats::default();
+            let freed = shrink_page_list(&w, Z, &mut sc, &mut list, &mut st).await;
+            let waited = w.borrow().sched.now() > t0;
+            assert_eq!(waited, waits, "{preset} memcg={memcg}");
+            if waits {
+                assert_eq!(freed, N as u64, "written, then freed");
+                assert_eq!(st.nr_writeback, 0);
+            } else {
+                assert_eq!(freed, 0);
+                assert_eq!(st.nr_writeback, N as u64, "marked and kept");
+            }
+            d2.set(true);
+        });
+        assert!(done.get(), "{preset}: the test task finished");
+    }
 }

@@ -20,7 +20,7 @@ use super::check::{
     Res, Table,
 };
 use super::values::{string, time};
-use crate::scenario::{BlockDevice, Workload, WorkloadKind};
+use crate::scenario::{BlockDevice, CgroupSpec, Workload, WorkloadKind};
 
 const WORKLOAD_TYPES: &[&str] = &[
     "memcachetest",
@@ -37,7 +37,7 @@ const WORKLOAD_TYPES: &[&str] = &[
     "micro",
     "sync",
 ];
-const COMMON_WORKLOAD_KEYS: &[&str] = &["type", "name", "start"];
+const COMMON_WORKLOAD_KEYS: &[&str] = &["type", "name", "start", "cgroup"];
 
 /// The `[[workload]]` tables, checked together against RAM + swap and for unique names.
 pub(super) fn workloads(
@@ -46,6 +46,7 @@ pub(super) fn workloads(
     ram: u64,
     swap: u64,
     devices: &[BlockDevice],
+    cgroups: &[CgroupSpec],
 ) -> Res<Vec<Workload>> {
     let limit = u128::from(ram) + u128::from(swap);
     let mut total: u128 = 0;
@@ -54,7 +55,7 @@ pub(super) fn workloads(
     let mut explicit: Vec<Option<String>> = Vec::new();
     for t in array_of_tables(cx, item, "workload")? {
         let t = t?;
-        let (w, mem_item, mem, name) = workload(cx, &t, ram, devices)?;
+        let (w, mem_item, mem, name) = workload(cx, &t, ram, devices, cgroups)?;
         total += u128::from(mem);
         if total > limit {
             let (span, key) = match mem_item {
@@ -152,6 +153,7 @@ fn workload<'a>(
     t: &Table<'a>,
     ram: u64,
     devices: &[BlockDevice],
+    cgroups: &[CgroupSpec],
 ) -> Res<(Workload, MemSource<'a>, u64, NameSource<'a>)> {
     let ty_item = t.required(
         cx,
@@ -237,6 +239,26 @@ fn workload<'a>(
         Some(item) => time(cx, &item)?,
         None => 0,
     };
+    let cgroup = match opt(t, "cgroup") {
+        Some(item) => {
+            let g = string(cx, &item, "the name of a [[cgroup]], such as \"A\"")?;
+            let g = g.strip_prefix('/').unwrap_or(g);
+            if g.is_empty() {
+                None
+            } else {
+                let Some(i) = cgroups.iter().position(|c| c.name == g) else {
+                    let names: Vec<&str> = cgroups.iter().map(|c| c.name.as_str()).collect();
+                    let e = item.fail(
+                        cx,
+                        format!("no [[cgroup]] named \"{g}\" (\"/\" is the root group)"),
+                    );
+                    return Err(with_suggestion(e, nearest(g, &names)));
+                };
+                Some(i)
+            }
+        }
+        None => None,
+    };
 
     let (kind, mem_src, mem) = match ty {
         "memcachetest" => memcachetest::memcachetest(cx, t, ram)?,
@@ -261,6 +283,7 @@ fn workload<'a>(
         name: name.as_ref().map_or_else(String::new, |(n, _)| n.clone()),
         start,
         kind,
+        cgroup,
     };
     Ok((w, mem_src, mem, name))
 }

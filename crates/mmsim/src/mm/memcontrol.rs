@@ -1,0 +1,551 @@
+//! Memory cgroups, v1 (`mm/memcontrol.c`, `kernel/res_counter.c`, `mm/page_cgroup.c` of
+//! 3.9-3.11; `kernel-memcg.md` §1-3): groups with their `res` and `memsw` counters, the
+//! page → group array (`page_cgroup`), charging and uncharging, and limit reclaim.
+//!
+//! Off (no `[[cgroup]]`, as when booted with `cgroup_disable=memory`), nothing here runs
+//! and every page is on its zone's own lruvec. On, group 0 is the root: its pages are
+//! tagged and listed on its lruvecs but never counted in its `res` (§1.4).
+//!
+//! mmsim deviations, each small at the scale of a run:
+//! - the per-cpu charge stock is one stock per group (a batch charged ahead, consumed by
+//!   the group's next charges; §2.3);
+//! - a page is uncharged when it is freed (the kernel: when its last mapping goes, or when
+//!   it leaves the page cache, just before the free), so no free path can leak a charge;
+//! - transparent hugepages are not charged.
+
+use super::page::Pfn;
+use super::page_alloc::AllocError;
+use super::vmscan;
+use super::{Kernel, World};
+use crate::mm::mmzone::MAX_NR_ZONES;
+
+/// `PCG_USED`: the page is charged to the group in the low bits.
+pub const PCG_USED: u16 = 0x8000;
+/// mmsim: the charge counts as `rss` (anonymous or swap cache), not `cache`.
+pub const PCG_RSS: u16 = 0x4000;
+const PCG_GROUP: u16 = 0x3fff;
+
+/// `CHARGE_BATCH`: pages charged at once for a one-page charge (the stock's refill).
+pub const CHARGE_BATCH: u64 = 32;
+/// `MEM_CGROUP_RECLAIM_RETRIES`: rounds of limit reclaim before the OOM killer.
+pub const MEM_CGROUP_RECLAIM_RETRIES: u32 = 5;
+/// `MEM_CGROUP_MAX_RECLAIM_LOOPS`: `try_to_free_mem_cgroup_pages` calls per round.
+pub const MEM_CGROUP_MAX_RECLAIM_LOOPS: u32 = 100;
+/// `PAGE_ALLOC_COSTLY_ORDER` in pages: smaller charges retry while reclaim makes progress.
+const COSTLY_PAGES: u64 = 8;
+
+/// `struct res_counter`, in pages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResCounter {
+    pub usage: u64,
+    pub max_usage: u64,
+    /// `RESOURCE_MAX` is `u64::MAX`.
+    pub limit: u64,
+    pub soft_limit: u64,
+    pub failcnt: u64,
+}
+
+impl Default for ResCounter {
+    fn default() -> Self {
+        ResCounter {
+            usage: 0,
+            max_usage: 0,
+            limit: u64::MAX,
+            soft_limit: u64::MAX,
+            failcnt: 0,
+        }
+    }
+}
+
+impl ResCounter {
+    /// `res_counter_margin`.
+    pub fn margin(&self) -> u64 {
+        self.limit.saturating_sub(self.usage)
+    }
+
+    /// `res_counter_soft_limit_excess`.
+    pub fn soft_limit_excess(&self) -> u64 {
+        self.usage.saturating_sub(self.soft_limit)
+    }
+}
+
+/// `memory.stat`'s per-group counters (pages, and events).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemcgStat {
+    pub cache: u64,
+    pub rss: u64,
+    pub swap: u64,
+    pub pgpgin: u64,
+    pub pgpgout: u64,
+}
+
+/// One `struct mem_cgroup`.
+#[derive(Clone, Debug, Default)]
+pub struct MemCgroup {
+    /// The path below the root ("" for the root).
+    pub name: String,
+    /// The group's parent directory (`None` for the root).
+    pub parent: Option<usize>,
+    /// `memory.use_hierarchy`.
+    pub use_hierarchy: bool,
+    /// `memory.swappiness`.
+    pub swappiness: u32,
+    /// Memory: page cache, anonymous and swap-cache pages.
+    pub res: ResCounter,
+    /// Memory + swap.
+    pub memsw: ResCounter,
+    pub stat: MemcgStat,
+    /// Pages charged to `res` and `memsw` ahead of use (the per-cpu stock, one per group).
+    pub stock: u64,
+    /// The groups a reclaim rooted here visits, in `mem_cgroup_iter`'s pre-order: itself,
+    /// then its descendants if hierarchical (the root: every group).
+    pub walk: Vec<usize>,
+    /// `reclaim_iter[priority]` per zone: where the next walk rooted here starts.
+    pub reclaim_iter: [[usize; vmscan::DEF_PRIORITY as usize + 1]; MAX_NR_ZONES],
+    /// `res_counter.parent`: the hierarchical parent whose counters a charge also takes.
+    pub res_parent: Option<usize>,
+}
+
+/// The memory controller's state.
+#[derive(Clone, Debug, Default)]
+pub struct MemCgroups {
+    /// Groups; 0 is the root. Empty when the controller is off.
+    pub groups: Vec<MemCgroup>,
+    /// `page_cgroup`: per frame, the group and `PCG_*` bits.
+    pub pc: Vec<u16>,
+    /// `swap_cgroup`: per swap slot, 1 + the group its swapped page was charged to (0:
+    /// none).
+    pub swap_cgroup: Vec<u16>,
+}
+
+/// A scenario's group, as boot reads it.
+#[derive(Clone, Debug)]
+pub struct GroupConfig {
+    pub name: String,
+    /// The parent's index among the groups (0 is the root).
+    pub parent: usize,
+    pub limit_pages: Option<u64>,
+    pub soft_limit_pages: Option<u64>,
+    pub use_hierarchy: bool,
+    pub swappiness: Option<u32>,
+}
+
+impl MemCgroups {
+    /// The controller with the root and `groups` (parents before children), for `frames`
+    /// frames and `swap_slots` slots; off when `groups` is empty.
+    pub fn new(
+        groups: &[GroupConfig],
+        frames: usize,
+        swap_slots: usize,
+        vm_swappiness: u32,
+    ) -> Self {
+        if groups.is_empty() {
+            return MemCgroups::default();
+        }
+        let mut g = vec![MemCgroup {
+            name: String::new(),
+            swappiness: vm_swappiness,
+            ..Default::default()
+        }];
+        for c in groups {
+            let parent = &g[c.parent];
+            let hier_parent = parent.use_hierarchy;
+            let mut res = ResCounter::default();
+            if let Some(l) = c.limit_pages {
+                res.limit = l;
+            }
+            if let Some(s) = c.soft_limit_pages {
+                res.soft_limit = s;
+            }
+            g.push(MemCgroup {
+                name: c.name.clone(),
+                parent: Some(c.parent),
+                use_hierarchy: c.use_hierarchy,
+                swappiness: c.swappiness.unwrap_or(parent.swappiness),
+                res,
+                res_parent: hier_parent.then_some(c.parent),
+                ..Default::default()
+            });
+        }
+        // mem_cgroup_iter's pre-order walks.
+        let n = g.len();
+        for root in 0..n {
+            let mut walk = Vec::new();
+            preorder(&g, root, root == 0 || g[root].use_hierarchy, &mut walk);
+            g[root].walk = walk;
+        }
+        MemCgroups {
+            groups: g,
+            pc: vec![0; frames],
+            swap_cgroup: vec![0; swap_slots],
+        }
+    }
+
+    /// `mem_cgroup_disabled()`.
+    #[inline]
+    pub fn disabled(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// The group whose lruvecs hold `pfn`: its charged group, else the root
+    /// (`mem_cgroup_page_lruvec`).
+    #[inline]
+    pub fn page_lruvec_memcg(&self, pfn: Pfn) -> usize {
+        match self.pc.get(pfn as usize) {
+            Some(&pc) if pc & PCG_USED != 0 => (pc & PCG_GROUP) as usize,
+            _ => 0,
+        }
+    }
+
+    /// The group `pfn` is charged to, if it is.
+    #[inline]
+    pub fn page_memcg(&self, pfn: Pfn) -> Option<usize> {
+        match self.pc.get(pfn as usize) {
+            Some(&pc) if pc & PCG_USED != 0 => Some((pc & PCG_GROUP) as usize),
+            _ => None,
+        }
+    }
+
+    /// The hierarchical chain a charge to `mc` takes: `mc`, then its `res_parent`s.
+    fn chain(&self, mc: usize) -> impl Iterator<Item = usize> + '_ {
+        std::iter::successors(Some(mc), move |&c| self.groups[c].res_parent)
+    }
+
+    /// `res_counter_charge` of `nr` pages on `res` and `memsw`: every level or none; `Err`
+    /// names the level over its limit (`limit_fail_at`), whose `failcnt` counts it.
+    pub fn res_charge(&mut self, mc: usize, nr: u64) -> Result<(), usize> {
+        let fail = self
+            .chain(mc)
+            .find(|&c| self.groups[c].res.usage + nr > self.groups[c].res.limit);
+        if let Some(c) = fail {
+            self.groups[c].res.failcnt += 1;
+            return Err(c);
+        }
+        self.force_charge(mc, nr);
+        Ok(())
+    }
+
+    /// `res_counter_charge_nofail`: charge whatever the limits (a bypassed charge).
+    pub fn force_charge(&mut self, mc: usize, nr: u64) {
+        let chain: Vec<usize> = self.chain(mc).collect();
+        for c in chain {
+            let g = &mut self.groups[c];
+            g.res.usage += nr;
+            g.res.max_usage = g.res.max_usage.max(g.res.usage);
+            g.memsw.usage += nr;
+            g.memsw.max_usage = g.memsw.max_usage.max(g.memsw.usage);
+        }
+    }
+
+    /// `res_counter_uncharge` of `res` (and of `memsw` too, unless the pages go to swap).
+    fn res_uncharge(&mut self, mc: usize, nr: u64, memsw: bool) {
+        let mut c = Some(mc);
+        while let Some(i) = c {
+            let g = &mut self.groups[i];
+            g.res.usage -= nr;
+            if memsw {
+                g.memsw.usage -= nr;
+            }
+            c = g.res_parent;
+        }
+    }
+
+    /// `memsw` alone uncharged: a swap slot charged to `mc` is freed.
+    fn memsw_uncharge(&mut self, mc: usize, nr: u64) {
+        let mut c = Some(mc);
+        while let Some(i) = c {
+            self.groups[i].memsw.usage -= nr;
+            c = self.groups[i].res_parent;
+        }
+    }
+
+    /// `memory.usage_in_bytes` in pages: `res.usage`, or for the root the pages of every
+    /// group (its own `res` is never charged).
+    pub fn usage(&self, mc: usize) -> u64 {
+        if mc != 0 {
+            return self.groups[mc].res.usage;
+        }
+        self.groups.iter().map(|g| g.stat.cache + g.stat.rss).sum()
+    }
+
+    /// Pages charged to each group's `res` by its own pages, its descendants' (when
+    /// hierarchical) and its stock: what `res.usage` must be.
+    pub fn expected_usage(&self) -> Vec<u64> {
+        let mut want = vec![0u64; self.groups.len()];
+        for (i, g) in self.groups.iter().enumerate().skip(1) {
+            let own = g.stat.cache + g.stat.rss + g.stock;
+            for c in self.chain(i) {
+                want[c] += own;
+            }
+        }
+        want
+    }
+}
+
+/// Pre-order of `root`'s subtree (just `root` when not `deep`).
+fn preorder(g: &[MemCgroup], root: usize, deep: bool, out: &mut Vec<usize>) {
+    out.push(root);
+    if !deep {
+        return;
+    }
+    for (i, c) in g.iter().enumerate() {
+        if c.parent == Some(root) {
+            preorder(g, i, true, out);
+        }
+    }
+}
+
+/// `mem_cgroup_from_task`: the group of the running task.
+#[inline]
+pub fn current_memcg(k: &Kernel) -> usize {
+    if k.memcg.disabled() {
+        return 0;
+    }
+    k.sched.task_cgroup(k.sched.current()) as usize
+}
+
+/// The group of an mm's owner (`mm->owner`); the root for an mm without one.
+#[inline]
+pub fn mm_memcg(k: &Kernel, mm: usize) -> usize {
+    if k.memcg.disabled() {
+        return 0;
+    }
+    k.mms[mm]
+        .task
+        .map_or(0, |t| k.sched.task_cgroup(t) as usize)
+}
+
+/// `__mem_cgroup_commit_charge`: `pfn`, off the LRU, becomes `mc`'s, anonymous (`rss`) or
+/// page cache. Its charge comes from the group's stock, which `mem_cgroup_try_charge`
+/// filled; a page with none there is charged regardless of the limit (the kernel's bypass).
+pub fn commit_charge(k: &mut Kernel, pfn: Pfn, mc: usize, rss: bool) {
+    if k.memcg.disabled() {
+        return;
+    }
+    debug_assert!(
+        !k.pages.test(pfn, super::page::PG_LRU),
+        "charging pfn {pfn} on an LRU list"
+    );
+    let cg = &mut k.memcg;
+    if cg.pc[pfn as usize] & PCG_USED != 0 {
+        return;
+    }
+    cg.pc[pfn as usize] = PCG_USED | if rss { PCG_RSS } else { 0 } | mc as u16;
+    let g = &mut cg.groups[mc];
+    if rss {
+        g.stat.rss += 1;
+    } else {
+        g.stat.cache += 1;
+    }
+    g.stat.pgpgin += 1;
+    if mc == 0 {
+        return;
+    }
+    if g.stock > 0 {
+        g.stock -= 1;
+    } else {
+        cg.force_charge(mc, 1);
+    }
+}
+
+/// Clear a charged page's `page_cgroup` and take it out of its group's stat; `None` if it
+/// was not charged.
+fn clear_page_cgroup(cg: &mut MemCgroups, pfn: Pfn) -> Option<usize> {
+    let pc = cg.pc.get_mut(pfn as usize)?;
+    if *pc & PCG_USED == 0 {
+        return None;
+    }
+    let mc = (*pc & PCG_GROUP) as usize;
+    let rss = std::mem::take(pc) & PCG_RSS != 0;
+    let g = &mut cg.groups[mc];
+    if rss {
+        g.stat.rss -= 1;
+    } else {
+        g.stat.cache -= 1;
+    }
+    g.stat.pgpgout += 1;
+    Some(mc)
+}
+
+/// The page `pfn` leaves its group (`__mem_cgroup_uncharge_common`), at its free.
+pub fn uncharge_page(k: &mut Kernel, pfn: Pfn) {
+    let cg = &mut k.memcg;
+    if let Some(mc) = clear_page_cgroup(cg, pfn) {
+        if mc != 0 {
+            cg.res_uncharge(mc, 1, true);
+        }
+    }
+}
+
+/// `mem_cgroup_uncharge_swapcache(swapout)`: reclaim frees a swap-cache page whose slot
+/// holds its data. `res` lets it go; `memsw` keeps it, recorded against `slot` until the
+/// slot is freed.
+pub fn uncharge_swapcache(k: &mut Kernel, pfn: Pfn, slot: u32) {
+    let cg = &mut k.memcg;
+    let Some(mc) = clear_page_cgroup(cg, pfn) else {
+        return;
+    };
+    cg.groups[mc].stat.swap += 1;
+    cg.swap_cgroup[slot as usize] = mc as u16 + 1;
+    if mc != 0 {
+        cg.res_uncharge(mc, 1, false);
+    }
+}
+
+/// `mem_cgroup_uncharge_swap`: a slot is freed; the group it was recorded against lets go
+/// of its `memsw` charge.
+pub fn uncharge_swap(k: &mut Kernel, slot: u32) {
+    let cg = &mut k.memcg;
+    let Some(rec) = cg.swap_cgroup.get_mut(slot as usize) else {
+        return;
+    };
+    if *rec == 0 {
+        return;
+    }
+    let mc = (*rec - 1) as usize;
+    *rec = 0;
+    cg.groups[mc].stat.swap -= 1;
+    if mc != 0 {
+        cg.memsw_uncharge(mc, 1);
+    }
+}
+
+/// The group a swap-in of `slot` charges: the one its data was charged to when swapped
+/// out (swap accounting), else the faulting task's.
+pub fn swapin_memcg(k: &Kernel, slot: u32) -> usize {
+    match k.memcg.swap_cgroup.get(slot as usize) {
+        Some(&rec) if rec != 0 => (rec - 1) as usize,
+        _ => current_memcg(k),
+    }
+}
+
+/// `mem_cgroup_commit_charge_swapin`: the page read back for `slot` is charged, and the
+/// slot's record lets go of its `memsw` charge, which the page now carries.
+pub fn commit_charge_swapin(k: &mut Kernel, pfn: Pfn, slot: u32) {
+    if k.memcg.disabled() {
+        return;
+    }
+    let mc = swapin_memcg(k, slot);
+    commit_charge(k, pfn, mc, true);
+    uncharge_swap(k, slot);
+}
+
+/// `__mem_cgroup_try_charge` (§2.2): make sure `nr` pages are charged to `mc` ahead of
+/// their commit, charging a batch into its stock, reclaiming within the group when a limit
+/// stops it, and calling the group's OOM killer when reclaim cannot make room.
+pub async fn try_charge(w: &World, mc: usize, nr: u64) -> Result<(), AllocError> {
+    if mc == 0 {
+        return Ok(());
+    }
+    let mut oom_retries = MEM_CGROUP_RECLAIM_RETRIES;
+    let mut batch = nr.max(CHARGE_BATCH);
+    loop {
+        let over = {
+            let mut k = w.borrow_mut();
+            if k.sched.is_killed(k.sched.current()) {
+                return Err(AllocError::Killed);
+            }
+            if k.memcg.groups[mc].stock >= nr {
+                return Ok(());
+            }
+            match k.memcg.res_charge(mc, batch) {
+                Ok(()) => {
+                    k.memcg.groups[mc].stock += batch;
+                    return Ok(());
+                }
+                Err(over) => over,
+            }
+        };
+        if batch > nr {
+            // Never reclaim for the optional part of the batch (CHARGE_RETRY).
+            batch = nr;
+            continue;
+        }
+        let reclaimed = mem_cgroup_reclaim(w, over).await;
+        {
+            let k = w.borrow();
+            if k.memcg.groups[over].res.margin() >= nr || (nr <= COSTLY_PAGES && reclaimed > 0) {
+                continue;
+            }
+        }
+        if oom_retries > 0 {
+            oom_retries -= 1;
+            continue;
+        }
+        mem_cgroup_out_of_memory(w, over).await?;
+        oom_retries = MEM_CGROUP_RECLAIM_RETRIES;
+    }
+}
+
+/// `mem_cgroup_reclaim`: up to 100 rounds of `try_to_free_mem_cgroup_pages` until the
+/// group has room, or two rounds in a row free nothing.
+pub async fn mem_cgroup_reclaim(w: &World, mc: usize) -> u64 {
+    let mut total = 0;
+    for lp in 0..MEM_CGROUP_MAX_RECLAIM_LOOPS {
+        if lp > 0 {
+            // drain_all_stock_async: the group's stock goes back.
+            let mut k = w.borrow_mut();
+            drain_stock(&mut k, mc);
+        }
+        total += vmscan::try_to_free_mem_cgroup_pages(w, mc).await;
+        let k = w.borrow();
+        if k.memcg.groups[mc].res.margin() > 0 || (lp > 0 && total == 0) {
+            break;
+        }
+    }
+    total
+}
+
+/// `drain_stock` for `mc` and the groups under it: uncharge what they hold ahead of use.
+pub fn drain_stock(k: &mut Kernel, mc: usize) {
+    let walk = k.memcg.groups[mc].walk.clone();
+    for c in walk {
+        let s = std::mem::take(&mut k.memcg.groups[c].stock);
+        if s > 0 && c != 0 {
+            k.memcg.res_uncharge(c, s, true);
+        }
+    }
+}
+
+/// `mem_cgroup_out_of_memory` (3.3-3.11's `mem_cgroup_handle_oom`): kill the task of
+/// `over`'s subtree with the largest footprint; the charging task, if it is the victim,
+/// fails its charge. Otherwise it waits a jiffy for the victim to go.
+async fn mem_cgroup_out_of_memory(w: &World, over: usize) -> Result<(), AllocError> {
+    {
+        let mut k = w.borrow_mut();
+        let walk = k.memcg.groups[over].walk.clone();
+        let victim = k
+            .mms
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| !m.dead)
+            .filter_map(|(i, m)| m.task.map(|t| (i, m, t)))
+            .filter(|(_, _, t)| walk.contains(&(k.sched.task_cgroup(*t) as usize)))
+            .max_by_key(|(i, m, _)| (m.rss + m.file_rss + m.swapents, std::cmp::Reverse(*i)))
+            .map(|(i, _, t)| (i, t));
+        let Some((v, task)) = victim else {
+            return Err(AllocError::NoMemory);
+        };
+        if !k.sched.is_killed(task) {
+            let now = k.sched.now();
+            let rss = k.mms[v].rss + k.mms[v].file_rss;
+            let name = k.mms[v].name.clone();
+            k.oom_kills.push(super::oom_kill::OomKill {
+                at_seconds: now as f64 / crate::engine::SEC as f64,
+                victim: name,
+                rss_pages: rss,
+            });
+            k.sched.kill(task);
+        }
+        if task == k.sched.current() {
+            return Err(AllocError::Killed);
+        }
+    }
+    let timer = w.borrow().wq.timer;
+    crate::engine::wait_event(w, timer, Some(crate::engine::JIFFY), true).await;
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "memcontrol/tests.rs"]
+mod tests;

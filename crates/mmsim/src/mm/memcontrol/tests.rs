@@ -1,0 +1,228 @@
+//! Unit tests of `memcontrol.rs` against `kernel-memcg.md` §1-3. Expected values are
+//! worked out here from the specification.
+
+use super::*;
+
+/// Groups as (name, parent index, limit in pages, use_hierarchy).
+fn groups(spec: &[(&str, usize, Option<u64>, bool)]) -> MemCgroups {
+    let cfg: Vec<GroupConfig> = spec
+        .iter()
+        .map(|&(name, parent, limit, hier)| GroupConfig {
+            name: name.into(),
+            parent,
+            limit_pages: limit,
+            soft_limit_pages: None,
+            use_hierarchy: hier,
+            swappiness: None,
+        })
+        .collect();
+    MemCgroups::new(&cfg, 64, 16, 60)
+}
+
+/// §1.1: a charge takes every level of the hierarchy or none, and the level over its
+/// limit counts the failure.
+#[test]
+fn a_charge_takes_every_hierarchical_level_or_none() {
+    // root ← A (hierarchical, limit 10) ← B (limit 100)
+    let mut cg = groups(&[("A", 0, Some(10), true), ("A/B", 1, Some(100), true)]);
+    assert_eq!(cg.groups[2].res_parent, Some(1));
+    assert_eq!(
+        cg.groups[1].res_parent, None,
+        "the root is not hierarchical"
+    );
+    assert_eq!(cg.res_charge(2, 6), Ok(()));
+    assert_eq!((cg.groups[1].res.usage, cg.groups[2].res.usage), (6, 6));
+    assert_eq!(cg.res_charge(2, 6), Err(1), "A, at 12 > 10, stops it");
+    assert_eq!((cg.groups[1].res.usage, cg.groups[2].res.usage), (6, 6));
+    assert_eq!((cg.groups[1].res.failcnt, cg.groups[2].res.failcnt), (1, 0));
+    assert_eq!(cg.groups[2].res.max_usage, 6);
+    assert_eq!(cg.groups[1].memsw.usage, 6);
+}
+
+/// §1.4: below a parent without use_hierarchy, a group's counters have no parent.
+#[test]
+fn a_flat_parent_does_not_take_its_childrens_charges() {
+    let mut cg = groups(&[("A", 0, Some(4), false), ("A/B", 1, None, false)]);
+    assert_eq!(cg.groups[2].res_parent, None);
+    assert_eq!(cg.res_charge(2, 50), Ok(()));
+    assert_eq!(cg.groups[1].res.usage, 0);
+    // A's walk is A alone; the root's is every group, in pre-order.
+    assert_eq!(cg.groups[1].walk, vec![1]);
+    assert_eq!(cg.groups[0].walk, vec![0, 1, 2]);
+}
+
+/// Pre-order: a group's descendants come right after it, before its next sibling.
+#[test]
+fn the_walk_is_pre_order() {
+    let cg = groups(&[
+        ("A", 0, None, true),
+        ("B", 0, None, false),
+        ("A/C", 1, None, true),
+    ]);
+    assert_eq!(cg.groups[0].walk, vec![0, 1, 3, 2]);
+    assert_eq!(cg.groups[1].walk, vec![1, 3]);
+}
+
+/// §1.1: margin and soft-limit excess.
+#[test]
+fn margin_and_soft_limit_excess() {
+    let r = ResCounter {
+        usage: 30,
+        limit: 40,
+        soft_limit: 0,
+        ..Default::default()
+    };
+    assert_eq!(r.margin(), 10);
+    assert_eq!(
+        r.soft_limit_excess(),
+        30,
+        "soft limit 0: all of it is excess"
+    );
+    let r = ResCounter {
+        usage: 50,
+        limit: 40,
+        ..Default::default()
+    };
+    assert_eq!(r.margin(), 0);
+    assert_eq!(r.soft_limit_excess(), 0, "no soft limit");
+}
+
+/// A kernel with groups "A" (limit `limit` pages) for the charge tests.
+fn kernel_with_group(limit: Option<u64>) -> crate::mm::World {
+    let w = crate::sim::boot_for_test(128, 64, "3.9");
+    {
+        let mut k = w.borrow_mut();
+        let frames = k.pages.len();
+        let slots = k.swap.max as usize;
+        k.memcg = MemCgroups::new(
+            &[GroupConfig {
+                name: "A".into(),
+                parent: 0,
+                limit_pages: limit,
+                soft_limit_pages: None,
+                use_hierarchy: false,
+                swappiness: None,
+            }],
+            frames,
+            slots,
+            60,
+        );
+        for z in k.zones.iter_mut() {
+            z.memcg_lruvecs = vec![Default::default(); 1];
+        }
+    }
+    w
+}
+
+/// A free page for a user mapping or the page cache.
+fn user_page(k: &mut Kernel) -> Pfn {
+    use crate::mm::page_alloc::{alloc_flags, get_page_from_freelist};
+    get_page_from_freelist(
+        k,
+        crate::mm::Gfp::HIGHUSER_MOVABLE,
+        0,
+        alloc_flags::WMARK_MIN,
+    )
+    .expect("a free page")
+}
+
+/// §2.1, §2.6: a committed page counts in its group's stat and `res`, from the stock when
+/// there is one; freeing it uncharges `res` and `memsw`.
+#[test]
+fn commit_takes_the_stock_and_the_free_uncharges() {
+    use crate::mm::page_alloc::free_page;
+    let w = kernel_with_group(None);
+    let mut k = w.borrow_mut();
+    k.memcg.res_charge(1, CHARGE_BATCH).unwrap();
+    k.memcg.groups[1].stock = CHARGE_BATCH;
+    let pfn = user_page(&mut k);
+    commit_charge(&mut k, pfn, 1, true);
+    assert_eq!(k.memcg.page_memcg(pfn), Some(1));
+    assert_eq!(k.memcg.groups[1].stock, CHARGE_BATCH - 1);
+    assert_eq!(
+        k.memcg.groups[1].res.usage, CHARGE_BATCH,
+        "the stock was charged already"
+    );
+    assert_eq!(
+        (k.memcg.groups[1].stat.rss, k.memcg.groups[1].stat.pgpgin),
+        (1, 1)
+    );
+    // A second commit of the same page changes nothing.
+    commit_charge(&mut k, pfn, 1, true);
+    assert_eq!(k.memcg.groups[1].stat.rss, 1);
+    k.memcg.groups[1].stock = 0;
+    k.memcg.res_uncharge(1, CHARGE_BATCH - 1, true);
+    assert_eq!(k.memcg.expected_usage()[1], 1);
+    free_page(&mut k, pfn);
+    assert_eq!(k.memcg.page_memcg(pfn), None);
+    assert_eq!(
+        (k.memcg.groups[1].res.usage, k.memcg.groups[1].memsw.usage),
+        (0, 0)
+    );
+    assert_eq!(
+        (k.memcg.groups[1].stat.rss, k.memcg.groups[1].stat.pgpgout),
+        (0, 1)
+    );
+}
+
+/// Without stock, a commit charges regardless of the limit (the bypass) and counts no
+/// failure; the root's pages are tagged but never in its `res`.
+#[test]
+fn commit_without_stock_forces_the_charge() {
+    let w = kernel_with_group(Some(0));
+    let mut k = w.borrow_mut();
+    let a = user_page(&mut k);
+    commit_charge(&mut k, a, 1, false);
+    assert_eq!(k.memcg.groups[1].res.usage, 1);
+    assert_eq!(k.memcg.groups[1].res.failcnt, 0);
+    assert_eq!(k.memcg.groups[1].stat.cache, 1);
+    let b = user_page(&mut k);
+    commit_charge(&mut k, b, 0, false);
+    assert_eq!(k.memcg.page_lruvec_memcg(b), 0);
+    assert_eq!(k.memcg.groups[0].res.usage, 0);
+    assert_eq!(
+        k.memcg.usage(0),
+        2,
+        "the root's usage is every group's pages"
+    );
+}
+
+/// §2.6: swap-out keeps `memsw` and records the slot; freeing the slot lets `memsw` go;
+/// a swap-in charges the recorded group and drops the record.
+#[test]
+fn swapout_moves_the_charge_to_the_slot() {
+    let w = kernel_with_group(None);
+    let mut k = w.borrow_mut();
+    let pfn = user_page(&mut k);
+    commit_charge(&mut k, pfn, 1, true);
+    uncharge_swapcache(&mut k, pfn, 5);
+    let g = &k.memcg.groups[1];
+    assert_eq!(
+        (g.res.usage, g.memsw.usage, g.stat.rss, g.stat.swap),
+        (0, 1, 0, 1)
+    );
+    assert_eq!(swapin_memcg(&k, 5), 1, "the record names the group");
+    let again = user_page(&mut k);
+    commit_charge_swapin(&mut k, again, 5);
+    let g = &k.memcg.groups[1];
+    assert_eq!(
+        (g.res.usage, g.memsw.usage, g.stat.rss, g.stat.swap),
+        (1, 1, 1, 0)
+    );
+    assert_eq!(k.memcg.swap_cgroup[5], 0);
+    // A second uncharge of the freed record does nothing.
+    uncharge_swap(&mut k, 5);
+    assert_eq!(k.memcg.groups[1].memsw.usage, 1);
+}
+
+/// Off, nothing is charged and every page is the root's.
+#[test]
+fn off_charges_nothing() {
+    let w = crate::sim::boot_for_test(128, 0, "3.9");
+    let mut k = w.borrow_mut();
+    assert!(k.memcg.disabled());
+    let pfn = user_page(&mut k);
+    commit_charge(&mut k, pfn, 0, true);
+    assert_eq!(k.memcg.page_memcg(pfn), None);
+    assert_eq!(current_memcg(&k), 0);
+}
