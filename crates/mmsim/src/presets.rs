@@ -80,6 +80,8 @@ pub enum Switch {
     ReclaimCompactionScaleByFailures,
     CompactionCapture,
     CompactionAbortOnContention,
+    SoftReclaimInShrinkZone,
+    SoftReclaimInLimitReclaim,
 }
 
 /// A registry entry.
@@ -102,6 +104,7 @@ const LD: &str = "\"Reduce system disruption due to kswapd followup\" V3 (lessdi
 const MAINLINE: &str = "mainline";
 const HIGHALLOC: &str = "\"Improve hugepage allocation success rates under load\" V4, Mel Gorman, 2012-08-14 (seed 004; on 3.6-rc1-akpm)";
 const NOWB: &str = "\"Reduce filesystem writeback from page reclaim\" V3, Mel Gorman, 2011-08 (seed 002; on 3.0, mainline 3.2)";
+const SOFTLIMIT: &str = "\"Soft limit rework\" v5.1, Michal Hocko, 2013-07-26 (seed 001; on mmotm-2013-07-18; merged for 3.12, reverted before its release)";
 const IOLESS: &str = "\"IO-less dirty throttling\" v3, Wu Fengguang, 2010-12-13 (seed 003; merged in reworked form in 3.1-3.3)";
 
 /// Every switch, in documentation order.
@@ -657,6 +660,25 @@ pub static SWITCHES: &[SwitchDef] = &[
               search; the run is marked contended and a THP fault then fails without reclaim. Lock \
               contention itself is not modelled.",
     },
+    SwitchDef {
+        switch: Switch::SoftReclaimInShrinkZone,
+        name: "soft_reclaim_in_shrink_zone",
+        patch: "3b38722e memcg, vmscan: integrate soft reclaim tighter with zone shrinking code (1/8)",
+        series: SOFTLIMIT,
+        doc: "global reclaim's shrink_zone first shrinks only the groups over their soft limit \
+              (or below an ancestor that is), with the caller's priority and rules, and all \
+              groups only when that scanned nothing; the old soft-limit reclaim (the per-zone \
+              trees, priority 0 from kswapd and direct reclaim) is gone, which patch 2/8 then \
+              deletes.",
+    },
+    SwitchDef {
+        switch: Switch::SoftReclaimInLimitReclaim,
+        name: "soft_reclaim_in_limit_reclaim",
+        patch: "vmscan, memcg: do softlimit reclaim also for targeted reclaim (3/8)",
+        series: SOFTLIMIT,
+        doc: "limit reclaim takes the soft pass too, over the groups under the limited one \
+              that are over their soft limit (an ancestor above it does not count).",
+    },
 ];
 
 /// The switches of the kswapd series (KS).
@@ -823,6 +845,35 @@ pub static PRESETS: &[Preset] = &[
         ],
     },
     Preset {
+        name: "mmotm-2013-07-18",
+        base: Base::V3_9,
+        summary: "3.11-era reclaim as in mmotm of 2013-07-18 (seed 001's base): 3.9 with the \
+                  kswapd series and its followup, and the old soft-limit reclaim",
+        on: &[
+            MAINLINE_3_9,
+            MAINLINE_3_5_SCAN,
+            MAINLINE_3_6_MEMCG,
+            MAINLINE_3_8_SCAN,
+            KS_SWITCHES,
+            LD_SWITCHES,
+        ],
+    },
+    Preset {
+        name: "softlimit-rework-v5.1",
+        base: Base::V3_9,
+        summary: "mmotm-2013-07-18 plus \"Soft limit rework\" v5.1 (seed 001): soft limits \
+                  as a first pass of shrink_zone",
+        on: &[
+            MAINLINE_3_9,
+            MAINLINE_3_5_SCAN,
+            MAINLINE_3_6_MEMCG,
+            MAINLINE_3_8_SCAN,
+            KS_SWITCHES,
+            LD_SWITCHES,
+            SOFTLIMIT_SWITCHES,
+        ],
+    },
+    Preset {
         name: "3.0",
         base: Base::V2_6_37,
         summary: "3.0 (seed 002's baseline): 2.6.36-3.0 writeback, lumpy reclaim with 3.0's \
@@ -904,6 +955,12 @@ pub static PRESETS: &[Preset] = &[
             IOLESS_SWITCHES,
         ],
     },
+];
+
+/// The soft limit rework's patches that change behaviour in mmsim (`docs/kernels.md`).
+const SOFTLIMIT_SWITCHES: &[Switch] = &[
+    Switch::SoftReclaimInShrinkZone,
+    Switch::SoftReclaimInLimitReclaim,
 ];
 
 /// The switches of the IO-less dirty throttling series, v3.

@@ -11,13 +11,20 @@
 //!   the group's next charges; §2.3);
 //! - a page is uncharged when it is freed (the kernel: when its last mapping goes, or when
 //!   it leaves the page cache, just before the free), so no free path can leak a charge;
-//! - transparent hugepages are not charged.
+//! - transparent hugepages are not charged;
+//! - `memcg_check_events` counts a group's events on one counter, not one per CPU (§11.5).
+//!
+//! Soft limits (§4): the old design every released 3.x kernel has. Charges and uncharges
+//! re-key a group in the soft-limit tree of the page's zone every 1024 events; kswapd and
+//! direct reclaim first reclaim, zone by zone, from the group furthest over its soft limit,
+//! at priority 0 and as limit reclaim (`mem_cgroup_soft_limit_reclaim`).
 
 use super::page::Pfn;
 use super::page_alloc::AllocError;
 use super::vmscan;
 use super::{Kernel, World};
 use crate::mm::mmzone::MAX_NR_ZONES;
+use crate::presets::Switch;
 
 /// `PCG_USED`: the page is charged to the group in the low bits.
 pub const PCG_USED: u16 = 0x8000;
@@ -33,6 +40,11 @@ pub const MEM_CGROUP_RECLAIM_RETRIES: u32 = 5;
 pub const MEM_CGROUP_MAX_RECLAIM_LOOPS: u32 = 100;
 /// `PAGE_ALLOC_COSTLY_ORDER` in pages: smaller charges retry while reclaim makes progress.
 const COSTLY_PAGES: u64 = 8;
+/// `THRESHOLDS_EVENTS_TARGET` and `SOFTLIMIT_EVENTS_TARGET`: page events between checks.
+pub const THRESHOLDS_EVENTS_TARGET: u64 = 128;
+pub const SOFTLIMIT_EVENTS_TARGET: u64 = 1024;
+/// `MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS`: groups tried while none gives anything back.
+pub const MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS: u32 = 2;
 
 /// `struct res_counter`, in pages.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -104,6 +116,12 @@ pub struct MemCgroup {
     pub reclaim_iter: [[usize; vmscan::DEF_PRIORITY as usize + 1]; MAX_NR_ZONES],
     /// `res_counter.parent`: the hierarchical parent whose counters a charge also takes.
     pub res_parent: Option<usize>,
+    /// `nr_page_events`: pages charged and uncharged.
+    pub nr_page_events: u64,
+    /// `targets[MEM_CGROUP_TARGET_THRESH]` and `[..._SOFTLIMIT]`.
+    pub event_targets: [u64; 2],
+    /// Per zone, its key in that zone's soft-limit tree (`on_tree`, `usage_in_excess`).
+    pub tree_node: [Option<(u64, u64)>; MAX_NR_ZONES],
 }
 
 /// The memory controller's state.
@@ -116,6 +134,11 @@ pub struct MemCgroups {
     /// `swap_cgroup`: per swap slot, 1 + the group its swapped page was charged to (0:
     /// none).
     pub swap_cgroup: Vec<u16>,
+    /// `soft_limit_tree`, per zone: (excess, insertion order, group); the largest excess
+    /// is the last, and of equal keys the last inserted ("equal keys go right").
+    pub soft_limit_tree: [std::collections::BTreeSet<(u64, u64, usize)>; MAX_NR_ZONES],
+    /// Insertions so far (orders equal keys).
+    pub tree_seq: u64,
 }
 
 /// A scenario's group, as boot reads it.
@@ -178,6 +201,7 @@ impl MemCgroups {
             groups: g,
             pc: vec![0; frames],
             swap_cgroup: vec![0; swap_slots],
+            ..Default::default()
         }
     }
 
@@ -282,6 +306,199 @@ impl MemCgroups {
     }
 }
 
+impl MemCgroups {
+    /// `memcg_check_events`: one page event of `mc`, for a page of zone `zi`; every 128
+    /// events the thresholds are due, and every 1024 of those the group (and its
+    /// hierarchical ancestors) is re-keyed in `zi`'s soft-limit tree.
+    pub fn check_events(&mut self, mc: usize, zi: usize) {
+        if mc == 0 {
+            // The root's res is never charged: its excess is always 0.
+            return;
+        }
+        let g = &mut self.groups[mc];
+        g.nr_page_events += 1;
+        let val = g.nr_page_events;
+        if val <= g.event_targets[0] {
+            return;
+        }
+        g.event_targets[0] = val + THRESHOLDS_EVENTS_TARGET;
+        if val <= g.event_targets[1] {
+            return;
+        }
+        g.event_targets[1] = val + SOFTLIMIT_EVENTS_TARGET;
+        self.update_tree(mc, zi);
+    }
+
+    /// `mem_cgroup_update_tree`: `mc` and its hierarchical ancestors take their current
+    /// excess as their key in `zi`'s tree, or leave it when they have none.
+    pub fn update_tree(&mut self, mc: usize, zi: usize) {
+        let chain: Vec<usize> = self.chain(mc).collect();
+        for m in chain {
+            let excess = self.groups[m].res.soft_limit_excess();
+            if excess > 0 || self.groups[m].tree_node[zi].is_some() {
+                self.remove_exceeded(m, zi);
+                self.insert_exceeded(m, zi, excess);
+            }
+        }
+    }
+
+    /// `__mem_cgroup_insert_exceeded`: a group with no excess stays off the tree.
+    fn insert_exceeded(&mut self, mc: usize, zi: usize, excess: u64) {
+        if excess == 0 {
+            return;
+        }
+        self.tree_seq += 1;
+        let key = (excess, self.tree_seq);
+        self.soft_limit_tree[zi].insert((key.0, key.1, mc));
+        self.groups[mc].tree_node[zi] = Some(key);
+    }
+
+    /// `__mem_cgroup_remove_exceeded`.
+    fn remove_exceeded(&mut self, mc: usize, zi: usize) {
+        if let Some((e, s)) = self.groups[mc].tree_node[zi].take() {
+            self.soft_limit_tree[zi].remove(&(e, s, mc));
+        }
+    }
+
+    /// `__mem_cgroup_largest_soft_limit_node`: take the group of the largest key off the
+    /// tree; one that is no longer over its soft limit is dropped and the next taken.
+    pub fn largest_soft_limit_node(&mut self, zi: usize) -> Option<usize> {
+        while let Some((_, _, mc)) = self.soft_limit_tree[zi].pop_last() {
+            self.groups[mc].tree_node[zi] = None;
+            if self.groups[mc].res.soft_limit_excess() > 0 {
+                return Some(mc);
+            }
+        }
+        None
+    }
+
+    /// `mem_cgroup_soft_reclaim_eligible` (the rework, §5.1 and §5.3): `mc` is over its
+    /// soft limit, or a hierarchical ancestor is, the climb stopping after the reclaim's
+    /// `root` (limit reclaim) as the code has it: the root's own parent is still looked at.
+    pub fn soft_reclaim_eligible(&self, mc: usize, root: Option<usize>) -> bool {
+        if self.groups[mc].res.soft_limit_excess() > 0 {
+            return true;
+        }
+        let mut p = mc;
+        while let Some(q) = self.groups[p].res_parent {
+            if self.groups[q].res.soft_limit_excess() > 0 {
+                return true;
+            }
+            if Some(q) == root {
+                break;
+            }
+            p = q;
+        }
+        false
+    }
+
+    /// `mem_cgroup_reclaimable(memcg, noswap = false)`: the group's own lruvecs hold file
+    /// pages, or anonymous pages and there is swap.
+    fn reclaimable(k: &Kernel, mc: usize) -> bool {
+        use super::page::Lru;
+        let (mut file, mut anon) = (0, 0);
+        for z in &k.zones {
+            let lv = z.mem_cgroup_lruvec(mc);
+            file += lv.size(Lru::InactiveFile) + lv.size(Lru::ActiveFile);
+            anon += lv.size(Lru::InactiveAnon) + lv.size(Lru::ActiveAnon);
+        }
+        file > 0 || (anon > 0 && k.swap.total() > 0)
+    }
+}
+
+/// `mem_cgroup_soft_limit_reclaim` (§4.2): before kswapd or direct reclaim shrinks zone
+/// `zi`, reclaim from the group furthest over its soft limit there, moving on to the next
+/// only while nothing at all comes back. Returns (reclaimed, scanned); neither is in
+/// vmstat. Order > 0 never does it.
+pub async fn soft_limit_reclaim(w: &World, zi: usize, order: u32, kswapd: bool) -> (u64, u64) {
+    {
+        let k = w.borrow();
+        if order > 0
+            || k.memcg.disabled()
+            || k.memcg.soft_limit_tree[zi].is_empty()
+            || k.sw.on(Switch::SoftReclaimInShrinkZone)
+        {
+            return (0, 0);
+        }
+    }
+    let (mut reclaimed, mut scanned) = (0, 0);
+    let mut next: Option<usize> = None;
+    let mut loops = 0;
+    loop {
+        let mz = match next.take() {
+            Some(m) => m,
+            None => match w.borrow_mut().memcg.largest_soft_limit_node(zi) {
+                Some(m) => m,
+                None => break,
+            },
+        };
+        let (got, s) = soft_reclaim(w, mz, zi, kswapd).await;
+        reclaimed += got;
+        scanned += s;
+        let mut k = w.borrow_mut();
+        if got == 0 {
+            next = k.memcg.largest_soft_limit_node(zi);
+        }
+        // Back on the tree with its excess now (off it if none is left).
+        k.memcg.remove_exceeded(mz, zi);
+        let excess = k.memcg.groups[mz].res.soft_limit_excess();
+        k.memcg.insert_exceeded(mz, zi, excess);
+        loops += 1;
+        if reclaimed > 0 || next.is_none() || loops > MEM_CGROUP_MAX_SOFT_LIMIT_RECLAIM_LOOPS {
+            // A group taken as `next` and not reclaimed stays off the tree until its
+            // next event, as in the kernel.
+            break;
+        }
+    }
+    (reclaimed, scanned)
+}
+
+/// `mem_cgroup_soft_reclaim` (§4.3): rounds over `root`'s subtree, zone `zi` only, until a
+/// quarter of its excess at entry has come back or its excess is gone; at most 100 rounds,
+/// and none more after two that gave nothing.
+async fn soft_reclaim(w: &World, root: usize, zi: usize, kswapd: bool) -> (u64, u64) {
+    let (excess, len, mut pos) = {
+        let k = w.borrow();
+        let g = &k.memcg.groups[root];
+        (
+            g.res.soft_limit_excess(),
+            g.walk.len(),
+            g.reclaim_iter[zi][0],
+        )
+    };
+    let (mut total, mut scanned) = (0, 0);
+    let mut rounds = 0;
+    loop {
+        if pos >= len {
+            // mem_cgroup_iter ran off the end: a round is complete.
+            pos = 0;
+            rounds += 1;
+            if rounds >= 2
+                && (total == 0 || total >= excess >> 2 || rounds > MEM_CGROUP_MAX_RECLAIM_LOOPS)
+            {
+                break;
+            }
+            continue;
+        }
+        let victim = w.borrow().memcg.groups[root].walk[pos];
+        pos += 1;
+        if !MemCgroups::reclaimable(&w.borrow(), victim) {
+            continue;
+        }
+        let (r, s) = vmscan::mem_cgroup_shrink_node_zone(w, victim, zi, kswapd).await;
+        total += r;
+        scanned += s;
+        if w.borrow().memcg.groups[root].res.soft_limit_excess() == 0 {
+            break;
+        }
+        if w.borrow().fatal.is_some() {
+            break;
+        }
+    }
+    w.borrow_mut().memcg.groups[root].reclaim_iter[zi][0] = pos % len.max(1);
+    (total, scanned)
+}
+
 /// Pre-order of `root`'s subtree (just `root` when not `deep`).
 fn preorder(g: &[MemCgroup], root: usize, deep: bool, out: &mut Vec<usize>) {
     out.push(root);
@@ -331,6 +548,8 @@ pub fn commit_charge(k: &mut Kernel, pfn: Pfn, mc: usize, rss: bool) {
         return;
     }
     cg.pc[pfn as usize] = PCG_USED | if rss { PCG_RSS } else { 0 } | mc as u16;
+    let zi = k.page_zone(pfn);
+    let cg = &mut k.memcg;
     let g = &mut cg.groups[mc];
     if rss {
         g.stat.rss += 1;
@@ -346,6 +565,7 @@ pub fn commit_charge(k: &mut Kernel, pfn: Pfn, mc: usize, rss: bool) {
     } else {
         cg.force_charge(mc, 1);
     }
+    cg.check_events(mc, zi);
 }
 
 /// Clear a charged page's `page_cgroup` and take it out of its group's stat; `None` if it
@@ -369,11 +589,16 @@ fn clear_page_cgroup(cg: &mut MemCgroups, pfn: Pfn) -> Option<usize> {
 
 /// The page `pfn` leaves its group (`__mem_cgroup_uncharge_common`), at its free.
 pub fn uncharge_page(k: &mut Kernel, pfn: Pfn) {
+    if k.memcg.disabled() {
+        return;
+    }
+    let zi = k.page_zone(pfn);
     let cg = &mut k.memcg;
     if let Some(mc) = clear_page_cgroup(cg, pfn) {
         if mc != 0 {
             cg.res_uncharge(mc, 1, true);
         }
+        cg.check_events(mc, zi);
     }
 }
 
@@ -381,10 +606,15 @@ pub fn uncharge_page(k: &mut Kernel, pfn: Pfn) {
 /// holds its data. `res` lets it go; `memsw` keeps it, recorded against `slot` until the
 /// slot is freed.
 pub fn uncharge_swapcache(k: &mut Kernel, pfn: Pfn, slot: u32) {
+    if k.memcg.disabled() {
+        return;
+    }
+    let zi = k.page_zone(pfn);
     let cg = &mut k.memcg;
     let Some(mc) = clear_page_cgroup(cg, pfn) else {
         return;
     };
+    cg.check_events(mc, zi);
     cg.groups[mc].stat.swap += 1;
     cg.swap_cgroup[slot as usize] = mc as u16 + 1;
     if mc != 0 {

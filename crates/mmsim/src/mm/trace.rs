@@ -423,6 +423,38 @@ pub fn mm_vmscan_direct_reclaim_end(k: &mut Kernel, nr_reclaimed: u64) {
     );
 }
 
+/// `mm_vmscan_memcg_reclaim_begin` (limit reclaim) and
+/// `mm_vmscan_memcg_softlimit_reclaim_begin`: the direct-reclaim template.
+pub fn mm_vmscan_memcg_reclaim_begin(k: &mut Kernel, soft: bool, may_writepage: bool, gfp: Gfp) {
+    if !enabled(k) {
+        return;
+    }
+    let name = if soft {
+        "mm_vmscan_memcg_softlimit_reclaim_begin"
+    } else {
+        "mm_vmscan_memcg_reclaim_begin"
+    };
+    emit(
+        k,
+        name,
+        format_args!(
+            "order=0 may_writepage={} gfp_flags={}",
+            may_writepage as u8,
+            show_gfp_flags(gfp)
+        ),
+    );
+}
+
+/// `mm_vmscan_memcg_reclaim_end` and `mm_vmscan_memcg_softlimit_reclaim_end`.
+pub fn mm_vmscan_memcg_reclaim_end(k: &mut Kernel, soft: bool, nr_reclaimed: u64) {
+    let name = if soft {
+        "mm_vmscan_memcg_softlimit_reclaim_end"
+    } else {
+        "mm_vmscan_memcg_reclaim_end"
+    };
+    emit(k, name, format_args!("nr_reclaimed={nr_reclaimed}"));
+}
+
 /// `mm_vmscan_lru_isolate`.
 pub fn mm_vmscan_lru_isolate(
     k: &mut Kernel,

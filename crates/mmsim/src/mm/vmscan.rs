@@ -11,6 +11,7 @@
 
 use super::compaction::{self, CompactResult};
 use super::fs_ops::{page_aops, PlannedWrite, Release, WritePage, WritebackControl};
+use super::memcontrol;
 use super::mmzone::{zone_flags::*, MAX_NR_ZONES, ZONE_NORMAL};
 use super::page::*;
 use super::page_alloc::{zone_watermark_ok, zonelist};
@@ -1079,7 +1080,7 @@ fn shrink_one_page(
     }
     if k.pages.test(pfn, PG_SWAPCACHE) {
         let slot = k.pages.private[pfn as usize];
-        super::memcontrol::uncharge_swapcache(k, pfn, slot);
+        memcontrol::uncharge_swapcache(k, pfn, slot);
         swapfile::delete_from_swap_cache(k, pfn);
     } else if file {
         super::filemap::delete_from_page_cache(k, pfn);
@@ -1579,11 +1580,24 @@ async fn throttle_vm_writeout(w: &World, sc: &mut ScanControl) {
 pub async fn shrink_zone(w: &World, zi: usize, sc: &mut ScanControl) {
     loop {
         let (reclaimed, scanned) = (sc.nr_reclaimed, sc.nr_scanned);
-        if w.borrow().memcg.disabled() {
+        let (disabled, soft) = {
+            let k = w.borrow();
+            // mem_cgroup_should_soft_reclaim: 3b38722e for global reclaim, a5b7c87f for
+            // limit reclaim too.
+            let soft = k.sw.on(Switch::SoftReclaimInShrinkZone)
+                && (sc.global() || k.sw.on(Switch::SoftReclaimInLimitReclaim));
+            (k.memcg.disabled(), soft)
+        };
+        if disabled {
             sc.memcg = 0;
             shrink_lruvec(w, zi, sc).await;
         } else {
-            shrink_memcgs(w, zi, sc).await;
+            let before = sc.nr_scanned;
+            shrink_memcgs(w, zi, sc, soft).await;
+            if soft && sc.nr_scanned == before {
+                // Nothing eligible had pages to scan here: every group, same priority.
+                shrink_memcgs(w, zi, sc, false).await;
+            }
         }
         let k = w.borrow();
         let (reclaimed, scanned) = (sc.nr_reclaimed - reclaimed, sc.nr_scanned - scanned);
@@ -1595,7 +1609,9 @@ pub async fn shrink_zone(w: &World, zi: usize, sc: &mut ScanControl) {
 
 /// `shrink_zone`'s hierarchy walk: from the shared cursor of (root, zone, priority) to the
 /// end of the root's pre-order.
-async fn shrink_memcgs(w: &World, zi: usize, sc: &mut ScanControl) {
+/// With `soft` (the rework's first pass), only the groups `mem_cgroup_soft_reclaim_eligible`
+/// lets through are shrunk.
+async fn shrink_memcgs(w: &World, zi: usize, sc: &mut ScanControl, soft: bool) {
     let root = sc.target_mem_cgroup.unwrap_or(0);
     let prio = sc.priority as usize;
     let (start, len) = {
@@ -1605,9 +1621,19 @@ async fn shrink_memcgs(w: &World, zi: usize, sc: &mut ScanControl) {
     };
     let mut next = 0;
     for i in start..len {
-        sc.memcg = w.borrow().memcg.groups[root].walk[i];
-        shrink_lruvec(w, zi, sc).await;
         next = (i + 1) % len;
+        {
+            let k = w.borrow();
+            sc.memcg = k.memcg.groups[root].walk[i];
+            if soft
+                && !k
+                    .memcg
+                    .soft_reclaim_eligible(sc.memcg, sc.target_mem_cgroup)
+            {
+                continue;
+            }
+        }
+        shrink_lruvec(w, zi, sc).await;
         if !sc.global() && sc.nr_reclaimed >= sc.nr_to_reclaim {
             break;
         }
@@ -1749,9 +1775,34 @@ pub async fn try_to_free_mem_cgroup_pages(w: &World, memcg: usize) -> u64 {
     let laptop = w.borrow().vm.laptop_mode;
     let mut sc = ScanControl::new(Gfp::HIGHUSER_MOVABLE, 0, false, laptop);
     sc.target_mem_cgroup = Some(memcg);
+    trace::mm_vmscan_memcg_reclaim_begin(&mut w.borrow_mut(), false, sc.may_writepage, sc.gfp);
     do_try_to_free_pages(w, &mut sc).await;
     charge(w, &mut sc).await;
+    trace::mm_vmscan_memcg_reclaim_end(&mut w.borrow_mut(), false, sc.nr_reclaimed);
     sc.nr_reclaimed
+}
+
+/// `mem_cgroup_shrink_node_zone` (`kernel-memcg.md` §4.4): the old soft-limit reclaim's
+/// one `shrink_lruvec` of `memcg`'s lists in zone `zi`, at priority 0 ("we hack the
+/// priority and make it zero"), as limit reclaim of that group. Returns (reclaimed,
+/// scanned).
+pub async fn mem_cgroup_shrink_node_zone(
+    w: &World,
+    memcg: usize,
+    zi: usize,
+    kswapd: bool,
+) -> (u64, u64) {
+    let laptop = w.borrow().vm.laptop_mode;
+    let mut sc = ScanControl::new(Gfp::HIGHUSER_MOVABLE, 0, kswapd, laptop);
+    sc.nr_to_reclaim = SWAP_CLUSTER_MAX;
+    sc.priority = 0;
+    sc.target_mem_cgroup = Some(memcg);
+    sc.memcg = memcg;
+    trace::mm_vmscan_memcg_reclaim_begin(&mut w.borrow_mut(), true, sc.may_writepage, sc.gfp);
+    shrink_lruvec(w, zi, &mut sc).await;
+    charge(w, &mut sc).await;
+    trace::mm_vmscan_memcg_reclaim_end(&mut w.borrow_mut(), true, sc.nr_reclaimed);
+    (sc.nr_reclaimed, sc.nr_scanned)
 }
 
 /// `do_try_to_free_pages` (`kernel-reclaim.md` §3.2).
@@ -1770,17 +1821,23 @@ async fn do_try_to_free_pages(w: &World, sc: &mut ScanControl) -> u64 {
         // shrink_zones
         for &zi in &list[..n] {
             if sc.global() {
-                let mut k = w.borrow_mut();
-                if !k.zones[zi].populated()
-                    || (k.zones[zi].all_unreclaimable && sc.priority != DEF_PRIORITY)
                 {
-                    continue;
+                    let mut k = w.borrow_mut();
+                    if !k.zones[zi].populated()
+                        || (k.zones[zi].all_unreclaimable && sc.priority != DEF_PRIORITY)
+                    {
+                        continue;
+                    }
+                    // Enough free for compaction here: reclaim no more, let compaction run.
+                    if compaction_ready(&mut k, zi, sc) {
+                        aborted_reclaim = true;
+                        continue;
+                    }
                 }
-                // Enough free for compaction here: reclaim no more, let compaction run.
-                if compaction_ready(&mut k, zi, sc) {
-                    aborted_reclaim = true;
-                    continue;
-                }
+                // The old soft-limit reclaim, before the zone's own shrink.
+                let (r, s) = memcontrol::soft_limit_reclaim(w, zi, sc.order, false).await;
+                sc.nr_reclaimed += r;
+                sc.nr_scanned += s;
             }
             shrink_zone(w, zi, sc).await;
         }

@@ -226,3 +226,114 @@ fn off_charges_nothing() {
     assert_eq!(k.memcg.page_memcg(pfn), None);
     assert_eq!(current_memcg(&k), 0);
 }
+
+/// §4.1: the targets start at 0, so a group's first event re-keys it in the tree of the
+/// page's zone; after that, the soft-limit target (1024 events on) is looked at only when
+/// the threshold target (128 on) passes. A group with no excess stays off the tree.
+#[test]
+fn events_put_a_group_over_its_soft_limit_on_its_zones_tree() {
+    let mut cg = groups(&[("A", 0, None, false), ("B", 0, None, false)]);
+    cg.groups[1].res.soft_limit = 10;
+    cg.res_charge(1, 50).unwrap();
+    cg.res_charge(2, 50).unwrap();
+    cg.check_events(1, 1);
+    cg.check_events(2, 1);
+    assert_eq!(
+        cg.groups[1].tree_node[1].map(|n| n.0),
+        Some(40),
+        "keyed by its excess"
+    );
+    assert_eq!(cg.groups[2].tree_node[1], None, "B has no soft limit");
+    assert!(cg.soft_limit_tree[0].is_empty(), "only the page's zone");
+    // Targets now 129 and 1025: the threshold passes at events 130, 259, ... 904 and
+    // 1033, and only at 1033 is the soft-limit target behind.
+    cg.res_charge(1, 10).unwrap();
+    for _ in 2..=1032 {
+        cg.check_events(1, 1);
+    }
+    assert_eq!(cg.groups[1].tree_node[1].map(|n| n.0), Some(40));
+    cg.check_events(1, 1);
+    assert_eq!(cg.groups[1].tree_node[1].map(|n| n.0), Some(50));
+    assert_eq!(cg.soft_limit_tree[1].len(), 1);
+}
+
+/// §4.1-4.2: the largest excess comes first, equal keys in insertion order from the
+/// last; taking a node removes it, and one no longer over its soft limit is dropped.
+#[test]
+fn the_largest_excess_is_taken_off_the_tree_first() {
+    let mut cg = groups(&[
+        ("A", 0, None, false),
+        ("B", 0, None, false),
+        ("C", 0, None, false),
+    ]);
+    for (mc, usage) in [(1, 30), (2, 30), (3, 10)] {
+        cg.groups[mc].res.soft_limit = 0;
+        cg.res_charge(mc, usage).unwrap();
+        cg.update_tree(mc, 2);
+    }
+    // A hierarchical parent is re-keyed with its child; A, B and C have none here.
+    assert_eq!(
+        cg.largest_soft_limit_node(2),
+        Some(2),
+        "B: 30, inserted after A"
+    );
+    assert_eq!(cg.groups[2].tree_node[2], None);
+    cg.res_uncharge(1, 30, true);
+    assert_eq!(
+        cg.largest_soft_limit_node(2),
+        Some(3),
+        "A's excess is gone: dropped"
+    );
+    assert_eq!(cg.largest_soft_limit_node(2), None);
+}
+
+/// §4.1: `mem_cgroup_update_tree` walks up the hierarchy.
+#[test]
+fn a_childs_events_re_key_its_hierarchical_parent() {
+    let mut cg = groups(&[("A", 0, None, true), ("A/B", 1, None, true)]);
+    cg.groups[1].res.soft_limit = 4;
+    cg.res_charge(2, 9).unwrap();
+    cg.update_tree(2, 2);
+    assert_eq!(cg.groups[1].tree_node[2].map(|n| n.0), Some(5));
+    assert_eq!(
+        cg.groups[2].tree_node[2], None,
+        "B itself has no soft limit"
+    );
+}
+
+/// §5.1, §5.3: eligible for the rework's soft pass when over the soft limit, or below a
+/// hierarchical ancestor that is; limit reclaim's climb stops after its root, whose own
+/// parent is still looked at (the literal code).
+#[test]
+fn soft_reclaim_eligibility_climbs_the_hierarchy_up_to_the_root() {
+    // root ← A (hier) ← B (hier) ← C; D beside A, flat.
+    let mut cg = groups(&[
+        ("A", 0, None, true),
+        ("A/B", 1, None, true),
+        ("A/B/C", 2, None, true),
+        ("D", 0, None, false),
+    ]);
+    cg.res_charge(3, 10).unwrap();
+    cg.res_charge(4, 10).unwrap();
+    assert!(
+        !cg.soft_reclaim_eligible(3, None),
+        "no soft limits anywhere"
+    );
+    cg.groups[1].res.soft_limit = 5;
+    assert!(
+        cg.soft_reclaim_eligible(3, None),
+        "A, its grandparent, is over"
+    );
+    assert!(cg.soft_reclaim_eligible(2, None));
+    assert!(!cg.soft_reclaim_eligible(4, None), "D is not below A");
+    assert!(
+        !cg.soft_reclaim_eligible(3, Some(2)),
+        "limit reclaim of B: the climb stops at B"
+    );
+    assert!(
+        cg.soft_reclaim_eligible(2, Some(2)),
+        "B itself still looks at its parent A"
+    );
+    cg.groups[4].res.soft_limit = 0;
+    assert!(cg.soft_reclaim_eligible(4, None));
+}

@@ -107,6 +107,11 @@ pub(super) async fn balance_pgdat_v39(w: &World, mut order: u32, classzone: &mut
                     continue;
                 }
                 sc.nr_scanned = 0;
+                // The old soft-limit reclaim: counted as progress and as pages scanned
+                // since loop_again, not in sc.nr_scanned.
+                let (r, s) = memcontrol::soft_limit_reclaim(w, i, order, true).await;
+                sc.nr_reclaimed += r;
+                total_scanned += s;
                 if shrink {
                     if w.borrow().sw.on(Switch::KswapdLimitReclaimPerPriority) {
                         sc.nr_to_reclaim = gap_nr;
@@ -343,6 +348,8 @@ pub(super) async fn balance_pgdat_flat(w: &World, mut order: u32, classzone: &mu
                 }
             }
             sc.nr_scanned = 0;
+            let (r, _) = memcontrol::soft_limit_reclaim(w, i, sc.order, true).await;
+            sc.nr_reclaimed += r;
             if kswapd_shrink_zone(w, i, end_zone, &mut sc, lru_pages, &mut nr_attempted).await {
                 raise_priority = false;
             }
