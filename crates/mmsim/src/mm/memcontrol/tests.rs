@@ -337,3 +337,107 @@ fn soft_reclaim_eligibility_climbs_the_hierarchy_up_to_the_root() {
     cg.groups[4].res.soft_limit = 0;
     assert!(cg.soft_reclaim_eligible(4, None));
 }
+
+/// A test task in group A faulting `pages` anonymous pages of its own mm. Returns how
+/// many faults succeeded.
+fn fault_in_group(w: &crate::mm::World, pages: u32) -> u32 {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let done = Rc::new(Cell::new(0));
+    let d = done.clone();
+    let w2 = w.clone();
+    w.borrow_mut().sched.set_spawn_cgroup(Some(1));
+    crate::sim::run_task(w, 60 * crate::engine::SEC, async move {
+        let w = w2;
+        let (mm, start) = {
+            let mut k = w.borrow_mut();
+            let task = k.sched.current();
+            k.mms.push(crate::mm::memory::Mm {
+                task: Some(task),
+                ..Default::default()
+            });
+            let mm = k.mms.len() - 1;
+            (mm, k.mms[mm].mmap_anon(pages, 0))
+        };
+        for i in 0..pages {
+            if crate::mm::memory::handle_mm_fault(&w, mm, start + i, true)
+                .await
+                .is_err()
+            {
+                break;
+            }
+            d.set(d.get() + 1);
+        }
+    });
+    w.borrow_mut().sched.set_spawn_cgroup(None);
+    done.get()
+}
+
+/// §2.2-§2.4, §3.1: a group's pages sit on its own lruvecs; at its limit, limit reclaim
+/// swaps its pages out (hidden from pgscan) and the group never goes over.
+#[test]
+fn limit_reclaim_keeps_a_group_under_its_limit_on_its_own_lists() {
+    use crate::mm::page::Lru;
+    use crate::mm::vmstat::VmEvent;
+    let w = kernel_with_group(Some(256));
+    assert_eq!(fault_in_group(&w, 1024), 1024);
+    let k = w.borrow();
+    let g = &k.memcg.groups[1];
+    assert!(g.res.max_usage <= 256, "max usage {}", g.res.max_usage);
+    assert!(g.res.failcnt > 0);
+    assert!(g.stat.swap > 0 && g.stat.pgpgout > 0);
+    assert_eq!(
+        g.stat.rss + g.stat.swap,
+        1024,
+        "every page in memory or in swap"
+    );
+    let on_lists = |mc: usize, lru: Lru| -> u64 {
+        k.zones
+            .iter()
+            .map(|z| z.mem_cgroup_lruvec(mc).size(lru))
+            .sum()
+    };
+    let a_anon = on_lists(1, Lru::ActiveAnon) + on_lists(1, Lru::InactiveAnon);
+    assert_eq!(a_anon, g.stat.rss, "A's pages are on A's lists");
+    assert_eq!(
+        on_lists(0, Lru::ActiveAnon) + on_lists(0, Lru::InactiveAnon),
+        0
+    );
+    assert_eq!(k.events.get(VmEvent::pgscan_direct_dma32), 0);
+    assert_eq!(k.events.get(VmEvent::pgsteal_direct_dma32), 0);
+    assert_eq!(k.events.get(VmEvent::allocstall), 0);
+    assert!(k.events.get(VmEvent::pswpout) > 0);
+    crate::mm::invariants::check(&k).unwrap();
+}
+
+/// §2.2, §2.5: without swap, a group at its limit kills its largest task; the charge
+/// of the victim itself fails.
+#[test]
+fn a_group_that_cannot_reclaim_kills_its_task() {
+    let w = crate::sim::boot_for_test(128, 0, "3.9");
+    {
+        let mut k = w.borrow_mut();
+        let frames = k.pages.len();
+        k.memcg = MemCgroups::new(
+            &[GroupConfig {
+                name: "A".into(),
+                parent: 0,
+                limit_pages: Some(64),
+                soft_limit_pages: None,
+                use_hierarchy: false,
+                swappiness: None,
+            }],
+            frames,
+            0,
+            60,
+        );
+        for z in k.zones.iter_mut() {
+            z.memcg_lruvecs = vec![Default::default(); 1];
+        }
+    }
+    let done = fault_in_group(&w, 200);
+    let k = w.borrow();
+    assert!(done <= 64, "{done} faults went through a 64-page limit");
+    assert_eq!(k.oom_kills.len(), 1);
+    assert!(k.memcg.groups[1].res.max_usage <= 64);
+}
