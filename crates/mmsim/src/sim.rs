@@ -757,6 +757,14 @@ pub fn run_with(
                     .iter()
                     .flat_map(|b| timeseries::device_columns(&b.name))
                     .collect(),
+                cgroup_columns: w
+                    .borrow()
+                    .memcg
+                    .groups
+                    .iter()
+                    .skip(1)
+                    .flat_map(|g| timeseries::cgroup_columns(&g.name))
+                    .collect(),
                 zones: w
                     .borrow()
                     .zones
@@ -822,7 +830,9 @@ impl SeriesSink {
     fn take(&mut self, row: Vec<f64>) {
         debug_assert_eq!(
             row.len(),
-            timeseries::COLUMNS.len() + self.series.device_columns.len()
+            timeseries::COLUMNS.len()
+                + self.series.device_columns.len()
+                + self.series.cgroup_columns.len()
         );
         if self.out.is_some() {
             self.write(&TimeSeries::line(&row));
@@ -893,6 +903,12 @@ fn sample(k: &Kernel) -> Vec<f64> {
             kbps(v.task_rate),
             nfs.pages_sent_to_commit as f64,
             nfs.pages_committed as f64,
+        ]);
+    }
+    for (i, g) in k.memcg.groups.iter().enumerate().skip(1) {
+        row.extend([
+            (k.memcg.usage(i) * PAGE_SIZE) as f64,
+            (g.stat.swap * PAGE_SIZE) as f64,
         ]);
     }
     row

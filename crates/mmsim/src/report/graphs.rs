@@ -84,6 +84,7 @@ impl Columns<'_> {
                 self.ts
                     .device_columns
                     .iter()
+                    .chain(&self.ts.cgroup_columns)
                     .position(|c| c == name)
                     .map(|i| COLUMNS.len() + i)
             })
@@ -322,6 +323,41 @@ pub fn graphs(ts: &TimeSeries, devices: &[DeviceReport]) -> Vec<Graph> {
             efficiency,
         )
     });
+    let groups: Vec<&str> = ts
+        .cgroup_columns
+        .iter()
+        .filter_map(|col| col.strip_prefix("usage_in_bytes_"))
+        .collect();
+    if !groups.is_empty() {
+        let mib = |points: Vec<(f64, f64)>| -> Vec<(f64, f64)> {
+            points
+                .into_iter()
+                .map(|(t, b)| (t, b / (1u64 << 20) as f64))
+                .collect()
+        };
+        for (col, id, title, about) in [
+            (
+                "usage_in_bytes",
+                "cgroup-usage",
+                "Memory cgroups: memory.usage_in_bytes",
+                "Each group's memory.usage_in_bytes at each sample: its page cache, anonymous \
+                 and swap-cache pages, and the charges it holds ahead of use.",
+            ),
+            (
+                "swap",
+                "cgroup-swap",
+                "Memory cgroups: pages in swap",
+                "Each group's memory.stat swap at each sample: its pages swapped out and not \
+                 yet back.",
+            ),
+        ] {
+            let lines = groups
+                .iter()
+                .map(|g| data(g, mib(c.gauge(&format!("{col}_{g}")))))
+                .collect();
+            out.push(graph(id, title, "MiB", about, lines));
+        }
+    }
     out.push(graph(
         "allocstall",
         "Direct reclaim entries",
@@ -714,6 +750,7 @@ mod tests {
     fn series() -> TimeSeries {
         let mut ts = TimeSeries {
             device_columns: vec![],
+            cgroup_columns: vec![],
             zones: vec![
                 ZoneInfo {
                     name: "DMA".into(),
@@ -775,6 +812,31 @@ mod tests {
         assert_eq!(eff.lines[0].points[0], (1.0, 50.0));
         assert!(!by_id("swap").has_data());
         assert!(by_id("kswapd").has_data());
+        assert!(
+            g.iter().all(|g| !g.id.starts_with("cgroup-")),
+            "no groups, no graph"
+        );
+    }
+
+    #[test]
+    fn each_memory_cgroup_gets_a_line_in_mib() {
+        use crate::report::timeseries::cgroup_columns;
+        let mut ts = series();
+        ts.cgroup_columns = cgroup_columns("A");
+        ts.cgroup_columns.extend(cgroup_columns("A/B"));
+        for (t, row) in ts.rows.iter_mut().enumerate() {
+            let t = t as f64;
+            row.extend([t * 1048576.0, 0.0, 2097152.0, t * 4096.0]);
+        }
+        let g = graphs(&ts, &[]);
+        let usage = g.iter().find(|g| g.id == "cgroup-usage").unwrap();
+        assert_eq!(usage.y_label, "MiB");
+        let names: Vec<&str> = usage.lines.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["A", "A/B"]);
+        assert_eq!(usage.lines[0].points[3], (3.0, 3.0));
+        assert_eq!(usage.lines[1].points[0], (0.0, 2.0));
+        let swap = g.iter().find(|g| g.id == "cgroup-swap").unwrap();
+        assert_eq!(swap.lines[1].points[2], (2.0, 8192.0 / 1048576.0));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Time series sampled during a run (`--timeseries FILE`), written as CSV: one row per
 //! sample, gauges as their value at the sample, event counters cumulative (difference rows
 //! to get per-interval counts, as MMTests' proc-vmstat graphs do). After the fixed
-//! [`COLUMNS`] come [`DEVICE_COLUMNS`] for each block device, named `<column>_<dev>`.
+//! [`COLUMNS`] come [`DEVICE_COLUMNS`] for each block device, named `<column>_<dev>`, then
+//! with memory cgroups [`CGROUP_COLUMNS`] for each group below the root, named
+//! `<column>_<path>` (`usage_in_bytes_A/B`).
 //!
 //! A series kept in memory also carries the zones' sizes and watermarks ([`ZoneInfo`]),
 //! which the graphs draw; they are fixed at boot and are not written to the CSV.
@@ -64,6 +66,18 @@ pub const DEVICE_COLUMNS: &[&str] = &[
     "nfs_committed",
 ];
 
+/// The per-group columns, each named `<column>_<path>`: the group's
+/// `memory.usage_in_bytes`, and `memory.stat`'s `swap` (its pages in swap), bytes.
+pub const CGROUP_COLUMNS: &[&str] = &["usage_in_bytes", "swap"];
+
+/// The per-group columns of memory cgroup `path` (`A`, `A/B`), in order.
+pub fn cgroup_columns(path: &str) -> Vec<String> {
+    CGROUP_COLUMNS
+        .iter()
+        .map(|c| format!("{c}_{path}"))
+        .collect()
+}
+
 /// The per-device columns of device `name`, in order.
 pub fn device_columns(name: &str) -> Vec<String> {
     DEVICE_COLUMNS
@@ -88,9 +102,11 @@ pub struct ZoneInfo {
 pub struct TimeSeries {
     /// The per-device columns after [`COLUMNS`] ([`device_columns`] of each device).
     pub device_columns: Vec<String>,
+    /// The per-group columns after those ([`cgroup_columns`] of each group).
+    pub cgroup_columns: Vec<String>,
     /// The zones in `nr_free_pages_*` column order.
     pub zones: Vec<ZoneInfo>,
-    /// One row per sample, values in [`COLUMNS`] then `device_columns` order.
+    /// One row per sample, values in [`COLUMNS`], `device_columns`, `cgroup_columns` order.
     pub rows: Vec<Vec<f64>>,
 }
 
@@ -98,7 +114,7 @@ impl TimeSeries {
     /// The CSV header line, `\n` included.
     pub fn header(&self) -> String {
         let mut out = COLUMNS.join(",");
-        for c in &self.device_columns {
+        for c in self.device_columns.iter().chain(&self.cgroup_columns) {
             out.push(',');
             out.push_str(c);
         }
@@ -169,5 +185,11 @@ mod tests {
         );
         assert!(lines[1].contains(",2048,7,0,"));
         assert!(lines[1].ends_with(",0,9"));
+        ts.cgroup_columns = cgroup_columns("A/B");
+        ts.rows[0].extend([4096.0, 0.0]);
+        let csv = ts.to_csv();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(lines[0].ends_with(",nfs_committed_sda,usage_in_bytes_A/B,swap_A/B"));
+        assert!(lines[1].ends_with(",0,9,4096,0"));
     }
 }
