@@ -177,8 +177,9 @@ fn commit_without_stock_forces_the_charge() {
     assert_eq!(k.memcg.groups[1].res.failcnt, 0);
     assert_eq!(k.memcg.groups[1].stat.cache, 1);
     let b = user_page(&mut k);
-    commit_charge(&mut k, b, 0, false);
+    commit_charge(&mut k, b, 0, true);
     assert_eq!(k.memcg.page_lruvec_memcg(b), 0);
+    assert_eq!(k.memcg.groups[0].stat.rss, 1);
     assert_eq!(k.memcg.groups[0].res.usage, 0);
     assert_eq!(
         k.memcg.usage(0),
@@ -440,4 +441,104 @@ fn a_group_that_cannot_reclaim_kills_its_task() {
     assert!(done <= 64, "{done} faults went through a 64-page limit");
     assert_eq!(k.oom_kills.len(), 1);
     assert!(k.memcg.groups[1].res.max_usage <= 64);
+}
+
+/// Two groups with `pages` clean page-cache pages each in zone DMA32, A with soft limit
+/// 0 and on the tree; returns the world and A's and B's pages.
+fn two_groups_with_cache(pages: u64) -> crate::mm::World {
+    let w = crate::sim::boot_for_test(128, 64, "3.9");
+    let mut k = w.borrow_mut();
+    let frames = k.pages.len();
+    let slots = k.swap.max as usize;
+    let cfg = |name: &str| GroupConfig {
+        name: name.into(),
+        parent: 0,
+        limit_pages: None,
+        soft_limit_pages: None,
+        use_hierarchy: false,
+        swappiness: None,
+    };
+    k.memcg = MemCgroups::new(&[cfg("A"), cfg("B")], frames, slots, 60);
+    for z in k.zones.iter_mut() {
+        z.memcg_lruvecs = vec![Default::default(); 2];
+    }
+    for mc in [1, 2] {
+        let ino = crate::mm::inode::new_inode(&mut k, "cache", 0);
+        for index in 0..pages {
+            let pfn = user_page(&mut k);
+            k.pages.flags[pfn as usize] = crate::mm::page::PG_UPTODATE;
+            k.memcg.groups[mc].stock = 1;
+            k.memcg.force_charge(mc, 1);
+            commit_page_cache(&mut k, pfn, ino, index, mc);
+        }
+        k.inodes[ino].size_pages = pages;
+    }
+    k.memcg.groups[1].res.soft_limit = 0;
+    let zi = crate::mm::mmzone::ZONE_DMA32;
+    k.memcg.update_tree(1, zi);
+    drop(k);
+    w
+}
+
+/// `add_to_page_cache_lru` as group `mc`'s task would do it.
+fn commit_page_cache(k: &mut Kernel, pfn: Pfn, ino: usize, index: u64, mc: usize) {
+    k.pages.mapping[pfn as usize] = ino as u32;
+    k.pages.index[pfn as usize] = index as u32;
+    k.inodes[ino].insert_page(index, pfn);
+    let zi = k.page_zone(pfn);
+    k.zones[zi].mod_stat(crate::mm::vmstat::ZoneStat::nr_file_pages, 1);
+    commit_charge(k, pfn, mc, false);
+    crate::mm::swap::lru_cache_add_lru(k, pfn, crate::mm::page::Lru::InactiveFile);
+}
+
+/// §4.2-§4.4: one call reclaims from the group over its soft limit, a quarter of its
+/// excess or more, at priority 0 and hidden from vmstat; the other group keeps its pages
+/// and the victim goes back on the tree with its smaller excess. Order > 0, and the
+/// rework, do none.
+#[test]
+fn soft_limit_reclaim_takes_a_quarter_of_the_excess_from_the_worst_group() {
+    use crate::mm::mmzone::ZONE_DMA32;
+    use crate::mm::vmstat::VmEvent;
+    let w = two_groups_with_cache(400);
+    let w2 = w.clone();
+    crate::sim::run_task(&w, 10 * crate::engine::SEC, async move {
+        let w = w2;
+        assert_eq!(soft_limit_reclaim(&w, ZONE_DMA32, 1, true).await, (0, 0));
+        let (reclaimed, scanned) = soft_limit_reclaim(&w, ZONE_DMA32, 0, true).await;
+        assert!(reclaimed >= 100, "a quarter of 400 at least: {reclaimed}");
+        assert!(scanned >= reclaimed);
+        let k = w.borrow();
+        let a = &k.memcg.groups[1];
+        assert_eq!(a.stat.cache, 400 - reclaimed);
+        assert_eq!(a.res.usage, 400 - reclaimed);
+        assert_eq!(
+            k.memcg.groups[2].stat.cache, 400,
+            "B is under its soft limit"
+        );
+        assert_eq!(a.tree_node[ZONE_DMA32].map(|n| n.0), Some(a.res.usage));
+        assert_eq!(k.events.get(VmEvent::pgscan_kswapd_dma32), 0);
+        assert_eq!(k.events.get(VmEvent::pgsteal_kswapd_dma32), 0);
+        crate::mm::invariants::check(&k).unwrap();
+    });
+    // With the rework the trees are not reclaimed from.
+    let w = two_groups_with_cache(40);
+    let k = crate::presets::resolve("softlimit-rework-v5.1", &[]).unwrap();
+    w.borrow_mut().sw = k.switches;
+    let w2 = w.clone();
+    crate::sim::run_task(&w, crate::engine::SEC, async move {
+        assert_eq!(soft_limit_reclaim(&w2, ZONE_DMA32, 0, true).await, (0, 0));
+    });
+}
+
+/// §4.3: a group with nothing it could give back is passed over (`mem_cgroup_reclaimable`):
+/// anonymous pages without swap are not reclaimable, page cache is.
+#[test]
+fn a_group_is_reclaimable_with_file_pages_or_anon_and_swap() {
+    let w = two_groups_with_cache(4);
+    let k = w.borrow();
+    assert!(MemCgroups::reclaimable(&k, 1));
+    assert!(
+        !MemCgroups::reclaimable(&k, 0),
+        "the root has no pages here"
+    );
 }
