@@ -215,10 +215,7 @@ impl MemCgroups {
     /// (`mem_cgroup_page_lruvec`).
     #[inline]
     pub fn page_lruvec_memcg(&self, pfn: Pfn) -> usize {
-        match self.pc.get(pfn as usize) {
-            Some(&pc) if pc & PCG_USED != 0 => (pc & PCG_GROUP) as usize,
-            _ => 0,
-        }
+        self.page_memcg(pfn).unwrap_or(0)
     }
 
     /// The group `pfn` is charged to, if it is.
@@ -249,38 +246,39 @@ impl MemCgroups {
         Ok(())
     }
 
-    /// `res_counter_charge_nofail`: charge whatever the limits (a bypassed charge).
-    pub fn force_charge(&mut self, mc: usize, nr: u64) {
-        let chain: Vec<usize> = self.chain(mc).collect();
-        for c in chain {
-            let g = &mut self.groups[c];
-            g.res.usage += nr;
-            g.res.max_usage = g.res.max_usage.max(g.res.usage);
-            g.memsw.usage += nr;
-            g.memsw.max_usage = g.memsw.max_usage.max(g.memsw.usage);
-        }
-    }
-
-    /// `res_counter_uncharge` of `res` (and of `memsw` too, unless the pages go to swap).
-    fn res_uncharge(&mut self, mc: usize, nr: u64, memsw: bool) {
+    /// Apply `f` to `mc` and each of its `res_parent`s, in that order.
+    fn for_chain(&mut self, mc: usize, mut f: impl FnMut(&mut MemCgroup)) {
         let mut c = Some(mc);
         while let Some(i) = c {
             let g = &mut self.groups[i];
-            g.res.usage -= nr;
-            if memsw {
-                g.memsw.usage -= nr;
-            }
+            f(g);
             c = g.res_parent;
         }
     }
 
+    /// `res_counter_charge_nofail`: charge whatever the limits (a bypassed charge).
+    pub fn force_charge(&mut self, mc: usize, nr: u64) {
+        self.for_chain(mc, |g| {
+            g.res.usage += nr;
+            g.res.max_usage = g.res.max_usage.max(g.res.usage);
+            g.memsw.usage += nr;
+            g.memsw.max_usage = g.memsw.max_usage.max(g.memsw.usage);
+        });
+    }
+
+    /// `res_counter_uncharge` of `res` (and of `memsw` too, unless the pages go to swap).
+    fn res_uncharge(&mut self, mc: usize, nr: u64, memsw: bool) {
+        self.for_chain(mc, |g| {
+            g.res.usage -= nr;
+            if memsw {
+                g.memsw.usage -= nr;
+            }
+        });
+    }
+
     /// `memsw` alone uncharged: a swap slot charged to `mc` is freed.
     fn memsw_uncharge(&mut self, mc: usize, nr: u64) {
-        let mut c = Some(mc);
-        while let Some(i) = c {
-            self.groups[i].memsw.usage -= nr;
-            c = self.groups[i].res_parent;
-        }
+        self.for_chain(mc, |g| g.memsw.usage -= nr);
     }
 
     /// `memory.usage_in_bytes` in pages: `res.usage`, or for the root the pages of every
@@ -332,13 +330,14 @@ impl MemCgroups {
     /// `mem_cgroup_update_tree`: `mc` and its hierarchical ancestors take their current
     /// excess as their key in `zi`'s tree, or leave it when they have none.
     pub fn update_tree(&mut self, mc: usize, zi: usize) {
-        let chain: Vec<usize> = self.chain(mc).collect();
-        for m in chain {
+        let mut c = Some(mc);
+        while let Some(m) = c {
             let excess = self.groups[m].res.soft_limit_excess();
             if excess > 0 || self.groups[m].tree_node[zi].is_some() {
                 self.remove_exceeded(m, zi);
                 self.insert_exceeded(m, zi, excess);
             }
+            c = self.groups[m].res_parent;
         }
     }
 
@@ -543,13 +542,12 @@ pub fn commit_charge(k: &mut Kernel, pfn: Pfn, mc: usize, rss: bool) {
         !k.pages.test(pfn, super::page::PG_LRU),
         "charging pfn {pfn} on an LRU list"
     );
+    let zi = k.page_zone(pfn);
     let cg = &mut k.memcg;
     if cg.pc[pfn as usize] & PCG_USED != 0 {
         return;
     }
     cg.pc[pfn as usize] = PCG_USED | if rss { PCG_RSS } else { 0 } | mc as u16;
-    let zi = k.page_zone(pfn);
-    let cg = &mut k.memcg;
     let g = &mut cg.groups[mc];
     if rss {
         g.stat.rss += 1;
@@ -728,11 +726,12 @@ pub async fn mem_cgroup_reclaim(w: &World, mc: usize) -> u64 {
 
 /// `drain_stock` for `mc` and the groups under it: uncharge what they hold ahead of use.
 pub fn drain_stock(k: &mut Kernel, mc: usize) {
-    let walk = k.memcg.groups[mc].walk.clone();
-    for c in walk {
-        let s = std::mem::take(&mut k.memcg.groups[c].stock);
+    let cg = &mut k.memcg;
+    for i in 0..cg.groups[mc].walk.len() {
+        let c = cg.groups[mc].walk[i];
+        let s = std::mem::take(&mut cg.groups[c].stock);
         if s > 0 && c != 0 {
-            k.memcg.res_uncharge(c, s, true);
+            cg.res_uncharge(c, s, true);
         }
     }
 }
@@ -743,29 +742,17 @@ pub fn drain_stock(k: &mut Kernel, mc: usize) {
 async fn mem_cgroup_out_of_memory(w: &World, over: usize) -> Result<(), AllocError> {
     {
         let mut k = w.borrow_mut();
-        let walk = k.memcg.groups[over].walk.clone();
-        let victim = k
-            .mms
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| !m.dead)
-            .filter_map(|(i, m)| m.task.map(|t| (i, m, t)))
-            .filter(|(_, _, t)| walk.contains(&(k.sched.task_cgroup(*t) as usize)))
-            .max_by_key(|(i, m, _)| (m.rss + m.file_rss + m.swapents, std::cmp::Reverse(*i)))
-            .map(|(i, _, t)| (i, t));
-        let Some((v, task)) = victim else {
+        let in_subtree = |t| {
+            k.memcg.groups[over]
+                .walk
+                .contains(&(k.sched.task_cgroup(t) as usize))
+        };
+        let Some(v) = super::oom_kill::select_bad_process(&k, in_subtree) else {
             return Err(AllocError::NoMemory);
         };
+        let task = k.mms[v].task.expect("a victim has a task");
         if !k.sched.is_killed(task) {
-            let now = k.sched.now();
-            let rss = k.mms[v].rss + k.mms[v].file_rss;
-            let name = k.mms[v].name.clone();
-            k.oom_kills.push(super::oom_kill::OomKill {
-                at_seconds: now as f64 / crate::engine::SEC as f64,
-                victim: name,
-                rss_pages: rss,
-            });
-            k.sched.kill(task);
+            super::oom_kill::oom_kill_process(&mut k, v);
         }
         if task == k.sched.current() {
             return Err(AllocError::Killed);

@@ -1582,8 +1582,8 @@ pub async fn shrink_zone(w: &World, zi: usize, sc: &mut ScanControl) {
         let (reclaimed, scanned) = (sc.nr_reclaimed, sc.nr_scanned);
         let (disabled, soft) = {
             let k = w.borrow();
-            // mem_cgroup_should_soft_reclaim: 3b38722e for global reclaim, a5b7c87f for
-            // limit reclaim too.
+            // mem_cgroup_should_soft_reclaim: global reclaim from the rework's patch 1
+            // (3b38722e), limit reclaim too from its patch 3.
             let soft = k.sw.on(Switch::SoftReclaimInShrinkZone)
                 && (sc.global() || k.sw.on(Switch::SoftReclaimInLimitReclaim));
             (k.memcg.disabled(), soft)

@@ -87,31 +87,37 @@ fn margin_and_soft_limit_excess() {
     assert_eq!(r.soft_limit_excess(), 0, "no soft limit");
 }
 
-/// A kernel with groups "A" (limit `limit` pages) for the charge tests.
-fn kernel_with_group(limit: Option<u64>) -> crate::mm::World {
-    let w = crate::sim::boot_for_test(128, 64, "3.9");
+/// A group `name` below the root, flat, with a limit of `limit` pages.
+fn child(name: &str, limit: Option<u64>) -> GroupConfig {
+    GroupConfig {
+        name: name.into(),
+        parent: 0,
+        limit_pages: limit,
+        soft_limit_pages: None,
+        use_hierarchy: false,
+        swappiness: None,
+    }
+}
+
+/// The 128 MiB test machine with `swap_mib` MiB of swap and memory cgroups `groups`, as
+/// boot sets them up.
+fn machine_with_groups(swap_mib: u64, groups: &[GroupConfig]) -> crate::mm::World {
+    let w = crate::sim::boot_for_test(128, swap_mib, "3.9");
     {
         let mut k = w.borrow_mut();
         let frames = k.pages.len();
         let slots = k.swap.max as usize;
-        k.memcg = MemCgroups::new(
-            &[GroupConfig {
-                name: "A".into(),
-                parent: 0,
-                limit_pages: limit,
-                soft_limit_pages: None,
-                use_hierarchy: false,
-                swappiness: None,
-            }],
-            frames,
-            slots,
-            60,
-        );
+        k.memcg = MemCgroups::new(groups, frames, slots, 60);
         for z in k.zones.iter_mut() {
-            z.memcg_lruvecs = vec![Default::default(); 1];
+            z.memcg_lruvecs = vec![Default::default(); groups.len()];
         }
     }
     w
+}
+
+/// A kernel with group "A" (limit `limit` pages) for the charge tests.
+fn kernel_with_group(limit: Option<u64>) -> crate::mm::World {
+    machine_with_groups(64, &[child("A", limit)])
 }
 
 /// A free page for a user mapping or the page cache.
@@ -415,27 +421,7 @@ fn limit_reclaim_keeps_a_group_under_its_limit_on_its_own_lists() {
 /// of the victim itself fails.
 #[test]
 fn a_group_that_cannot_reclaim_kills_its_task() {
-    let w = crate::sim::boot_for_test(128, 0, "3.9");
-    {
-        let mut k = w.borrow_mut();
-        let frames = k.pages.len();
-        k.memcg = MemCgroups::new(
-            &[GroupConfig {
-                name: "A".into(),
-                parent: 0,
-                limit_pages: Some(64),
-                soft_limit_pages: None,
-                use_hierarchy: false,
-                swappiness: None,
-            }],
-            frames,
-            0,
-            60,
-        );
-        for z in k.zones.iter_mut() {
-            z.memcg_lruvecs = vec![Default::default(); 1];
-        }
-    }
+    let w = machine_with_groups(0, &[child("A", Some(64))]);
     let done = fault_in_group(&w, 200);
     let k = w.borrow();
     assert!(done <= 64, "{done} faults went through a 64-page limit");
@@ -443,25 +429,11 @@ fn a_group_that_cannot_reclaim_kills_its_task() {
     assert!(k.memcg.groups[1].res.max_usage <= 64);
 }
 
-/// Two groups with `pages` clean page-cache pages each in zone DMA32, A with soft limit
-/// 0 and on the tree; returns the world and A's and B's pages.
+/// Two groups "A" and "B" with `pages` clean page-cache pages each in zone DMA32, A with
+/// soft limit 0 and on that zone's tree.
 fn two_groups_with_cache(pages: u64) -> crate::mm::World {
-    let w = crate::sim::boot_for_test(128, 64, "3.9");
+    let w = machine_with_groups(64, &[child("A", None), child("B", None)]);
     let mut k = w.borrow_mut();
-    let frames = k.pages.len();
-    let slots = k.swap.max as usize;
-    let cfg = |name: &str| GroupConfig {
-        name: name.into(),
-        parent: 0,
-        limit_pages: None,
-        soft_limit_pages: None,
-        use_hierarchy: false,
-        swappiness: None,
-    };
-    k.memcg = MemCgroups::new(&[cfg("A"), cfg("B")], frames, slots, 60);
-    for z in k.zones.iter_mut() {
-        z.memcg_lruvecs = vec![Default::default(); 2];
-    }
     for mc in [1, 2] {
         let ino = crate::mm::inode::new_inode(&mut k, "cache", 0);
         for index in 0..pages {
