@@ -234,7 +234,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
             parent: c.parent.map_or(0, |p| p + 1),
             limit_pages: c.limit_in_bytes.map(|b| b / PAGE_SIZE),
             soft_limit_pages: c.soft_limit_in_bytes.map(|b| b / PAGE_SIZE),
-            use_hierarchy: c.use_hierarchy.unwrap_or(false),
+            use_hierarchy: c.use_hierarchy,
             swappiness: c.swappiness,
         })
         .collect();

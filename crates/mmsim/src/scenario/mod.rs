@@ -65,8 +65,8 @@ pub struct CgroupSpec {
     pub limit_in_bytes: Option<u64>,
     /// `memory.soft_limit_in_bytes` (`None`: unlimited), rounded up to whole pages.
     pub soft_limit_in_bytes: Option<u64>,
-    /// `memory.use_hierarchy` (`None`: the parent's).
-    pub use_hierarchy: Option<bool>,
+    /// `memory.use_hierarchy`: as given, else the parent's (the root's is 0).
+    pub use_hierarchy: bool,
     /// `memory.swappiness` (`None`: the parent's).
     pub swappiness: Option<u32>,
 }

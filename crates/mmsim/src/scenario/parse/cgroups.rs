@@ -60,9 +60,12 @@ pub(super) fn cgroups(cx: &Cx<'_>, item: &Item<'_>) -> Res<Vec<CgroupSpec>> {
                 }
             }
         };
+        // A group takes its parent's use_hierarchy when created.
+        let parent_hierarchy = parent.is_some_and(|p| out[p].use_hierarchy);
         let mut spec = CgroupSpec {
             name: name.to_owned(),
             parent,
+            use_hierarchy: parent_hierarchy,
             ..Default::default()
         };
         if let Some(mem) = opt(&t, "memory") {
@@ -76,7 +79,15 @@ pub(super) fn cgroups(cx: &Cx<'_>, item: &Item<'_>) -> Res<Vec<CgroupSpec>> {
                     "limit_in_bytes" => spec.limit_in_bytes = limit(cx, &item)?,
                     "soft_limit_in_bytes" => spec.soft_limit_in_bytes = limit(cx, &item)?,
                     "use_hierarchy" => {
-                        spec.use_hierarchy = Some(u32_in(cx, &item, 0, 1, "0 or 1")? == 1)
+                        spec.use_hierarchy = u32_in(cx, &item, 0, 1, "0 or 1")? == 1;
+                        if parent_hierarchy && !spec.use_hierarchy {
+                            // The kernel refuses the write (EINVAL) below a hierarchical
+                            // parent.
+                            return Err(item.fail(
+                                cx,
+                                format!("cgroup \"{name}\" cannot clear memory.use_hierarchy: its parent is hierarchical, so its children are too"),
+                            ));
+                        }
                     }
                     "swappiness" => {
                         spec.swappiness = Some(u32_in(cx, &item, 0, 100, "an integer 0..=100")?)
@@ -97,19 +108,6 @@ pub(super) fn cgroups(cx: &Cx<'_>, item: &Item<'_>) -> Res<Vec<CgroupSpec>> {
                     }
                 }
             }
-        }
-        let parent_hierarchy = parent.is_some_and(|p| out[p].use_hierarchy == Some(true));
-        match spec.use_hierarchy {
-            // The kernel refuses the write (EINVAL) below a hierarchical parent.
-            Some(false) if parent_hierarchy => {
-                return Err(cx.fail(
-                    t.span,
-                    &t.key_path("memory.use_hierarchy"),
-                    format!("cgroup \"{name}\" cannot clear memory.use_hierarchy: its parent is hierarchical, so its children are too"),
-                ))
-            }
-            None => spec.use_hierarchy = Some(parent_hierarchy),
-            _ => {}
         }
         out.push(spec);
     }
