@@ -230,14 +230,26 @@ fn cgroups_table(runs: &[RunResult]) -> String {
         ("pgpgout", "pgpgout"),
     ];
     let mut out = String::from("\nMemory cgroups (MiB; failcnt and pgpgout are counts)\n");
-    out.push_str(&format!("{:<18} {:<12}", "kernel", "group"));
+    let kw = runs
+        .iter()
+        .map(|r| r.kernel.len())
+        .max()
+        .unwrap_or(0)
+        .max(6);
+    let gw = runs
+        .iter()
+        .flat_map(|r| r.cgroups.iter().map(|c| c.name.len()))
+        .max()
+        .unwrap_or(0)
+        .max(5);
+    out.push_str(&format!("{:<kw$} {:<gw$}", "kernel", "group"));
     for (_, h) in COLS {
         out.push_str(&format!(" {h:>10}"));
     }
     out.push('\n');
     for r in runs {
         for c in &r.cgroups {
-            out.push_str(&format!("{:<18} {:<12}", r.kernel, c.name));
+            out.push_str(&format!("{:<kw$} {:<gw$}", r.kernel, c.name));
             for (f, _) in COLS {
                 let v = c.get(f).unwrap_or(0);
                 let cell = match f {
@@ -256,6 +268,58 @@ fn cgroups_table(runs: &[RunResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cgroups_table_gives_mib_counts_and_unlimited_in_aligned_columns() {
+        let group = |name: &str, limit: u64| crate::report::CgroupReport {
+            name: name.into(),
+            files: vec![
+                ("memory.usage_in_bytes", 3 << 20),
+                ("memory.limit_in_bytes", limit),
+                ("memory.failcnt", 7),
+                ("pgpgout", 1024),
+            ],
+        };
+        let run = |kernel: &str| RunResult {
+            scenario: "s".into(),
+            kernel: kernel.into(),
+            switches: Vec::new(),
+            seed: 1,
+            simulated_seconds: 1.0,
+            vmstat: Vec::new(),
+            workloads: Vec::new(),
+            workload_states: Vec::new(),
+            threads: Vec::new(),
+            oom_kills: Vec::new(),
+            devices: Vec::new(),
+            nfs: Vec::new(),
+            dirty_throttle: Default::default(),
+            bdi_writeback: Vec::new(),
+            buddyinfo: String::new(),
+            pagetypeinfo: String::new(),
+            warnings: Vec::new(),
+            cgroups: vec![group("/", i64::MAX as u64), group("/A/B", 4 << 20)],
+        };
+        let t = cgroups_table(&[run("3.9"), run("softlimit-rework-v5.1")]);
+        let lines: Vec<&str> = t.lines().skip(2).collect();
+        assert!(
+            lines[0].starts_with("kernel                group      usage"),
+            "{t}"
+        );
+        assert!(
+            lines[1].starts_with("3.9                   /            3.0"),
+            "{t}"
+        );
+        assert!(lines[1].contains("unlimited          7"), "{t}");
+        assert!(
+            lines[4].starts_with("softlimit-rework-v5.1 /A/B         3.0"),
+            "{t}"
+        );
+        assert!(lines[4].contains("4.0          7"), "{t}");
+        assert!(lines[4].ends_with(" 1024"), "{t}");
+        let widths: Vec<usize> = lines.iter().map(|l| l.len()).collect();
+        assert!(widths.iter().all(|&w| w == widths[0]), "{t}");
+    }
 
     #[test]
     fn throughput_metrics_are_higher_is_better() {
