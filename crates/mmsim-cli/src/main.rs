@@ -83,8 +83,8 @@ enum Command {
     },
     /// Re-run a published experiment and print its tables, published beside simulated, with
     /// the authors' claims judged on the simulated figures. Experiments: parallelio (seed
-    /// 000), nowriteback (seed 002), dirty-throttling (seed 003), stress-highalloc (seed
-    /// 004).
+    /// 000), memcg-softlimit (seed 001), nowriteback (seed 002), dirty-throttling (seed
+    /// 003), stress-highalloc (seed 004).
     Reproduce {
         /// The experiment.
         experiment: String,
@@ -372,18 +372,28 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                     .find(|(set, flag)| *set && !allowed.contains(flag))
                     .map(|&(_, flag)| flag)
             };
-            if experiment == "nowriteback" {
+            if experiment == "memcg-softlimit" || experiment == "nowriteback" {
                 if let Some(flag) = refused(&["--fast", "--seed", "--html"]) {
-                    return Err(BadInput(format!("{flag} does not apply to nowriteback")).into());
+                    return Err(BadInput(format!("{flag} does not apply to {experiment}")).into());
                 }
-                use mmsim::reproduce::nowriteback::Procedure;
-                let mut p = if fast {
-                    Procedure::fast()
-                } else {
-                    Procedure::published()
-                };
+                let jobs = jobs.map(|j| j as usize);
+                if experiment == "nowriteback" {
+                    use mmsim::reproduce::nowriteback::Procedure;
+                    let mut p = if fast {
+                        Procedure::fast()
+                    } else {
+                        Procedure::published()
+                    };
+                    p.seed = seed.unwrap_or(p.seed);
+                    return reproduce_nowriteback(p, jobs, json_path, html);
+                }
+                use mmsim::reproduce::memcg_softlimit::Procedure;
+                let mut p = Procedure::published();
+                if fast {
+                    p = Procedure::fast();
+                }
                 p.seed = seed.unwrap_or(p.seed);
-                return reproduce_nowriteback(p, jobs.map(|j| j as usize), json_path, html);
+                return reproduce_memcg_softlimit(p, jobs, json_path, html);
             }
             if experiment == "stress-highalloc" {
                 let own = ["--versions", "--trees-at-boot", "--fast", "--seed", "--thp"];
@@ -655,6 +665,19 @@ fn create_output(option: &str, path: &Path) -> anyhow::Result<std::fs::File> {
 
 /// Create the `--html` directory before the run, and its index: a path that cannot be
 /// written is bad input.
+/// A reproduction's `--json` file, created, and its `--html` directory, made, before any
+/// run: a bad path fails at once.
+fn open_outputs(
+    json_path: Option<&Path>,
+    html_dir: Option<&Path>,
+) -> anyhow::Result<Option<std::fs::File>> {
+    let json_out = json_path.map(|p| create_output("--json", p)).transpose()?;
+    if let Some(dir) = html_dir {
+        create_html_dir(dir)?;
+    }
+    Ok(json_out)
+}
+
 fn create_html_dir(dir: &Path) -> anyhow::Result<()> {
     let bad = |e: std::io::Error| {
         BadInput(format!(
@@ -811,13 +834,7 @@ fn reproduce(
         ))
         .into());
     }
-    let json_out = json_path
-        .as_deref()
-        .map(|p| create_output("--json", p))
-        .transpose()?;
-    if let Some(dir) = &html_dir {
-        create_html_dir(dir)?;
-    }
+    let json_out = open_outputs(json_path.as_deref(), html_dir.as_deref())?;
     let published = parallelio::Tables::published();
     let (text, json) = if sensitivity {
         let variants = parallelio::sensitivity_variants(&p);
@@ -990,13 +1007,7 @@ fn reproduce_nowriteback(
     html_dir: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     use mmsim::reproduce::nowriteback as nw;
-    let json_out = json_path
-        .as_deref()
-        .map(|p| create_output("--json", p))
-        .transpose()?;
-    if let Some(dir) = &html_dir {
-        create_html_dir(dir)?;
-    }
+    let json_out = open_outputs(json_path.as_deref(), html_dir.as_deref())?;
     let sample = html_dir.as_ref().map(|_| SEC);
     let work = nw::runs();
     let slots = parallel_runs(&work, jobs, |&(c, test, k)| {
@@ -1020,7 +1031,6 @@ fn reproduce_nowriteback(
     print!("{text}");
     if let Some(dir) = &html_dir {
         let verdicts = nw::claims(&nw::simulated_table(&res), Some(&nw::extra(&res)));
-        let summary = mmsim::reproduce::verdict_summary(&verdicts);
         // work is in pairs: each run under 3.0, then under the series.
         let cases = work
             .chunks(2)
@@ -1051,20 +1061,110 @@ fn reproduce_nowriteback(
                 }
             })
             .collect();
-        let report = html::Report {
-            title: "mmsim reproduce nowriteback".into(),
-            sections: vec![
-                html::Section::Table {
-                    heading: "The letter's table, MMTests' vmstat tables and the fidelity".into(),
-                    text,
-                },
-                html::Section::Claims { verdicts, summary },
-            ],
+        let report = report_with_claims(
+            "mmsim reproduce nowriteback",
+            "The letter's table, MMTests' vmstat tables and the fidelity",
+            text,
+            verdicts,
             cases,
-        };
+        );
         write_html(dir, &report)?;
     }
     write_json(json_out, json_path.as_deref(), &nw::to_json(&res))?;
+    Ok(())
+}
+
+/// A reproduction's HTML report: its tables under `heading`, its claims, and its cases.
+fn report_with_claims<'a>(
+    title: &str,
+    heading: &str,
+    text: String,
+    verdicts: Vec<mmsim::reproduce::Verdict>,
+    cases: Vec<html::Case<'a>>,
+) -> html::Report<'a> {
+    let summary = mmsim::reproduce::verdict_summary(&verdicts);
+    html::Report {
+        title: title.into(),
+        sections: vec![
+            html::Section::Table {
+                heading: heading.into(),
+                text,
+            },
+            html::Section::Claims { verdicts, summary },
+        ],
+        cases,
+    }
+}
+
+/// `mmsim reproduce memcg-softlimit`: seed 001's runs in parallel into fixed slots, each
+/// sampled every simulated second; with `html_dir`, each configuration's first boot drawn
+/// under both kernels side by side.
+fn reproduce_memcg_softlimit(
+    p: mmsim::reproduce::memcg_softlimit::Procedure,
+    jobs: Option<usize>,
+    json_path: Option<PathBuf>,
+    html_dir: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    use mmsim::reproduce::memcg_softlimit as ms;
+    let json_out = open_outputs(json_path.as_deref(), html_dir.as_deref())?;
+    let work = ms::runs(&p);
+    let slots = parallel_runs(&work, jobs, |&(c, k, b)| {
+        let done = format!("{} {} boot {} done", c.id(), ms::KERNELS[k], b + 1);
+        (ms::run_one(&p, (c, k, b)), done)
+    });
+    let mut done = Vec::new();
+    let mut sampled = Vec::new();
+    for (run, r) in work.iter().zip(slots) {
+        let (outcome, series) = r?;
+        done.push((*run, outcome));
+        sampled.push(series);
+    }
+    let res = ms::Results { procedure: p, done };
+    let text = ms::report(&res);
+    print!("{text}");
+    if let Some(dir) = &html_dir {
+        let verdicts = ms::claims(&res.table(), Some(&res.extra()));
+        // The first boot of each configuration, under both kernels.
+        let cases = ms::Config::ALL
+            .iter()
+            .map(|&c| {
+                let runs = (0..ms::KERNELS.len())
+                    .map(|k| {
+                        let i = work
+                            .iter()
+                            .position(|&w| w == (c, k, 0))
+                            .expect("every configuration has a first boot");
+                        let (result, series) = &sampled[i];
+                        html::KernelRun {
+                            kernel: &result.kernel,
+                            series,
+                            devices: &result.devices,
+                            pauses: &result.dirty_throttle.pauses,
+                        }
+                    })
+                    .collect();
+                html::Case {
+                    id: c.id().into(),
+                    title: format!(
+                        "{}, first boot, under {} and {}",
+                        c.title(),
+                        ms::KERNELS[0],
+                        ms::KERNELS[1]
+                    ),
+                    runs,
+                }
+            })
+            .collect();
+        let report = report_with_claims(
+            "mmsim reproduce memcg-softlimit",
+            "The letter's rows, published beside simulated, and the fidelity",
+            text,
+            verdicts,
+            cases,
+        );
+        write_html(dir, &report)?;
+    }
+    write_json(json_out, json_path.as_deref(), &ms::to_json(&res))?;
     Ok(())
 }
 
@@ -1091,13 +1191,7 @@ fn reproduce_dirty_throttling(
         None if full => dt::full_cases(),
         None => dt::default_cases(),
     };
-    let json_out = json_path
-        .as_deref()
-        .map(|p| create_output("--json", p))
-        .transpose()?;
-    if let Some(dir) = &html_dir {
-        create_html_dir(dir)?;
-    }
+    let json_out = open_outputs(json_path.as_deref(), html_dir.as_deref())?;
     let work: Vec<(usize, usize)> = (0..cases.len())
         .flat_map(|c| (0..dt::KERNELS.len()).map(move |k| (c, k)))
         .collect();

@@ -632,22 +632,22 @@ fn the_readme_cites_only_files_that_exist_and_quotes_the_claim_count_of_docs() {
         readme.contains(&format!("{count} of 12 claims hold")),
         "the README does not quote docs' '{summary}'"
     );
-    // Seed 002's count, in its section of the README.
-    let docs = std::fs::read_to_string(format!("{root}/docs/reproduce-nowriteback.txt")).unwrap();
-    let summary = docs
-        .lines()
-        .rev()
-        .find(|l| l.contains(" of 6 claims hold"))
-        .unwrap();
-    let count = summary.split(" of 6").next().unwrap();
-    let section = readme
-        .split("## Reproduction: `mmsim reproduce nowriteback`")
-        .nth(1)
-        .expect("the README has the section");
-    assert!(
-        section.contains(&format!("**{count} of 6 claims hold**")),
-        "the README does not quote docs' '{summary}'"
-    );
+    // Seeds 001's and 002's counts, each in its section of the README.
+    for (experiment, claims) in [("memcg-softlimit", 7), ("nowriteback", 6)] {
+        let docs =
+            std::fs::read_to_string(format!("{root}/docs/reproduce-{experiment}.txt")).unwrap();
+        let of = format!(" of {claims} claims hold");
+        let summary = docs.lines().rev().find(|l| l.contains(&of)).unwrap();
+        let count = summary.split(&of).next().unwrap();
+        let section = readme
+            .split(&format!("## Reproduction: `mmsim reproduce {experiment}`"))
+            .nth(1)
+            .expect("the README has the section");
+        assert!(
+            section.contains(&format!("**{count}{of}**")),
+            "the README does not quote docs' '{summary}'"
+        );
+    }
 }
 
 #[test]
@@ -933,15 +933,23 @@ fn reproduce_stress_highalloc_fast_is_the_same_at_any_thread_count_and_judges_ev
     assert!(one.contains("of 6 claims hold"), "{one}");
 }
 
-#[test]
-fn reproduce_nowriteback_prints_the_letters_table_and_its_claims() {
-    let dir = std::env::temp_dir().join(format!("mmsim-cli-nowb-{}", std::process::id()));
+/// `mmsim reproduce EXPERIMENT --fast --jobs 2` with `--json` and `--html` into a new
+/// directory: (the directory, the JSON file, the HTML directory, stdout).
+fn reproduce_fast(
+    experiment: &str,
+) -> (
+    std::path::PathBuf,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    String,
+) {
+    let dir = std::env::temp_dir().join(format!("mmsim-cli-{experiment}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let json = dir.join("nowb.json");
+    let json = dir.join("out.json");
     let html = dir.join("html");
     let (code, out, err) = mmsim(&[
         "reproduce",
-        "nowriteback",
+        experiment,
         "--fast",
         "--jobs",
         "2",
@@ -951,6 +959,12 @@ fn reproduce_nowriteback_prints_the_letters_table_and_its_claims() {
         html.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
+    (dir, json, html, out)
+}
+
+#[test]
+fn reproduce_nowriteback_prints_the_letters_table_and_its_claims() {
+    let (dir, json, html, out) = reproduce_fast("nowriteback");
     // The HTML report: the tables, the claims, and each run's graphs, kernels side by side.
     let index = std::fs::read_to_string(html.join("index.html")).unwrap();
     assert!(
@@ -1015,4 +1029,54 @@ fn reproduce_nowriteback_prints_the_letters_table_and_its_claims() {
     assert_eq!(code, 2);
     assert!(err.contains("nowriteback"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn reproduce_memcg_softlimit_prints_the_letters_rows_and_its_claims() {
+    let (dir, json, html, out) = reproduce_fast("memcg-softlimit");
+    let index = std::fs::read_to_string(html.join("index.html")).unwrap();
+    assert!(index.contains("of 7 claims hold"), "{index}");
+    for case in ["test1-no-limit", "test1-0-limit", "test2"] {
+        assert!(index.contains(case), "{case} linked from the index");
+        assert!(
+            html.join(format!("{case}-cgroup-usage.html")).exists(),
+            "{case}"
+        );
+    }
+    for row in [
+        "Caveat: this is not the published procedure",
+        "TEST 1, soft limit 0 on both groups",
+        "Major\n  min                           170604",
+        "Swap used (KB)\n  max                           123900",
+        "User *",
+        "Minor *",
+        "Fidelity: ",
+    ] {
+        assert!(out.contains(row), "missing {row:?} in {out}");
+    }
+    for id in ["M1", "M2", "M3", "M4", "M5", "M6", "M7"] {
+        assert!(out.lines().any(|l| l.starts_with(id)), "{id} in {out}");
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["experiment"], "memcg-softlimit");
+    assert_eq!(v["claims"].as_array().unwrap().len(), 7);
+    let cell = &v["configurations"]["test1-0-limit"]["mmotm-2013-07-18"]["Major"];
+    assert_eq!(cell["published"]["avg"], 196081.83);
+    assert!(cell["simulated"]["avg"].as_f64().is_some());
+    let on_published: Vec<&str> = v["claims_on_published"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(on_published[..6], ["holds"; 6]);
+    assert_eq!(on_published[6], "not judged");
+    let (code, _, err) = mmsim(&["reproduce", "memcg-softlimit", "--fresh"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--fresh does not apply to memcg-softlimit"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -108,6 +108,16 @@ pub const MIGRATE_PAGE_NS: Nanos = 2 * USEC;
 /// 0.1–2 s CPU" per cc1): a defconfig `make -j1` of ~2,000 objects in ~10 minutes.
 pub const KBUILD_COMPILE_NS: Nanos = 300 * crate::engine::MSEC;
 
+/// Compile units of a distribution config's kernel build (seed 001's TEST 1). Calibrated:
+/// fitted to seed 001's minor faults with soft limit 0 (37.2 M a build) at the ~12,000
+/// faults a compile of the kbuild model takes; the report marks those rows as inputs.
+pub const KBUILD_DISTRO_UNITS: u32 = 3050;
+
+/// Median user CPU of one compile on the machine of seed 001. Calibrated: fitted to seed
+/// 001's no-limit User time (664 s a build) over [`KBUILD_DISTRO_UNITS`]; the report marks
+/// those rows as inputs.
+pub const KBUILD_DISTRO_COMPILE_NS: Nanos = 158 * crate::engine::MSEC;
+
 /// Spread (σ of the logarithm) of a compile's CPU time. Estimate: puts 5% of compiles
 /// above 1.1 s.
 pub const KBUILD_COMPILE_SIGMA: f64 = 0.8;

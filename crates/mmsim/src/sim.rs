@@ -247,6 +247,11 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
     for z in zones.iter_mut() {
         z.memcg_lruvecs = vec![Default::default(); memcg.groups.len().saturating_sub(1)];
     }
+    let awaited = scenario
+        .workloads
+        .iter()
+        .map(|w| scenario.run.end_when_done && !w.background)
+        .collect::<Vec<bool>>();
     let mut k = Kernel {
         sched,
         rng: ChaCha8Rng::seed_from_u64(seed),
@@ -288,14 +293,9 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         check_interval: 0,
         next_check: 0,
         fatal: None,
-        // With `end = "workloads"` and no workload, nothing is awaited: the run ends at once.
-        halt: scenario.run.end_when_done && scenario.workloads.is_empty(),
-        user: Box::new(workload::Userspace::new(
-            scenario
-                .run
-                .end_when_done
-                .then_some(scenario.workloads.len()),
-        )),
+        // With `end = "workloads"` and nothing awaited, the run ends at once.
+        halt: scenario.run.end_when_done && awaited.iter().all(|&a| !a),
+        user: Box::new(workload::Userspace::new(awaited)),
         accesses: Default::default(),
         pages_isolated: 0,
         trace: None,
@@ -514,11 +514,18 @@ pub fn add_block_device(w: &World, dev: &BlockDevice) -> Result<usize, SimError>
 }
 
 fn spawn_workload(w: &World, wl: &crate::scenario::Workload) {
-    // Its tasks start in its group, as a shell that wrote itself into cgroup.procs forks them.
+    // Its tasks start in its group, as a shell that wrote itself into cgroup.procs forks
+    // them, and on its CPUs, as `taskset -c` starts them.
     let cgroup = wl.cgroup.map_or(0, |c| c as u16 + 1);
-    w.borrow_mut().sched.set_spawn_cgroup(Some(cgroup));
+    let mut k = w.borrow_mut();
+    k.sched.set_spawn_cgroup(Some(cgroup));
+    let cpus = k.sched.new_cpuset(&wl.cpus);
+    k.sched.set_spawn_cpus_allowed(Some(cpus));
+    drop(k);
     spawn_workload_tasks(w, wl);
-    w.borrow_mut().sched.set_spawn_cgroup(None);
+    let mut k = w.borrow_mut();
+    k.sched.set_spawn_cgroup(None);
+    k.sched.set_spawn_cpus_allowed(None);
 }
 
 fn spawn_workload_tasks(w: &World, wl: &crate::scenario::Workload) {
@@ -885,6 +892,7 @@ fn sample(k: &Kernel) -> Vec<f64> {
         dirty as f64,
         g(ZoneStat::nr_dirtied),
         g(ZoneStat::nr_written),
+        f64::from(k.swap.inuse_pages),
     ]);
     let kbps = |pages: u64| (pages * PAGE_SIZE / 1024) as f64;
     for (i, b) in k.bdis.iter().enumerate() {
@@ -1007,6 +1015,17 @@ pub fn summarise(
             }
         };
         let io_secs = st.io_done_at.map(|t| secs(t - st.started_at));
+        // `/usr/bin/time` of a one-task workload: its CPU times, and its wall time once done.
+        let time_v = |m: &mut Vec<(String, f64)>| {
+            if let Some(t) = mm.task {
+                let (u, s) = k.sched.task_times(t);
+                m.push(("user_seconds".into(), secs(u)));
+                m.push(("system_seconds".into(), secs(s)));
+            }
+            if let Some(t) = st.finished_at {
+                m.push(("elapsed_seconds".into(), secs(t - st.started_at)));
+            }
+        };
         let rate = |bytes: f64| io_secs.map(|s| bytes / (1 << 20) as f64 / s);
         match wl.kind {
             WorkloadKind::Parallelio(_) => {
@@ -1071,6 +1090,7 @@ pub fn summarise(
                 opt("io_seconds", io_secs);
                 opt("mb_per_sec", rate(dd.size as f64));
                 opt("pages_written", Some(st.pages_touched as f64));
+                time_v(&mut m);
             }
             WorkloadKind::Cat { size, .. } => {
                 opt("io_seconds", io_secs);
@@ -1091,6 +1111,7 @@ pub fn summarise(
                 );
                 let retouches = matches!(then, crate::scenario::MemEaterThen::Retouch { .. });
                 opt("retouch_passes", retouches.then_some(st.passes as f64));
+                time_v(&mut m);
             }
         }
         m.push(("minor_faults".into(), mm.min_flt as f64));

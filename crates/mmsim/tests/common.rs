@@ -46,6 +46,8 @@ pub fn anon_pressure(ram_mib: u64, seconds: u64) -> Scenario {
                 name: "memcachetest".into(),
                 start: 0,
                 cgroup: None,
+                cpus: Vec::new(),
+                background: false,
                 kind: WorkloadKind::Memcachetest(MemcachetestParams {
                     pool: ram / 10 * 8,
                     value_size: 16384,
@@ -59,6 +61,8 @@ pub fn anon_pressure(ram_mib: u64, seconds: u64) -> Scenario {
                 name: "mem_eater".into(),
                 start: seconds * SEC / 3,
                 cgroup: None,
+                cpus: Vec::new(),
+                background: false,
                 kind: WorkloadKind::MemEater {
                     size: ram / 2,
                     chunk: 16 * MIB,
@@ -115,6 +119,8 @@ pub fn single_dd(ram_mib: u64, dd_mib: u64, seconds: u64) -> Scenario {
             file: None,
         }),
         cgroup: None,
+        cpus: Vec::new(),
+        background: false,
     }];
     s
 }
@@ -143,6 +149,8 @@ pub fn mmap_file(
             msync: false,
         }),
         cgroup: None,
+        cpus: Vec::new(),
+        background: false,
     }];
     s
 }

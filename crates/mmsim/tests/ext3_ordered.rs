@@ -32,6 +32,8 @@ fn ext3_dd_beside_an_eater() -> Scenario {
             },
         },
         cgroup: None,
+        cpus: Vec::new(),
+        background: false,
     });
     s
 }

@@ -125,6 +125,8 @@ fn reclaim_and_unlink_keep_nfs_page_state_exact_under_every_preset() {
             then: MemEaterThen::Retouch { interval: 3 * SEC },
         },
         cgroup: None,
+        cpus: Vec::new(),
+        background: false,
     });
     for p in presets::PRESETS {
         let k = presets::resolve(p.name, &[]).unwrap();

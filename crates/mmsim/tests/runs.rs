@@ -356,6 +356,8 @@ fn streaming_a_file_larger_than_ram_does_not_swap_out_anonymous_memory() {
                 then: MemEaterThen::Hold,
             },
             cgroup: None,
+            cpus: Vec::new(),
+            background: false,
         },
         Workload {
             name: "cat".into(),
@@ -366,6 +368,8 @@ fn streaming_a_file_larger_than_ram_does_not_swap_out_anonymous_memory() {
                 files: 1,
             },
             cgroup: None,
+            cpus: Vec::new(),
+            background: false,
         },
     ];
     let r = run(&s, "3.9", 1, true);
@@ -510,6 +514,8 @@ fn the_parallelio_driver_runs_every_iteration_and_reports_the_worst() {
             warmup: true,
         }),
         cgroup: None,
+        cpus: Vec::new(),
+        background: false,
     }];
     let r = run(&s, "lessdisrupt-v7r10", 1, true);
     // Warm-up + 2 steps x 2 iterations, each 30 s of memcachetest after memcached's 10 s
@@ -598,6 +604,8 @@ fn sync_writes_every_dirty_page_and_waits() {
         start: 10 * mmsim::engine::SEC,
         kind: WorkloadKind::Sync,
         cgroup: None,
+        cpus: Vec::new(),
+        background: false,
     });
     let with = run(&s, "3.9", 1, true);
     assert_eq!(with.vmstat("nr_dirty"), 0);
@@ -637,6 +645,8 @@ fn the_slab_grows_with_files_and_buffer_heads_and_shrinks_under_pressure() {
             files: 3_000,
         },
         cgroup: None,
+        cpus: Vec::new(),
+        background: false,
     });
     s.workloads.push(mmsim::scenario::Workload {
         name: "eater".into(),
@@ -648,6 +658,8 @@ fn the_slab_grows_with_files_and_buffer_heads_and_shrinks_under_pressure() {
             then: MemEaterThen::Hold,
         },
         cgroup: None,
+        cpus: Vec::new(),
+        background: false,
     });
     let kernel = presets::resolve("3.9", &[]).unwrap();
     let outputs = sim::RunOutputs {
@@ -729,6 +741,8 @@ fn vfs_cache_pressure_scales_slab_scanning_and_brings_inode_steals() {
                     files: 4_000,
                 },
                 cgroup: None,
+                cpus: Vec::new(),
+                background: false,
             },
             mmsim::scenario::Workload {
                 name: "eater".into(),
@@ -740,6 +754,8 @@ fn vfs_cache_pressure_scales_slab_scanning_and_brings_inode_steals() {
                     then: MemEaterThen::Hold,
                 },
                 cgroup: None,
+                cpus: Vec::new(),
+                background: false,
             },
         ];
         run(&s, "3.9", 1, false)

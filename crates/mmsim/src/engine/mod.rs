@@ -83,6 +83,9 @@ struct TaskState {
     /// The control group the task is in (an index the model gives meaning to; 0 is the
     /// root). A spawned task starts in its spawner's group, as `fork` puts a child.
     cgroup: u16,
+    /// The CPUs it may run on (`sched_setaffinity`): an index into [`Sched::cpusets`], 0
+    /// for every CPU. A spawned task inherits its spawner's, as `fork` does.
+    cpus_allowed: u16,
 }
 
 type BoxFuture = Pin<Box<dyn Future<Output = ()>>>;
@@ -112,6 +115,10 @@ pub struct Sched {
     horizon: Nanos,
     /// The group tasks spawned from outside any task start in (set up code's `cgroup.procs`).
     spawn_cgroup: Option<u16>,
+    /// CPU lists tasks are pinned to, ascending; entry 0 (every CPU) is never read.
+    cpusets: Vec<Vec<u32>>,
+    /// The mask tasks spawned from outside any task start with (set-up code's `taskset`).
+    spawn_cpus_allowed: Option<u16>,
 }
 
 impl std::fmt::Debug for Sched {
@@ -143,6 +150,8 @@ impl Sched {
             spawned: Vec::new(),
             horizon: 0,
             spawn_cgroup: None,
+            cpusets: vec![Vec::new()],
+            spawn_cpus_allowed: None,
         }
     }
 
@@ -191,6 +200,11 @@ impl Sched {
                 .get(self.current as usize)
                 .map_or(0, |t| t.cgroup)
         });
+        let cpus_allowed = self.spawn_cpus_allowed.unwrap_or_else(|| {
+            self.tasks
+                .get(self.current as usize)
+                .map_or(0, |t| t.cpus_allowed)
+        });
         self.tasks.push(TaskState {
             name: name.to_string(),
             gen: 0,
@@ -203,6 +217,7 @@ impl Sched {
             sys_ns: 0,
             cpu: None,
             cgroup,
+            cpus_allowed,
         });
         self.spawned.push((id, Box::pin(fut)));
         self.ready.push_back((id, 0));
@@ -280,6 +295,55 @@ impl Sched {
     /// (`None`: back to the spawner's). Set-up code uses it to start a workload in its group.
     pub fn set_spawn_cgroup(&mut self, cgroup: Option<u16>) {
         self.spawn_cgroup = cgroup;
+    }
+
+    /// A CPU mask tasks can be pinned to: CPUs `cpus` (each below [`Sched::cpus`]; an
+    /// empty or full list means every CPU). Returns its handle for
+    /// [`Sched::set_spawn_cpus_allowed`].
+    pub fn new_cpuset(&mut self, cpus: &[u32]) -> u16 {
+        let mut list: Vec<u32> = cpus.iter().copied().filter(|&c| c < self.cpus).collect();
+        list.sort_unstable();
+        list.dedup();
+        if list.is_empty() || list.len() == self.cpus as usize {
+            return 0;
+        }
+        self.cpusets.push(list);
+        (self.cpusets.len() - 1) as u16
+    }
+
+    /// Tasks spawned until the next call are pinned to CPU mask `set` (from
+    /// [`Sched::new_cpuset`]; 0 is every CPU) instead of inheriting their spawner's (`None`:
+    /// back to that, which outside any task is the last polled task's).
+    pub fn set_spawn_cpus_allowed(&mut self, set: Option<u16>) {
+        self.spawn_cpus_allowed = set;
+    }
+
+    /// Whether task `t` may run on CPU `c`.
+    fn allowed(&self, t: u32, c: usize) -> bool {
+        match self.tasks[t as usize].cpus_allowed {
+            0 => true,
+            set => self.cpusets[set as usize].contains(&(c as u32)),
+        }
+    }
+
+    /// The CPU task `t` would take now: the one it last ran on if free and allowed (the
+    /// scheduler's cache affinity), else the lowest-numbered free one it may use.
+    fn free_cpu_for(&self, t: u32) -> Option<usize> {
+        if self.cpus_free == 0 {
+            return None;
+        }
+        match self.tasks[t as usize].cpu {
+            Some(c) if !self.cpu_busy[c as usize] && self.allowed(t, c as usize) => {
+                Some(c as usize)
+            }
+            _ => match self.tasks[t as usize].cpus_allowed {
+                0 => self.cpu_busy.iter().position(|b| !b),
+                set => self.cpusets[set as usize]
+                    .iter()
+                    .map(|&c| c as usize)
+                    .find(|&c| !self.cpu_busy[c]),
+            },
+        }
     }
 
     /// The task's name.
@@ -381,18 +445,10 @@ impl Sched {
         }
     }
 
-    /// Take a free CPU for the current task: the one it last ran on if free (the
-    /// scheduler's cache affinity), else the lowest-numbered free one.
-    fn take_cpu(&mut self) {
+    /// Take CPU `c`, free and allowed, for the current task.
+    fn take_cpu(&mut self, c: usize) {
         let me = self.current as usize;
-        let c = match self.tasks[me].cpu {
-            Some(c) if !self.cpu_busy[c as usize] => c as usize,
-            _ => self
-                .cpu_busy
-                .iter()
-                .position(|b| !b)
-                .expect("a CPU is free"),
-        };
+        self.cpus_free -= 1;
         self.cpu_busy[c] = true;
         self.tasks[me].cpu = Some(c as u32);
     }
@@ -400,7 +456,13 @@ impl Sched {
     fn release_cpu(&mut self) {
         let me = self.current as usize;
         let c = self.tasks[me].cpu.expect("the task holds a CPU") as usize;
-        if let Some(next) = self.runq.pop_front() {
+        // The first waiter that may run on this CPU (any, when nobody is pinned).
+        let next = self
+            .runq
+            .iter()
+            .position(|&t| self.allowed(t, c))
+            .and_then(|i| self.runq.remove(i));
+        if let Some(next) = next {
             // Hand the CPU straight over: it never becomes free.
             let g = self.tasks[next as usize].gen;
             self.tasks[next as usize].cpu = Some(c as u32);
@@ -522,15 +584,15 @@ pub fn run_cpu_now<W: SchedHost>(w: &mut W, ns: Nanos, mode: CpuMode) -> bool {
         return false;
     }
     let s = w.sched();
-    if s.cpus_free == 0 || !s.alone_until(s.now.saturating_add(ns)) {
+    let Some(c) = s.free_cpu_for(s.current) else {
+        return false;
+    };
+    if !s.alone_until(s.now.saturating_add(ns)) {
         return false;
     }
     // take_cpu, then release_cpu with nobody waiting: only the task's CPU can change.
     let me = s.current as usize;
-    if s.tasks[me].cpu.is_none_or(|c| s.cpu_busy[c as usize]) {
-        let c = s.cpu_busy.iter().position(|b| !b).expect("a CPU is free");
-        s.tasks[me].cpu = Some(c as u32);
-    }
+    s.tasks[me].cpu = Some(c as u32);
     s.now += ns;
     s.account(mode, ns);
     true
@@ -544,9 +606,8 @@ pub async fn run_cpu<W: SchedHost>(world: &Shared<W>, ns: Nanos, mode: CpuMode) 
     let must_queue = {
         let mut w = world.borrow_mut();
         let s = w.sched();
-        if s.cpus_free > 0 {
-            s.cpus_free -= 1;
-            s.take_cpu();
+        if let Some(c) = s.free_cpu_for(s.current) {
+            s.take_cpu(c);
             false
         } else {
             let me = s.current;
@@ -771,6 +832,60 @@ mod tests {
         assert_eq!(w.borrow().log, vec![(10, "a"), (10, "b"), (20, "c")]);
         let times = w.borrow().s.cpu_times();
         assert!(times.iter().all(|(_, u, s)| *u == 10 && *s == 0));
+    }
+
+    #[test]
+    fn pinned_tasks_share_their_cpus_and_leave_the_rest_free() {
+        let w = world(4);
+        // "a" and "b" pinned to CPU 1 (and their children with them); "c" anywhere.
+        let set = w.borrow_mut().s.new_cpuset(&[1]);
+        assert_ne!(set, 0);
+        w.borrow_mut().s.set_spawn_cpus_allowed(Some(set));
+        for name in ["a", "b"] {
+            let w2 = w.clone();
+            w.borrow_mut().s.spawn(name, async move {
+                run_cpu(&w2, 10, CpuMode::User).await;
+                let w3 = w2.clone();
+                w2.borrow_mut().s.spawn("child", async move {
+                    run_cpu(&w3, 10, CpuMode::User).await;
+                    log(&w3, "child");
+                });
+                log(&w2, name);
+            });
+        }
+        // Set-up code is no task: it names the mask of what it spawns.
+        w.borrow_mut().s.set_spawn_cpus_allowed(Some(0));
+        let w2 = w.clone();
+        w.borrow_mut().s.spawn("c", async move {
+            run_cpu(&w2, 10, CpuMode::User).await;
+            log(&w2, "c");
+        });
+        w.borrow_mut().s.set_spawn_cpus_allowed(None);
+        Executor::new(w.clone()).run_until(1000, |_| false);
+        // a, b and both children take turns on CPU 1; c runs at once on CPU 0.
+        assert_eq!(
+            w.borrow().log,
+            vec![
+                (10, "a"),
+                (10, "c"),
+                (20, "b"),
+                (30, "child"),
+                (40, "child")
+            ]
+        );
+        let s = &w.borrow().s;
+        for t in [0, 1, 3, 4] {
+            assert_eq!(s.task_cpu(TaskId(t)), Some(1), "task {t}");
+        }
+        assert_eq!(s.task_cpu(TaskId(2)), Some(0));
+    }
+
+    #[test]
+    fn a_cpuset_of_every_cpu_or_none_pins_nothing() {
+        let mut s = Sched::new(2);
+        assert_eq!(s.new_cpuset(&[0, 1]), 0);
+        assert_eq!(s.new_cpuset(&[]), 0);
+        assert_eq!(s.new_cpuset(&[0]), 1);
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! A series kept in memory also carries the zones' sizes and watermarks ([`ZoneInfo`]),
 //! which the graphs draw; they are fixed at boot and are not written to the CSV.
 
-/// The columns, in order. `time_s` is simulated seconds.
+/// The columns, in order. `time_s` is simulated seconds; `swap_used` is /proc/meminfo's
+/// SwapTotal − SwapFree, in pages, as the others.
 pub const COLUMNS: &[&str] = &[
     "time_s",
     "nr_free_pages_dma",
@@ -35,6 +36,7 @@ pub const COLUMNS: &[&str] = &[
     "dirty_thresh",
     "nr_dirtied",
     "nr_written",
+    "swap_used",
 ];
 
 /// The per-device columns, each named `<column>_<dev>`, in order:
@@ -111,6 +113,20 @@ pub struct TimeSeries {
 }
 
 impl TimeSeries {
+    /// The values of column `name` ([`COLUMNS`], then the device and group columns), one
+    /// per sample; empty if there is no such column.
+    pub fn column<'a>(&'a self, name: &str) -> impl Iterator<Item = f64> + 'a {
+        let i = COLUMNS
+            .iter()
+            .map(|c| c.to_string())
+            .chain(self.device_columns.iter().cloned())
+            .chain(self.cgroup_columns.iter().cloned())
+            .position(|c| c == name);
+        self.rows
+            .iter()
+            .filter_map(move |r| i.and_then(|i| r.get(i).copied()))
+    }
+
     /// The CSV header line, `\n` included.
     pub fn header(&self) -> String {
         let mut out = COLUMNS.join(",");
@@ -177,7 +193,9 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert!(lines[0].starts_with("time_s,nr_free_pages_dma,"));
         assert!(lines[1].starts_with("1.500,42,0,"));
-        assert!(lines[0].contains(",nr_written,write_bw_kbps_sda,written_sda,dirtied_sda,"));
+        assert!(
+            lines[0].contains(",nr_written,swap_used,write_bw_kbps_sda,written_sda,dirtied_sda,")
+        );
         assert!(lines[0].ends_with(",nfs_commit_sent_sda,nfs_committed_sda"));
         assert_eq!(
             lines[1].split(',').count(),
@@ -185,6 +203,10 @@ mod tests {
         );
         assert!(lines[1].contains(",2048,7,0,"));
         assert!(lines[1].ends_with(",0,9"));
+        assert_eq!(ts.column("time_s").collect::<Vec<_>>(), [1.5]);
+        assert_eq!(ts.column("written_sda").collect::<Vec<_>>(), [7.0]);
+        assert_eq!(ts.column("nfs_committed_sda").collect::<Vec<_>>(), [9.0]);
+        assert_eq!(ts.column("written_sdb").count(), 0);
         ts.cgroup_columns = cgroup_columns("A/B");
         ts.rows[0].extend([4096.0, 0.0]);
         let csv = ts.to_csv();

@@ -186,6 +186,8 @@ impl Case {
                     file: None,
                 }),
                 cgroup: None,
+                cpus: Vec::new(),
+                background: false,
             })
             .collect();
         Scenario {

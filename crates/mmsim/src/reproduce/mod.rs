@@ -3,6 +3,7 @@
 //! either table can be judged by.
 
 pub mod dirty_throttling;
+pub mod memcg_softlimit;
 pub mod nowriteback;
 pub mod parallelio;
 pub mod seed000;

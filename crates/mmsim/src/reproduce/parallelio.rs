@@ -696,6 +696,8 @@ impl Procedure {
                 name: "parallelio".into(),
                 start: 0,
                 cgroup: None,
+                cpus: Vec::new(),
+                background: false,
                 kind: WorkloadKind::Parallelio(ParallelioParams {
                     device: "sda".into(),
                     pool: self.pool(),

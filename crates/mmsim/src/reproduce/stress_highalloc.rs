@@ -296,6 +296,8 @@ impl Procedure {
                 name: "stress-highalloc".into(),
                 start: 0,
                 cgroup: None,
+                cpus: Vec::new(),
+                background: false,
                 kind: WorkloadKind::StressHighalloc(StressHighallocParams {
                     device: "sda".into(),
                     trees: self.trees,

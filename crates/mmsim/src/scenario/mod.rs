@@ -293,8 +293,8 @@ pub struct RunParams {
     pub duration: Nanos,
     /// Seed of the run's single RNG (the command line's `--seed` overrides it).
     pub seed: u64,
-    /// `end = "workloads"`: end the run as soon as every workload has finished (`duration`
-    /// stays the upper bound). The default, `end = "duration"`, always runs to `duration`.
+    /// `end = "workloads"`: end the run as soon as every workload not in the background
+    /// has finished (`duration` stays the upper bound). The default, `end = "duration"`, always runs to `duration`.
     pub end_when_done: bool,
 }
 
@@ -342,6 +342,12 @@ pub struct Workload {
     /// The memory cgroup its tasks run in (`cgroup = "A"`): an index in
     /// [`Scenario::cgroups`], `None` for the root.
     pub cgroup: Option<usize>,
+    /// The CPUs its tasks may run on (`cpus = "0-7"`, as `taskset -c` would pin them),
+    /// ascending; empty for every CPU.
+    pub cpus: Vec<u32>,
+    /// Started in the background (`background = true`): `end = "workloads"` does not wait
+    /// for it, as a script that starts it with `&` and waits only for the others.
+    pub background: bool,
 }
 
 /// The workload types.
@@ -588,6 +594,9 @@ pub struct KbuildParams {
     pub units: u32,
     /// Build again after each build (`make clean; make`), until the run ends.
     pub repeat: bool,
+    /// Median user CPU time of one compile on the machine (`compile_cpu`; default the
+    /// calibration module's [`KBUILD_COMPILE_NS`](crate::calibration::KBUILD_COMPILE_NS)).
+    pub compile_cpu: Nanos,
 }
 
 impl KbuildParams {

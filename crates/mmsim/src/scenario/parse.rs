@@ -106,6 +106,8 @@
 //! memory.swappiness = 60    # integer 0..=100; default the parent's (the root's is vm's)
 //! # and on a [[workload]]:
 //! cgroup = "A"              # its tasks run in [[cgroup]] "A"; default the root ("/")
+//! cpus = "0-7"              # its tasks run only on these CPUs (taskset -c); default all
+//! background = true         # end = "workloads" does not wait for it; default false
 //!
 //! `[[device]]` tables (name, type, size, filesystem, members, nr_requests, scheduler) are
 //! described in the README. `scheduler` is "cfq", "deadline" or "noop"; without it a
@@ -276,7 +278,7 @@ fn resolve(cx: &Cx<'_>, entries: &[tree::Entry], name: &str) -> Res<Scenario> {
 
     let swap_size = swap.as_ref().map_or(0, |s| s.size);
     let workloads = match opt(&root, "workload") {
-        Some(item) => workloads::workloads(cx, &item, ram, swap_size, &devices, &cgroups)?,
+        Some(item) => workloads::workloads(cx, &item, ram, swap_size, cpus, &devices, &cgroups)?,
         None => Vec::new(),
     };
 

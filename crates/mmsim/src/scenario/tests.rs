@@ -416,6 +416,8 @@ fn full_example_round_trips_every_value() {
                 name: "mc".into(),
                 start: 1_500 * MS,
                 cgroup: None,
+                cpus: Vec::new(),
+                background: false,
                 kind: WorkloadKind::Memcachetest(MemcachetestParams {
                     pool: (4 * G / 5 * 4) / 4096 * 4096,
                     value_size: 4 * K,
@@ -429,6 +431,8 @@ fn full_example_round_trips_every_value() {
                 name: "mem_eater".into(),
                 start: 30 * S,
                 cgroup: None,
+                cpus: Vec::new(),
+                background: false,
                 kind: WorkloadKind::MemEater {
                     size: 6 * G,
                     chunk: 128 * M,
@@ -1708,6 +1712,7 @@ fn kbuild_needs_a_filesystem_and_defaults_to_make_j1_of_a_defconfig_again_and_ag
             jobs: 1,
             units: super::super::KbuildParams::DEFCONFIG_UNITS,
             repeat: true,
+            compile_cpu: crate::calibration::KBUILD_COMPILE_NS,
         })
     );
     let s = ok(&format!(
@@ -2034,4 +2039,50 @@ fn cgroup_names_are_paths_of_names() {
         "{CGROUP_BASE}[[cgroup]]\nname = \"A\"\n[[cgroup]]\nname = \"A\"\n"
     ));
     assert!(e.message.contains("duplicate cgroup"), "{e}");
+}
+
+/// `cpus` on a workload: taskset's CPU list, checked against the machine.
+#[test]
+fn a_workload_is_pinned_to_a_cpu_list_and_may_run_in_the_background() {
+    let head =
+        "[machine]\nram = \"1G\"\ncpus = 16\n[[workload]]\ntype = \"mem_eater\"\nsize = \"16M\"\n";
+    let s = ok(&format!(
+        "{head}cpus = \"8-11, 0,2,3-3\"\nbackground = true\n"
+    ));
+    assert_eq!(s.workloads[0].cpus, vec![0, 2, 3, 8, 9, 10, 11]);
+    assert!(s.workloads[0].background);
+    let s = ok(head);
+    assert!(s.workloads[0].cpus.is_empty());
+    assert!(!s.workloads[0].background);
+    let e = err(&format!("{head}cpus = \"0-16\"\n"));
+    assert_err(
+        &e,
+        "workload[0].cpus",
+        7,
+        "CPU 16 does not exist: the machine has 16 CPUs (0-15)",
+    );
+    let e = err(&format!("{head}cpus = \"7-3\"\n"));
+    assert_err(&e, "workload[0].cpus", 7, "runs backwards");
+    let e = err(&format!("{head}cpus = \"0-x\"\n"));
+    assert_err(&e, "workload[0].cpus", 7, "expected a CPU list");
+    let e = err(&format!("{head}cpus = 4\n"));
+    assert_err(&e, "workload[0].cpus", 7, "expected a CPU list");
+    let e = err(&format!("{head}background = \"yes\"\n"));
+    assert_err(&e, "workload[0].background", 7, "true or false");
+}
+
+#[test]
+fn kbuild_takes_the_median_cpu_time_of_a_compile() {
+    let dev = "[machine]\nram = \"1G\"\n[[device]]\nname = \"sda\"\ntype = \"hdd\"\nfilesystem = \"ext4\"\n";
+    let s = ok(&format!(
+        "{dev}[[workload]]\ntype = \"kbuild\"\ndevice = \"sda\"\ncompile_cpu = \"150ms\"\n"
+    ));
+    let WorkloadKind::Kbuild(p) = &s.workloads[0].kind else {
+        panic!("not a kbuild");
+    };
+    assert_eq!(p.compile_cpu, 150_000_000);
+    let e = err(&format!(
+        "{dev}[[workload]]\ntype = \"kbuild\"\ndevice = \"sda\"\ncompile_cpu = \"0s\"\n"
+    ));
+    assert_err(&e, "workload[0].compile_cpu", 10, "greater than 0");
 }

@@ -5,9 +5,10 @@
 //!   in its hot part;
 //! - it reads the unit's source file and a draw of the tree's hot headers through the page
 //!   cache (each opened and closed: dentries and inodes come and go);
-//! - it allocates and touches its heap (anonymous memory, log-normal in size);
-//! - it computes (user time, log-normal), writes its object file (dirty page cache) and
-//!   exits, freeing its heap.
+//! - it computes (user time, log-normal) in slices over its heap (anonymous memory,
+//!   log-normal in size), which grows through the first half and is read again in every
+//!   slice, so a page reclaim swapped out faults back in;
+//! - it writes its object file (dirty page cache) and exits, freeing its heap.
 //!
 //! When every unit is compiled, one slot links: each directory's objects are read into its
 //! `built-in.o`, then every `built-in.o` into `vmlinux` by a linker with a large heap. With
@@ -16,9 +17,11 @@
 //! The tree's shape is the era's (3.0-3.10 trees, `kernel-memcg.md` §9); the figures below
 //! that no source gives are marked as estimates.
 
-use super::{access, enter, exit, killed, uniform_k, CpuDebt, Phase};
+use super::{
+    access, access_range_now, access_slow, enter, exit, killed, uniform_k, CpuDebt, Phase,
+};
 use crate::calibration::{
-    COPY_PAGE_NS, KBUILD_COMPILE_NS, KBUILD_COMPILE_SIGMA, OPEN_CLOSE_NS, PAGE_SIZE, TOUCH_PAGE_NS,
+    COPY_PAGE_NS, KBUILD_COMPILE_SIGMA, OPEN_CLOSE_NS, PAGE_SIZE, TOUCH_PAGE_NS,
 };
 use crate::engine::Nanos;
 use crate::mm::memory::{self, Mm, VM_EXEC};
@@ -28,6 +31,7 @@ use crate::mm::readahead::{read_page, RaState};
 use crate::mm::{filemap, fork, namei, Kernel, World};
 use crate::scenario::KbuildParams;
 use std::cell::RefCell;
+use std::ops::Range;
 use std::rc::Rc;
 
 /// Mean size of a `.c` file: 343 MB in 18,600 files of a 3.10 tree (`kernel-memcg.md` §9).
@@ -46,6 +50,11 @@ const CC1_HOT_SHARE: u64 = 4;
 const HEAP_MEDIAN: f64 = 32.0 * 1048576.0;
 const HEAP_SIGMA: f64 = 0.8;
 pub const HEAP_MAX: u64 = 256 << 20;
+/// Slices of a compile's computing, and how many of the first its heap grows through.
+/// Estimate: cc1 parses and lowers a unit (allocating) and then runs its passes over the
+/// IR it built; every slice reads the whole heap again.
+const COMPILE_SLICES: u32 = 8;
+const GROW_SLICES: u32 = 4;
 /// Median object file: "tens of KB to ~1 MB" (§9); log-normal.
 const OBJECT_MEDIAN: f64 = 40.0 * 1024.0;
 const OBJECT_SIGMA: f64 = 1.0;
@@ -339,7 +348,12 @@ fn exit_process(k: &mut Kernel, p: Process, parent: usize) {
 /// Touch `pages` new anonymous pages of `mm` (a heap). False if the task must exit.
 async fn touch_heap(w: &World, mm: usize, pages: u32, debt: &mut CpuDebt) -> bool {
     let start = w.borrow_mut().mms[mm].mmap_anon(pages, 0);
-    for vpn in start..start + pages {
+    touch_new(w, mm, start..start + pages, debt).await
+}
+
+/// Write pages `vpns` of `mm` for the first time. False if the task must exit.
+async fn touch_new(w: &World, mm: usize, vpns: Range<u32>, debt: &mut CpuDebt) -> bool {
+    for vpn in vpns {
         if access(w, mm, vpn, true, debt).await.is_err() {
             return false;
         }
@@ -349,9 +363,32 @@ async fn touch_heap(w: &World, mm: usize, pages: u32, debt: &mut CpuDebt) -> boo
     true
 }
 
+/// Read pages `vpns` of `mm` again, as far as they need no wait in one go. False if the
+/// task must exit.
+async fn reread(w: &World, mm: usize, vpns: Range<u32>, debt: &mut CpuDebt) -> bool {
+    let mut vpn = vpns.start;
+    while vpn < vpns.end {
+        vpn = access_range_now(&mut w.borrow_mut(), mm, vpn..vpns.end, false, debt);
+        if vpn < vpns.end {
+            if access_slow(w, mm, vpn, false, debt).await.is_err() {
+                return false;
+            }
+            vpn += 1;
+        }
+        debt.maybe_flush(w).await;
+    }
+    true
+}
+
 /// Compile unit `u` of the tree in a new process: exec, read, allocate, compute, write
 /// the object, exit. False if the job slot must exit.
-async fn compile(w: &World, tree: &Rc<RefCell<Tree>>, u: u32, parent: usize) -> bool {
+async fn compile(
+    w: &World,
+    tree: &Rc<RefCell<Tree>>,
+    u: u32,
+    parent: usize,
+    compile_cpu: Nanos,
+) -> bool {
     let (bdi, cc1, source, name, header_count) = {
         let t = tree.borrow();
         (
@@ -394,15 +431,26 @@ async fn compile(w: &World, tree: &Rc<RefCell<Tree>>, u: u32, parent: usize) -> 
             let mut k = w.borrow_mut();
             let heap =
                 (lognormal(&mut k, HEAP_MEDIAN, HEAP_SIGMA) as u64).clamp(PAGE_SIZE, HEAP_MAX);
-            let cpu = lognormal(&mut k, KBUILD_COMPILE_NS as f64, KBUILD_COMPILE_SIGMA) as Nanos;
+            let cpu = lognormal(&mut k, compile_cpu as f64, KBUILD_COMPILE_SIGMA) as Nanos;
             let object = lognormal(&mut k, OBJECT_MEDIAN, OBJECT_SIGMA) as u64;
             (heap, cpu, object.clamp(PAGE_SIZE, 1 << 20))
         };
-        if !touch_heap(w, mm, (heap / PAGE_SIZE) as u32, &mut debt).await {
-            break 'run false;
+        // cc1 works on its IR for the whole compile: the heap grows through the first
+        // half (parsing, lowering) and every slice of the computing re-reads what is there.
+        let pages = (heap / PAGE_SIZE) as u32;
+        let start = w.borrow_mut().mms[mm].mmap_anon(pages, 0);
+        let mut grown = 0;
+        for s in 1..=COMPILE_SLICES {
+            let size = pages * s.min(GROW_SLICES) / GROW_SLICES;
+            if !reread(w, mm, start..start + grown, &mut debt).await
+                || !touch_new(w, mm, start + grown..start + size, &mut debt).await
+            {
+                break 'run false;
+            }
+            grown = size;
+            debt.user(cpu / COMPILE_SLICES as Nanos);
+            debt.flush(w).await;
         }
-        debt.user(cpu);
-        debt.flush(w).await;
         let obj_name = format!("{name}/obj{u}.o");
         write_file(w, bdi, &obj_name, object, &mut debt)
             .await
@@ -554,7 +602,7 @@ pub async fn job_slot(w: World, idx: usize, tree: Rc<RefCell<Tree>>, p: KbuildPa
                 t.next += 1;
                 t.next - 1
             };
-            if !compile(&w, &tree, u, idx).await {
+            if !compile(&w, &tree, u, idx, p.compile_cpu).await {
                 return exit(&w, idx, idx);
             }
             let last = {

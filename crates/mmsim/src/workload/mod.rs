@@ -111,18 +111,19 @@ pub struct WorkloadStats {
 pub struct Userspace {
     /// Each task's counters, by task slot ([`new_task`]).
     pub stats: Vec<WorkloadStats>,
-    /// `[run] end = "workloads"`: how many scenario workloads (the first task slots) must
-    /// finish to end the run.
-    pub end_when_done: Option<usize>,
-    /// Scenario workloads that have finished.
-    pub done: usize,
+    /// `[run] end = "workloads"`: which scenario workloads (the first task slots) the run
+    /// waits for; empty when it runs to its duration.
+    pub awaited: Vec<bool>,
+    /// Awaited workloads that have not finished.
+    pub left: usize,
 }
 
 impl Userspace {
-    /// No task yet; the run ends when `end_when_done` scenario workloads have finished.
-    pub fn new(end_when_done: Option<usize>) -> Userspace {
+    /// No task yet; the run ends when every scenario workload `awaited` marks has finished.
+    pub fn new(awaited: Vec<bool>) -> Userspace {
         Userspace {
-            end_when_done,
+            left: awaited.iter().filter(|&&a| a).count(),
+            awaited,
             ..Default::default()
         }
     }
@@ -417,9 +418,9 @@ pub fn finished(k: &mut Kernel, stats: usize) {
     }
     st.finished_at = Some(now);
     st.phase = Phase::Finished;
-    if u.end_when_done.is_some_and(|n| stats < n) {
-        u.done += 1;
-        if u.end_when_done == Some(u.done) {
+    if u.awaited.get(stats) == Some(&true) {
+        u.left -= 1;
+        if u.left == 0 {
             k.halt = true;
         }
     }

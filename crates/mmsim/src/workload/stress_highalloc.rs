@@ -73,6 +73,7 @@ pub fn spawn(
         jobs: p.jobs,
         units: p.units,
         repeat: true,
+        compile_cpu: crate::calibration::KBUILD_COMPILE_NS,
     };
     let builds: Rc<RefCell<Builds>> = Rc::default();
     // The primary tree, untarred before the test: on the disk, not cached.

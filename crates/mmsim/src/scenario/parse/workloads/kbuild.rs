@@ -1,11 +1,11 @@
 //! `type = "kbuild"`: `make -jN` of a kernel tree on a device.
 
 use super::super::check::{opt, Cx, Res, Table};
-use super::super::values::{boolean, u32_in};
+use super::super::values::{boolean, positive_time, u32_in};
 use super::files::fs_device;
 use crate::scenario::{BlockDevice, KbuildParams, WorkloadKind};
 
-pub(super) const KEYS: &[&str] = &["device", "jobs", "units", "repeat"];
+pub(super) const KEYS: &[&str] = &["device", "jobs", "units", "repeat", "compile_cpu"];
 
 /// A kbuild workload's keys.
 pub(super) fn kbuild(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<WorkloadKind> {
@@ -17,6 +17,10 @@ pub(super) fn kbuild(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res
         jobs,
         units,
         repeat,
+        compile_cpu: match opt(t, "compile_cpu") {
+            Some(item) => positive_time(cx, &item, "the median CPU time of one compile")?,
+            None => crate::calibration::KBUILD_COMPILE_NS,
+        },
     }))
 }
 

@@ -19,7 +19,7 @@ use super::check::{
     array_of_tables, describe, nearest, opt, quoted_list, unknown_key, with_suggestion, Cx, Item,
     Res, Table,
 };
-use super::values::{string, time};
+use super::values::{boolean, string, time};
 use crate::scenario::{BlockDevice, CgroupSpec, Workload, WorkloadKind};
 
 const WORKLOAD_TYPES: &[&str] = &[
@@ -37,7 +37,7 @@ const WORKLOAD_TYPES: &[&str] = &[
     "micro",
     "sync",
 ];
-const COMMON_WORKLOAD_KEYS: &[&str] = &["type", "name", "start", "cgroup"];
+const COMMON_WORKLOAD_KEYS: &[&str] = &["type", "name", "start", "cgroup", "cpus", "background"];
 
 /// The `[[workload]]` tables, checked together against RAM + swap and for unique names.
 pub(super) fn workloads(
@@ -45,6 +45,7 @@ pub(super) fn workloads(
     item: &Item<'_>,
     ram: u64,
     swap: u64,
+    ncpus: u32,
     devices: &[BlockDevice],
     cgroups: &[CgroupSpec],
 ) -> Res<Vec<Workload>> {
@@ -55,7 +56,7 @@ pub(super) fn workloads(
     let mut explicit: Vec<Option<String>> = Vec::new();
     for t in array_of_tables(cx, item, "workload")? {
         let t = t?;
-        let (w, mem_item, mem, name) = workload(cx, &t, ram, devices, cgroups)?;
+        let (w, mem_item, mem, name) = workload(cx, &t, ram, ncpus, devices, cgroups)?;
         total += u128::from(mem);
         if total > limit {
             let (span, key) = match mem_item {
@@ -141,6 +142,34 @@ fn assign_names(out: &mut [Workload], explicit: &[Option<String>]) {
     }
 }
 
+/// A CPU list as `taskset -c` and cpusets take it ("0-7", "0,2,8-11"): the CPUs,
+/// ascending and each once, every one below the machine's `ncpus`.
+fn cpu_list(cx: &Cx<'_>, item: &Item<'_>, ncpus: u32) -> Res<Vec<u32>> {
+    let what = "a CPU list such as \"0-7\" or \"0,2,4-6\"";
+    let s = string(cx, item, what)?;
+    let bad = |why: String| item.fail(cx, why);
+    let mut cpus = Vec::new();
+    for part in s.split(',').map(str::trim) {
+        let (lo, hi) = part.split_once('-').unwrap_or((part, part));
+        let (Ok(lo), Ok(hi)) = (lo.trim().parse::<u32>(), hi.trim().parse::<u32>()) else {
+            return Err(bad(format!("expected {what}, found \"{s}\"")));
+        };
+        if lo > hi {
+            return Err(bad(format!("CPU range \"{part}\" runs backwards")));
+        }
+        if hi >= ncpus {
+            return Err(bad(format!(
+                "CPU {hi} does not exist: the machine has {ncpus} CPUs (0-{})",
+                ncpus - 1
+            )));
+        }
+        cpus.extend(lo..=hi);
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
 /// Where a workload's memory figure came from: the value's span and its key path.
 pub(super) type MemSource<'a> = Option<(Option<&'a Range<usize>>, String)>;
 
@@ -152,6 +181,7 @@ fn workload<'a>(
     cx: &Cx<'_>,
     t: &Table<'a>,
     ram: u64,
+    ncpus: u32,
     devices: &[BlockDevice],
     cgroups: &[CgroupSpec],
 ) -> Res<(Workload, MemSource<'a>, u64, NameSource<'a>)> {
@@ -279,11 +309,18 @@ fn workload<'a>(
         "micro" => fsmark::micro(cx, t, ram, devices)?,
         _ => (files::dd(cx, t, devices)?, None, 0),
     };
+    let cpus = match opt(t, "cpus") {
+        Some(item) => cpu_list(cx, &item, ncpus)?,
+        None => Vec::new(),
+    };
+    let background = boolean(cx, t, "background")?.unwrap_or(false);
     let w = Workload {
         name: name.as_ref().map_or_else(String::new, |(n, _)| n.clone()),
         start,
         kind,
         cgroup,
+        cpus,
+        background,
     };
     Ok((w, mem_src, mem, name))
 }
