@@ -451,6 +451,11 @@ impl Sched {
         self.cpus_free -= 1;
         self.cpu_busy[c] = true;
         self.tasks[me].cpu = Some(c as u32);
+        debug_assert_eq!(
+            self.cpus_free as usize,
+            self.cpu_busy.iter().filter(|&&b| !b).count(),
+            "cpus_free counts the CPUs not busy"
+        );
     }
 
     fn release_cpu(&mut self) {
@@ -886,6 +891,43 @@ mod tests {
         assert_eq!(s.new_cpuset(&[0, 1]), 0);
         assert_eq!(s.new_cpuset(&[]), 0);
         assert_eq!(s.new_cpuset(&[0]), 1);
+        // A CPU the machine does not have is no CPU: this pins to CPU 0.
+        assert_eq!(s.new_cpuset(&[0, 2]), 2);
+        assert_eq!(s.cpusets[2], [0]);
+    }
+
+    #[test]
+    fn a_task_goes_back_to_its_last_cpu_when_free_and_else_to_a_free_one() {
+        let w = world(3);
+        let cpus = Rc::new(RefCell::new(Vec::new()));
+        // x holds CPU 0 from 0 to 100.
+        let w2 = w.clone();
+        w.borrow_mut().s.spawn("x", async move {
+            run_cpu(&w2, 100, CpuMode::User).await;
+        });
+        // y runs at 0, 40 and 70, each time for 10.
+        let (w2, c2) = (w.clone(), cpus.clone());
+        let y = w.borrow_mut().s.spawn("y", async move {
+            for at in [0, 40, 70] {
+                let now = w2.borrow().s.now();
+                sleep(&w2, at - now).await;
+                run_cpu(&w2, 10, CpuMode::User).await;
+                let me = w2.borrow().s.current();
+                let cpu = w2.borrow().s.task_cpu(me);
+                c2.borrow_mut().push(cpu);
+            }
+        });
+        // z takes the lowest free CPU, y's CPU 1, from 30 to 60.
+        let w2 = w.clone();
+        w.borrow_mut().s.spawn("z", async move {
+            sleep(&w2, 30).await;
+            run_cpu(&w2, 30, CpuMode::User).await;
+        });
+        Executor::new(w.clone()).run_until(1000, |_| false);
+        // At 40 its CPU is z's, so y takes CPU 2; at 70 CPUs 1 and 2 are free and y goes
+        // back to its last one, 2.
+        assert_eq!(*cpus.borrow(), [Some(1), Some(2), Some(2)]);
+        assert_eq!(w.borrow().s.task_cpu(y), Some(2));
     }
 
     #[test]

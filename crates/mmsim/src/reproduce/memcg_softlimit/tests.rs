@@ -79,6 +79,11 @@ fn m7_needs_a_sooner_fill_repeated_drops_under_base_and_none_under_the_rework() 
         ..ok.clone()
     };
     assert_eq!(m7(&later), "FAILS");
+    let as_soon = Extra {
+        fill_seconds: [130.0, 130.0],
+        ..ok.clone()
+    };
+    assert_eq!(m7(&as_soon), "FAILS");
     let once = Extra {
         drops: [1.0, 0.0],
         ..ok.clone()
@@ -96,8 +101,32 @@ fn drops_count_falls_below_half_the_median_after_reaching_it() {
     // Ramp-up below half the median is not a drop; two dips are.
     let usage = [0.0, 1.0, 10.0, 10.0, 4.0, 3.0, 10.0, 10.0, 2.0, 10.0, 10.0];
     assert_eq!(drops(&usage), 2);
+    // Exactly half the median is not below it.
+    assert_eq!(drops(&[10.0, 10.0, 5.0, 10.0, 10.0]), 0);
+    assert_eq!(drops(&[10.0, 10.0, 4.9, 10.0, 10.0]), 1);
     assert_eq!(drops(&[10.0; 5]), 0);
     assert_eq!(drops(&[]), 0);
+}
+
+#[test]
+fn the_fast_procedure_is_short_and_says_so() {
+    let f = Procedure::fast();
+    assert_eq!(
+        (f.units, f.test2_ram_mb, f.boots),
+        (DISTRO_UNITS / 8, 8192, 1)
+    );
+    assert!(f.describe().contains("Caveat"));
+    let p = Procedure {
+        seed: 7,
+        ..Procedure::published()
+    };
+    assert_eq!((p.units, p.test2_ram_mb, p.boots), (DISTRO_UNITS, 16384, 3));
+    assert!(
+        !p.describe().contains("Caveat"),
+        "another seed is the same procedure"
+    );
+    assert!(p.describe().contains("seeds 7 to 9"));
+    assert_eq!(runs(&p).len(), 3 * 3 * 2);
 }
 
 #[test]
