@@ -355,29 +355,34 @@ fn fault_in_group(w: &crate::mm::World, pages: u32) -> u32 {
     let w2 = w.clone();
     w.borrow_mut().sched.set_spawn_cgroup(Some(1));
     crate::sim::run_task(w, 60 * crate::engine::SEC, async move {
-        let w = w2;
-        let (mm, start) = {
-            let mut k = w.borrow_mut();
-            let task = k.sched.current();
-            k.mms.push(crate::mm::memory::Mm {
-                task: Some(task),
-                ..Default::default()
-            });
-            let mm = k.mms.len() - 1;
-            (mm, k.mms[mm].mmap_anon(pages, 0))
-        };
-        for i in 0..pages {
-            if crate::mm::memory::handle_mm_fault(&w, mm, start + i, true)
-                .await
-                .is_err()
-            {
-                break;
-            }
-            d.set(d.get() + 1);
-        }
+        d.set(fault_anon(&w2, pages).await);
     });
     w.borrow_mut().sched.set_spawn_cgroup(None);
     done.get()
+}
+
+/// The current task faults `pages` anonymous pages of a new mm of its own; returns how
+/// many faults succeeded.
+async fn fault_anon(w: &crate::mm::World, pages: u32) -> u32 {
+    let (mm, start) = {
+        let mut k = w.borrow_mut();
+        let task = k.sched.current();
+        k.mms.push(crate::mm::memory::Mm {
+            task: Some(task),
+            ..Default::default()
+        });
+        let mm = k.mms.len() - 1;
+        (mm, k.mms[mm].mmap_anon(pages, 0))
+    };
+    for i in 0..pages {
+        if crate::mm::memory::handle_mm_fault(w, mm, start + i, true)
+            .await
+            .is_err()
+        {
+            return i;
+        }
+    }
+    pages
 }
 
 /// §2.2-§2.4, §3.1: a group's pages sit on its own lruvecs; at its limit, limit reclaim
@@ -513,4 +518,84 @@ fn a_group_is_reclaimable_with_file_pages_or_anon_and_swap() {
         !MemCgroups::reclaimable(&k, 0),
         "the root has no pages here"
     );
+}
+
+/// Groups "A" and "B" on a machine with `swap_mib` MiB of swap, B with `cache` clean
+/// page-cache pages; then, in a task of A, `anon` anonymous pages faulted, both groups
+/// given soft limit 0 and put on zone DMA32's tree, and `then` run.
+fn anon_and_cache_groups<F>(swap_mib: u64, anon: u32, cache: u64, then: F)
+where
+    F: FnOnce(crate::mm::World) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>
+        + 'static,
+{
+    use crate::mm::mmzone::ZONE_DMA32;
+    let w = machine_with_groups(swap_mib, &[child("A", None), child("B", None)]);
+    {
+        let mut k = w.borrow_mut();
+        let ino = crate::mm::inode::new_inode(&mut k, "cache", 0);
+        for index in 0..cache {
+            let pfn = user_page(&mut k);
+            k.pages.flags[pfn as usize] = crate::mm::page::PG_UPTODATE;
+            k.memcg.groups[2].stock = 1;
+            k.memcg.force_charge(2, 1);
+            commit_page_cache(&mut k, pfn, ino, index, 2);
+        }
+        k.inodes[ino].size_pages = cache;
+    }
+    w.borrow_mut().sched.set_spawn_cgroup(Some(1));
+    let w2 = w.clone();
+    crate::sim::run_task(&w, 60 * crate::engine::SEC, async move {
+        let w = w2;
+        assert_eq!(fault_anon(&w, anon).await, anon);
+        {
+            let mut k = w.borrow_mut();
+            for mc in [1, 2] {
+                k.memcg.groups[mc].res.soft_limit = 0;
+                k.memcg.update_tree(mc, ZONE_DMA32);
+            }
+        }
+        then(w).await;
+    });
+}
+
+/// `mem_cgroup_reclaimable`: anonymous pages count only with swap to put them in.
+#[test]
+fn anonymous_memory_is_reclaimable_only_with_swap() {
+    for (swap, reclaimable) in [(0, false), (64, true)] {
+        anon_and_cache_groups(swap, 64, 0, move |w| {
+            Box::pin(async move {
+                assert_eq!(MemCgroups::reclaimable(&w.borrow(), 1), reclaimable);
+            })
+        });
+    }
+}
+
+/// §4.2: the group furthest over its soft limit gives nothing (anonymous memory, no
+/// swap), so the loop moves on to the next on the tree and stops once that one gave.
+#[test]
+fn soft_limit_reclaim_moves_on_from_a_group_that_gives_nothing() {
+    use crate::mm::mmzone::ZONE_DMA32;
+    anon_and_cache_groups(0, 400, 100, |w| {
+        Box::pin(async move {
+            // A's usage: its 400 pages and what is left of its last charge batch.
+            let a0 = w.borrow().memcg.groups[1].res.usage;
+            assert!(a0 >= 400);
+            assert_eq!(w.borrow().memcg.groups[2].res.usage, 100);
+            let (reclaimed, scanned) = soft_limit_reclaim(&w, ZONE_DMA32, 0, true).await;
+            assert!(
+                reclaimed >= 25,
+                "a quarter of B's 100 at least: {reclaimed}"
+            );
+            assert!(scanned >= reclaimed);
+            let k = w.borrow();
+            assert_eq!(k.memcg.groups[1].res.usage, a0, "A has nothing to give");
+            assert_eq!(k.memcg.groups[2].res.usage, 100 - reclaimed);
+            // A went back on the tree with its excess.
+            assert_eq!(
+                k.memcg.groups[1].tree_node[ZONE_DMA32].map(|n| n.0),
+                Some(a0)
+            );
+            crate::mm::invariants::check(&k).unwrap();
+        })
+    });
 }
