@@ -167,10 +167,14 @@ impl Sched {
         TaskId(self.current)
     }
 
-    /// `need_resched()`: another task is waiting for a CPU, so the running one should yield.
+    /// `need_resched()`: another task is waiting for the running one's CPU (a waiter that
+    /// may run there), so the running one should yield.
     #[inline]
     pub fn need_resched(&self) -> bool {
-        !self.runq.is_empty()
+        match self.tasks.get(self.current as usize).and_then(|t| t.cpu) {
+            Some(c) => self.runq.iter().any(|&t| self.allowed(t, c as usize)),
+            None => !self.runq.is_empty(),
+        }
     }
 
     /// Number of CPUs.
@@ -883,6 +887,38 @@ mod tests {
             assert_eq!(s.task_cpu(TaskId(t)), Some(1), "task {t}");
         }
         assert_eq!(s.task_cpu(TaskId(2)), Some(0));
+    }
+
+    #[test]
+    fn need_resched_only_for_a_waiter_that_may_take_this_cpu() {
+        let w = world(2);
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        // a, b and d pinned to CPU 0, taking turns; c on CPU 1 sees no waiter for its CPU.
+        let set = w.borrow_mut().s.new_cpuset(&[0]);
+        w.borrow_mut().s.set_spawn_cpus_allowed(Some(set));
+        for name in ["a", "b", "d"] {
+            let (w2, s2) = (w.clone(), seen.clone());
+            w.borrow_mut().s.spawn(name, async move {
+                run_cpu(&w2, 10, CpuMode::User).await;
+                let r = w2.borrow().s.need_resched();
+                s2.borrow_mut().push((name, r));
+            });
+        }
+        w.borrow_mut().s.set_spawn_cpus_allowed(Some(0));
+        let (w2, s2) = (w.clone(), seen.clone());
+        w.borrow_mut().s.spawn("c", async move {
+            sleep(&w2, 5).await;
+            run_cpu(&w2, 1, CpuMode::User).await;
+            let r = w2.borrow().s.need_resched();
+            s2.borrow_mut().push(("c", r));
+        });
+        w.borrow_mut().s.set_spawn_cpus_allowed(None);
+        Executor::new(w.clone()).run_until(100, |_| false);
+        assert_eq!(
+            *seen.borrow(),
+            [("c", false), ("a", true), ("b", false), ("d", false)],
+            "after a hands CPU 0 to b, d still waits for it; after b, nobody"
+        );
     }
 
     #[test]

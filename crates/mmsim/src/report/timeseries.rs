@@ -116,12 +116,13 @@ impl TimeSeries {
     /// The values of column `name` ([`COLUMNS`], then the device and group columns), one
     /// per sample; empty if there is no such column.
     pub fn column<'a>(&'a self, name: &str) -> impl Iterator<Item = f64> + 'a {
-        let i = COLUMNS
-            .iter()
-            .map(|c| c.to_string())
-            .chain(self.device_columns.iter().cloned())
-            .chain(self.cgroup_columns.iter().cloned())
-            .position(|c| c == name);
+        let i = COLUMNS.iter().position(|c| *c == name).or_else(|| {
+            self.device_columns
+                .iter()
+                .chain(&self.cgroup_columns)
+                .position(|c| c == name)
+                .map(|j| COLUMNS.len() + j)
+        });
         self.rows
             .iter()
             .filter_map(move |r| i.and_then(|i| r.get(i).copied()))

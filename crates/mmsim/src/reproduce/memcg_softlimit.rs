@@ -267,7 +267,7 @@ impl Outcome {
         };
         let swap: Vec<f64> = series
             .column("swap_used")
-            .map(|pages| pages * 4.0)
+            .map(|pages| pages * (crate::calibration::PAGE_SIZE / 1024) as f64)
             .collect();
         let swap_max_kb = swap.iter().copied().fold(0.0, f64::max);
         let swap_avg_kb = swap.iter().sum::<f64>() / swap.len().max(1) as f64;
@@ -329,10 +329,6 @@ impl Stats {
         std: f64::NAN,
     };
 
-    const fn of4(min: f64, max: f64, avg: f64, std: f64) -> Stats {
-        Stats { min, max, avg, std }
-    }
-
     /// The statistics of `xs` (NaN if empty).
     pub fn of(xs: &[f64]) -> Stats {
         if xs.is_empty() {
@@ -365,7 +361,7 @@ pub struct Table {
 
 const N: Stats = Stats::NONE;
 const fn s(min: f64, max: f64, avg: f64, std: f64) -> Stats {
-    Stats::of4(min, max, avg, std)
+    Stats { min, max, avg, std }
 }
 
 /// The letter's figures.
@@ -542,10 +538,6 @@ pub fn compared(sim: &Table) -> Vec<Compared> {
     out
 }
 
-fn ratio(a: f64, b: f64) -> f64 {
-    a / b
-}
-
 /// The claims M1-M7, judged on `t` (and `extra` for M7; `None`: the published table, whose
 /// M7 figures are graphs, so M7 is not judged).
 pub fn claims(t: &Table, extra: Option<&Extra>) -> Vec<Verdict> {
@@ -561,7 +553,7 @@ pub fn claims(t: &Table, extra: Option<&Extra>) -> Vec<Verdict> {
 
     // M1: no regression without soft limits.
     let r: Vec<f64> = (0..3)
-        .map(|m| ratio(avg(Config::NoLimit, 1, m), avg(Config::NoLimit, 0, m)))
+        .map(|m| avg(Config::NoLimit, 1, m) / avg(Config::NoLimit, 0, m))
         .collect();
     out.push(v(
         "M1",
@@ -576,7 +568,7 @@ pub fn claims(t: &Table, extra: Option<&Extra>) -> Vec<Verdict> {
     ));
 
     // M2: the rework's elapsed with soft limit 0 at most half base's.
-    let e = ratio(avg(Config::ZeroLimit, 1, 2), avg(Config::ZeroLimit, 0, 2));
+    let e = avg(Config::ZeroLimit, 1, 2) / avg(Config::ZeroLimit, 0, 2);
     out.push(v(
         "M2",
         "TEST 1 soft limit 0: the rework's mean Elapsed is at most 0.5 x base's (published 30.4%)"
@@ -587,7 +579,7 @@ pub fn claims(t: &Table, extra: Option<&Extra>) -> Vec<Verdict> {
 
     // M3: major faults collapse, minor faults do not move.
     let (maj0, maj1) = (avg(Config::ZeroLimit, 0, 4), avg(Config::ZeroLimit, 1, 4));
-    let minor = ratio(avg(Config::ZeroLimit, 1, 3), avg(Config::ZeroLimit, 0, 3));
+    let minor = avg(Config::ZeroLimit, 1, 3) / avg(Config::ZeroLimit, 0, 3);
     let m3 = Verdict {
         judged: maj0 > 0.0,
         ..v(
@@ -606,8 +598,8 @@ pub fn claims(t: &Table, extra: Option<&Extra>) -> Vec<Verdict> {
     out.push(m3);
 
     // M4: soft limit 0 more than doubles base's elapsed, not the rework's.
-    let b = ratio(avg(Config::ZeroLimit, 0, 2), avg(Config::NoLimit, 0, 2));
-    let r = ratio(avg(Config::ZeroLimit, 1, 2), avg(Config::NoLimit, 1, 2));
+    let b = avg(Config::ZeroLimit, 0, 2) / avg(Config::NoLimit, 0, 2);
+    let r = avg(Config::ZeroLimit, 1, 2) / avg(Config::NoLimit, 1, 2);
     out.push(v(
         "M4",
         "TEST 1: base's mean Elapsed with soft limit 0 is at least 2 x its no-limit one \
@@ -621,7 +613,7 @@ pub fn claims(t: &Table, extra: Option<&Extra>) -> Vec<Verdict> {
     ));
 
     // M5: TEST 2's dd is faster, and spends no more system time.
-    let e = ratio(avg(Config::Stream, 1, 2), avg(Config::Stream, 0, 2));
+    let e = avg(Config::Stream, 1, 2) / avg(Config::Stream, 0, 2);
     let (s0, s1) = (avg(Config::Stream, 0, 1), avg(Config::Stream, 1, 1));
     out.push(v(
         "M5",
