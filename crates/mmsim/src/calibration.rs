@@ -20,8 +20,9 @@ pub const KERNEL_RESERVED_BYTES: u64 = 64 << 20;
 
 /// The per-page CPU costs of reclaim on the simulated machine's CPU. They are estimates,
 /// and they set how fast kswapd and direct reclaim scan, so `mmsim reproduce parallelio
-/// --sensitivity` shows what halving or doubling each one does. Scenario files cannot set
-/// them.
+/// --sensitivity` shows what halving or doubling each one does. A scenario sets them as
+/// `[machine.reclaim_costs]` (another CPU), so a sweep can do the same to any workload;
+/// the reproductions never read scenario files, so it cannot move a published figure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReclaimCosts {
     /// [`ISOLATE_PAGE_NS`].

@@ -15,6 +15,7 @@ pub mod report;
 pub mod reproduce;
 pub mod scenario;
 pub mod sim;
+pub mod sweep;
 pub mod workload;
 
 /// A small deterministic generator for tests' random inputs: `next(n)` is in `0..n`.

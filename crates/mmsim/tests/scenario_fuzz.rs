@@ -250,6 +250,54 @@ proptest! {
         }
         check(&text)?;
     }
+
+    /// Sweep files over a valid base: loading never panics, and an error that has a
+    /// position points inside the sweep text.
+    #[test]
+    fn sweep_looking_strings_never_panic(
+        headed in any::<bool>(),
+        tail in "(\\[sweep\\]\n|\\[axes\\]\n|\\[\\[point\\]\\]\n|scenario = \"base.toml\"\n|kernels = |seeds = |\
+               vm\\.|swappiness|machine\\.|ram|workload\\.|0\\.|mem_eater\\.|size|kernel\\.|\
+               switches\\.|preset|run\\.|seed| = |\\[|\\]|, |\"4G\"|\"1\\.\\.3\"|\"3\\.9\"|60|-1|true|\n|\\{|\\}|\"){0,40}"
+    ) {
+        // Half of them start as a valid sweep, so the axes' checks are reached.
+        let s = if headed {
+            format!("[sweep]\nscenario = \"base.toml\"\n[axes]\n{tail}")
+        } else {
+            tail
+        };
+        let dir = sweep_dir();
+        let first = mmsim::scenario::load_sweep_str(&s, "fuzz.toml", &dir);
+        let again = mmsim::scenario::load_sweep_str(&s, "fuzz.toml", &dir);
+        prop_assert_eq!(first.is_ok(), again.is_ok());
+        match first {
+            Ok(sw) => {
+                prop_assert!(!sw.points.is_empty());
+                for p in &sw.points {
+                    prop_assert_eq!(p.axes.len(), sw.axes.len());
+                }
+            }
+            Err(e) => {
+                prop_assert!(!e.message.trim().is_empty(), "empty message: {:?}", e);
+                prop_assert_eq!(&e.file, "fuzz.toml");
+                if let Some(line) = e.line {
+                    prop_assert!(line >= 1 && line <= s.split('\n').count(), "{:?}", e);
+                }
+            }
+        }
+    }
+}
+
+/// A directory holding `base.toml`, a valid scenario, for the sweep fuzz.
+fn sweep_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mmsim-sweep-fuzz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    std::fs::write(
+        dir.join("base.toml"),
+        "[machine]\nram = \"256M\"\n[[workload]]\ntype = \"mem_eater\"\nsize = \"10M\"\n",
+    )
+    .expect("writable");
+    dir
 }
 
 #[test]

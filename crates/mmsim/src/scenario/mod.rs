@@ -17,7 +17,7 @@
 mod parse;
 mod units;
 
-pub use parse::{load, load_str};
+pub use parse::{load, load_str, load_sweep, load_sweep_str, MAX_POINTS};
 pub use units::{parse_duration, parse_size};
 
 use crate::block::{self, DeviceError};

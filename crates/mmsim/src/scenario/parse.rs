@@ -6,6 +6,10 @@
 //! [machine]                 # required
 //! ram = "4G"                # required; size; a multiple of 4096, 64M..=4T
 //! cpus = 4                  # optional, default 4; integer 1..=4096
+//! [machine.reclaim_costs]   # optional: the CPU's per-page costs of reclaim, times > 0;
+//! isolate_page = "..."      # defaults: calibration.rs's ISOLATE_PAGE_NS, SHRINK_PAGE_NS,
+//!                           # RMAP_WALK_NS, DEACTIVATE_PAGE_NS (keys isolate_page,
+//!                           # shrink_page, rmap_walk, deactivate_page)
 //!
 //! [swap]                    # optional; no swap device if absent
 //! size = "8G"               # required in [swap]; size; a multiple of 4096, > 0, <= 64T
@@ -149,6 +153,9 @@ mod values;
 mod vm;
 mod workloads;
 
+mod sweep;
+pub use sweep::{load_sweep, load_sweep_str, MAX_POINTS};
+
 use super::{KernelSelection, Machine, RunParams, Scenario, ScenarioError, SlabParams};
 use crate::mm::VmSysctls;
 #[cfg(test)]
@@ -159,14 +166,7 @@ use check::{opt, sub_table, Cx, Res, Table};
 // The signature is the module's interface; `ScenarioError` is returned unboxed on purpose.
 #[allow(clippy::result_large_err)]
 pub fn load(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        file: path.display().to_string(),
-        line: None,
-        column: None,
-        key: String::new(),
-        message: format!("cannot read the file: {e}"),
-        suggestion: None,
-    })?;
+    let text = read_file(path)?;
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -178,23 +178,38 @@ pub fn load(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
 #[allow(clippy::result_large_err)]
 pub fn load_str(text: &str, file: &str, name: &str) -> Result<Scenario, ScenarioError> {
     let cx = Cx { file, text };
-    let entries = tree::parse_tree(text).map_err(|e| {
-        // toml's messages span several lines; keep ours on one.
-        let msg = e
-            .message()
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect::<Vec<_>>()
-            .join("; ");
-        let message = if msg.is_empty() {
-            "invalid TOML".to_string()
-        } else {
-            format!("invalid TOML: {msg}")
-        };
-        cx.error(e.span().as_ref(), "", message)
-    })?;
+    let entries = tree::parse_tree(text).map_err(|e| syntax_error(&cx, &e))?;
     resolve(&cx, &entries, name).map_err(|e| *e)
+}
+
+/// A file's text, or an error naming it.
+#[allow(clippy::result_large_err)]
+fn read_file(path: &std::path::Path) -> Result<String, ScenarioError> {
+    std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: path.display().to_string(),
+        line: None,
+        column: None,
+        key: String::new(),
+        message: format!("cannot read the file: {e}"),
+        suggestion: None,
+    })
+}
+
+/// A TOML syntax error at its place; toml's messages span several lines, ours keep to one.
+fn syntax_error(cx: &Cx<'_>, e: &toml_edit::TomlError) -> ScenarioError {
+    let msg = e
+        .message()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let message = if msg.is_empty() {
+        "invalid TOML".to_string()
+    } else {
+        format!("invalid TOML: {msg}")
+    };
+    cx.error(e.span().as_ref(), "", message)
 }
 
 /// Bytes in a page, and in a MiB.
@@ -230,7 +245,7 @@ fn resolve(cx: &Cx<'_>, entries: &[tree::Entry], name: &str) -> Res<Scenario> {
             "missing required table [machine]: expected at least `[machine]` with `ram = \"4G\"`",
         )
     })?;
-    let (ram, cpus, pci_hole) = machine::machine(cx, &machine_t)?;
+    let (ram, cpus, pci_hole, reclaim_costs) = machine::machine(cx, &machine_t)?;
 
     let devices = match opt(&root, "device") {
         Some(item) => devices::devices(cx, &item)?,
@@ -289,7 +304,7 @@ fn resolve(cx: &Cx<'_>, entries: &[tree::Entry], name: &str) -> Res<Scenario> {
             cpus,
             swap,
             devices,
-            reclaim_costs: Default::default(),
+            reclaim_costs,
             pci_hole,
         },
         vm,

@@ -728,6 +728,35 @@ fn pci_hole_is_a_size_that_leaves_dma_below_it() {
 }
 
 #[test]
+fn reclaim_costs_default_to_the_calibration_and_each_can_be_set() {
+    use crate::calibration::ReclaimCosts;
+    assert_eq!(ok(MINIMAL).machine.reclaim_costs, ReclaimCosts::default());
+    let s = ok(
+        "[machine]\nram = \"4G\"\n[machine.reclaim_costs]\nrmap_walk = \"1400ns\"\n\
+                isolate_page = \"1us\"\n",
+    );
+    let want = ReclaimCosts {
+        rmap_walk: 1400,
+        isolate_page: 1000,
+        ..ReclaimCosts::default()
+    };
+    assert_eq!(s.machine.reclaim_costs, want);
+    let s = ok(
+        "[machine]\nram = \"4G\"\nreclaim_costs = { shrink_page = \"600ns\", \
+                deactivate_page = \"800ns\" }\n",
+    );
+    assert_eq!(s.machine.reclaim_costs.shrink_page, 600);
+    assert_eq!(s.machine.reclaim_costs.deactivate_page, 800);
+    let e = err("[machine]\nram = \"4G\"\n[machine.reclaim_costs]\nrmap_walks = \"1us\"\n");
+    assert_err(&e, "machine.reclaim_costs.rmap_walks", 4, "unknown key");
+    assert_eq!(e.suggestion.as_deref(), Some("rmap_walk"));
+    let e = err("[machine]\nram = \"4G\"\n[machine.reclaim_costs]\nrmap_walk = \"0ns\"\n");
+    assert_err(&e, "machine.reclaim_costs.rmap_walk", 4, "");
+    let e = err("[machine]\nram = \"4G\"\nreclaim_costs = 3\n");
+    assert_err(&e, "machine.reclaim_costs", 3, "a table");
+}
+
+#[test]
 fn negative_cpus_is_rejected_as_negative() {
     let e = err("[machine]\nram = \"4G\"\ncpus = -2\n");
     assert_err(&e, "machine.cpus", 3, "negative");

@@ -1,17 +1,25 @@
-//! `[machine]`: RAM, CPUs and the MMIO hole below 4 GiB.
+//! `[machine]`: RAM, CPUs, the MMIO hole below 4 GiB, and the CPU's per-page costs of
+//! reclaim.
 
-use super::check::{opt, Cx, Res, Table};
-use super::values::{size, u32_in, SizeKind};
+use super::check::{opt, sub_table, Cx, Res, Table};
+use super::values::{positive_time, size, u32_in, SizeKind};
 use super::{MIB, PAGE};
+use crate::calibration::ReclaimCosts;
 
 const MIN_RAM: u64 = 64 * MIB;
 const MAX_RAM: u64 = 4 << 40;
 const MAX_CPUS: i64 = 4096;
-const MACHINE_KEYS: &[&str] = &["ram", "cpus", "pci_hole"];
+const MACHINE_KEYS: &[&str] = &["ram", "cpus", "pci_hole", "reclaim_costs"];
+const COST_KEYS: &[&str] = &[
+    "isolate_page",
+    "shrink_page",
+    "rmap_walk",
+    "deactivate_page",
+];
 /// The hole leaves at least DMA's 16 MiB below it.
 const MAX_PCI_HOLE: u64 = (4 << 30) - 16 * MIB;
 
-pub(super) fn machine(cx: &Cx<'_>, t: &Table<'_>) -> Res<(u64, u32, u64)> {
+pub(super) fn machine(cx: &Cx<'_>, t: &Table<'_>) -> Res<(u64, u32, u64, ReclaimCosts)> {
     t.check_keys(cx, MACHINE_KEYS, "[machine]")?;
     let item = t.required(cx, "ram", "the machine's RAM as a size such as \"4G\"")?;
     let ram = size(cx, &item, SizeKind::Size, None)?;
@@ -58,5 +66,19 @@ pub(super) fn machine(cx: &Cx<'_>, t: &Table<'_>) -> Res<(u64, u32, u64)> {
         }
         None => 0,
     };
-    Ok((ram, cpus, pci_hole))
+    let mut costs = ReclaimCosts::default();
+    if let Some(item) = opt(t, "reclaim_costs") {
+        let ct = sub_table(cx, &item, "a table [machine.reclaim_costs]")?;
+        ct.check_keys(cx, COST_KEYS, "[machine.reclaim_costs]")?;
+        for (key, item) in ct.items() {
+            let ns = positive_time(cx, &item, "a CPU time per page, such as \"300ns\"")?;
+            match key {
+                "isolate_page" => costs.isolate_page = ns,
+                "shrink_page" => costs.shrink_page = ns,
+                "rmap_walk" => costs.rmap_walk = ns,
+                _ => costs.deactivate_page = ns,
+            }
+        }
+    }
+    Ok((ram, cpus, pci_hole, costs))
 }
