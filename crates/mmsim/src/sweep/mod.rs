@@ -416,21 +416,18 @@ impl Table {
         self.columns.iter().find(|c| c.name == name)
     }
 
-    /// The column whose name is nearest to `name`, for a misspelt `show`.
-    /// Names under the same prefix are compared by their last part (`workloads.dd.io_secs`
-    /// is nearest `workloads.dd.io_seconds`, not `workloads.dd.minor_faults`).
+    /// The column whose name is nearest to `name`, for a misspelt `show`: by edit distance
+    /// over the whole name (Jaro-Winkler would favour a shared prefix, and every column of
+    /// a workload shares one), at least half the characters alike; the first on a tie.
     pub fn nearest_column(&self, name: &str) -> Option<&str> {
-        let (prefix, last) = name.rsplit_once('.').unwrap_or(("", name));
-        let score = |c: &str| match c.rsplit_once('.') {
-            Some((p, l)) if p == prefix => strsim::normalized_damerau_levenshtein(last, l),
-            _ => strsim::normalized_damerau_levenshtein(name, c) * 0.9,
-        };
-        self.columns
-            .iter()
-            .map(|c| (score(&c.name), c.name.as_str()))
-            .filter(|(s, _)| *s >= 0.5)
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(_, n)| n)
+        let mut best: Option<(f64, &str)> = None;
+        for c in &self.columns {
+            let score = strsim::normalized_damerau_levenshtein(name, &c.name);
+            if score >= 0.5 && best.is_none_or(|(b, _)| score > b) {
+                best = Some((score, &c.name));
+            }
+        }
+        best.map(|(_, n)| n)
     }
 
     /// The table as CSV (RFC 4180): a header, then a line per row; null is empty.

@@ -230,22 +230,27 @@ fn bad_sweep_tables_are_errors_with_their_place() {
         (
             "[sweep]\nscenario = \"base.toml\"\n[axes]\nworkload.dd.size = [\"1G\"]\n",
             "axes.workload.dd.size",
-            "no element 'dd'",
+            "'workload' has no element 'dd': its elements are 'mem_eater', 'mem_eater-2'",
+        ),
+        (
+            "[sweep]\nscenario = \"base.toml\"\n[axes]\nworkload.2.size = [\"1G\"]\n",
+            "axes.workload.2.size",
+            "'workload' has no element '2'",
         ),
         (
             "[sweep]\nscenario = \"base.toml\"\n[axes]\nworkload.size = [\"1G\"]\n",
             "axes.workload.size",
-            "name an element",
+            "'workload' is an array of tables: name an element",
         ),
         (
             "[sweep]\nscenario = \"base.toml\"\n[axes]\nrun.duration.x = [1]\n",
             "axes.run.duration.x",
-            "is a value, not a table",
+            "'run.duration' is a value, not a table",
         ),
         (
             "[sweep]\nscenario = \"base.toml\"\n[axes]\nmachine = [1]\n",
             "axes.machine",
-            "is a table, not a value",
+            "'machine' is a table, not a value",
         ),
         (
             "[sweep]\nscenario = \"base.toml\"\nseeds = \"0..999\"\n[axes]\n\
@@ -308,6 +313,17 @@ fn a_point_runs_to_the_same_record_every_time() {
     assert!(names.contains(&"mmtests_vmstat.Swap Outs"));
     assert!(names.contains(&"vmstat.pswpout"));
     assert_eq!(names.last(), Some(&"oom_kills"));
+    // MMTests' integer rows stay integers; its rates are floats.
+    let cell = |n: &str| &a.columns.iter().find(|(c, _)| c == n).unwrap().1;
+    assert!(matches!(cell("mmtests_vmstat.Swap Outs"), Cell::Int(_)));
+    assert!(matches!(
+        cell("mmtests_vmstat.Kswapd efficiency"),
+        Cell::Int(_)
+    ));
+    assert!(matches!(
+        cell("mmtests_vmstat.Kswapd velocity"),
+        Cell::Float(_)
+    ));
     // The run's own vmstat, as `mmsim run --json` gives it.
     let s = point_scenario(&sw.points[0]).unwrap();
     let k = crate::presets::resolve("3.9", &[]).unwrap();
@@ -319,6 +335,50 @@ fn a_point_runs_to_the_same_record_every_time() {
         .unwrap();
     assert_eq!(pswpout.1, Cell::Int(r.vmstat("pswpout") as i64));
     assert!(r.vmstat("pswpout") > 0);
+}
+
+#[test]
+fn json_scalars_become_cells_and_big_counts_saturate() {
+    use serde_json::json;
+    assert_eq!(Cell::from_json(&json!(3)), Some(Cell::Int(3)));
+    assert_eq!(Cell::from_json(&json!(-3)), Some(Cell::Int(-3)));
+    assert_eq!(Cell::from_json(&json!(u64::MAX)), Some(Cell::Int(i64::MAX)));
+    assert_eq!(Cell::from_json(&json!(0.5)), Some(Cell::Float(0.5)));
+    assert_eq!(Cell::from_json(&json!(null)), Some(Cell::Null));
+    assert_eq!(Cell::from_json(&json!("x")), Some(Cell::Str("x".into())));
+    assert_eq!(Cell::from_json(&json!(true)), Some(Cell::Bool(true)));
+    assert_eq!(Cell::from_json(&json!([1])), None);
+    assert_eq!(Cell::from_json(&json!({"a": 1})), None);
+    assert_eq!(Cell::Float(f64::NAN).to_json(), serde_json::Value::Null);
+}
+
+#[test]
+fn a_point_the_parser_rejects_names_the_key_without_a_line() {
+    // Each value fits alone; together the workload no longer fits in RAM + swap.
+    let sw = load(
+        "parse-combo",
+        "[sweep]\nscenario = \"base.toml\"\n[axes]\nswap.size = [\"64M\"]\n\
+         workload.0.size = [\"700M\"]\n",
+    )
+    .unwrap();
+    let r = run_point(&sw.points[0]);
+    let e = r.error.expect("the point fails");
+    assert!(
+        e.starts_with("key 'workload[0].size': more memory asked than can exist"),
+        "{e}"
+    );
+    assert!(!e.contains("base.toml:"), "{e}");
+    assert_eq!(
+        point_error(&ScenarioError {
+            file: "f".into(),
+            line: Some(3),
+            column: Some(1),
+            key: String::new(),
+            message: "m".into(),
+            suggestion: Some("s".into()),
+        }),
+        "m (did you mean 's'?)"
+    );
 }
 
 #[test]
@@ -398,7 +458,7 @@ fn row_json_and_its_hash_cover_every_column() {
 }
 
 #[test]
-fn nearest_column_prefers_the_same_prefix() {
+fn nearest_column_goes_by_edit_distance_over_the_whole_name() {
     let col = |name: &str| Column {
         name: name.into(),
         kind: Kind::Int,
@@ -414,7 +474,17 @@ fn nearest_column_prefers_the_same_prefix() {
         t.nearest_column("workloads.dd.io_secs"),
         Some("workloads.dd.io_seconds")
     );
+    assert_eq!(
+        t.nearest_column("workloads.dd.io_duration"),
+        Some("workloads.dd.io_seconds")
+    );
     assert_eq!(t.nearest_column("zzz"), None);
+    // Half the characters alike is close enough; a tie goes to the first column.
+    let t = Table {
+        columns: vec![col("abcd"), col("abce"), col("wxyz")],
+    };
+    assert_eq!(t.nearest_column("abxx"), Some("abcd"));
+    assert_eq!(t.nearest_column("axxx"), None);
 }
 
 #[test]
