@@ -989,8 +989,10 @@ fn run_sweep(
     // A key given by several points runs once.
     let mut records: std::collections::BTreeMap<String, Record> = Default::default();
     let mut todo: Vec<&sweep::Point> = Vec::new();
+    let mut seen: std::collections::BTreeSet<&str> = Default::default();
     for p in &sw.points {
-        if records.contains_key(&p.key) || todo.iter().any(|q| q.key == p.key) {
+        // A set, not a scan of `todo`: a sweep may have a million points.
+        if !seen.insert(&p.key) {
             continue;
         }
         match store.get(&p.key) {

@@ -242,7 +242,7 @@ const FIELDS: &[&str] = &[
 
 /// A run's figures: the fields of its `--json` object flattened into dotted column names
 /// (`vmstat.pgscan_kswapd_normal`, `mmtests_vmstat.Swap Outs`,
-/// `workloads.dd.io-duration`), and the number of OOM kills as `oom_kills`.
+/// `workloads.dd.io_seconds`), and the number of OOM kills as `oom_kills`.
 pub fn record_of(r: &RunResult) -> Record {
     let mut columns = Vec::new();
     let Value::Object(o) = json::run_to_json(r) else {
