@@ -20,10 +20,19 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
+/// `--version`: the release and the hash of the model's source it was built from.
+static VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "{} (model {})",
+        env!("CARGO_PKG_VERSION"),
+        mmsim::MODEL_HASH
+    )
+});
+
 #[derive(Parser, Debug)]
 #[command(
     name = "mmsim",
-    version,
+    version = VERSION.as_str(),
     about = "Deterministic simulator of the Linux 3.x memory-management subsystem"
 )]
 struct Cli {

@@ -91,6 +91,19 @@ pub const MINOR_FAULT_NS: Nanos = USEC;
 /// CPU time of a swap-in fault, not counting the wait for the read. Estimate.
 pub const MAJOR_FAULT_NS: Nanos = 3 * USEC;
 
+/// CPU time of one `shrink_lruvec` call (a zone's lists, or one group's in the zone)
+/// before it scans a page: `get_scan_count`'s reads of
+/// the zone's counters and its `lru_lock` round trip for the reclaim statistics, the
+/// memcg iterator's step and the block plug. Estimate: a few cache misses and one
+/// uncontended lock, ~100 ns each. With it, a reclaim pass that finds nothing to scan still
+/// takes time, as it does on a CPU.
+pub const SHRINK_ZONE_NS: Nanos = 500;
+
+/// CPU time of one call of a superblock's shrinker (`prune_super`), to count or to scan:
+/// `sb_lock`, `grab_super_passive`'s trylock of `s_umount`, the counts, `drop_super`.
+/// Estimate: two uncontended locks and a few cache misses.
+pub const SHRINKER_CALL_NS: Nanos = 200;
+
 /// CPU time for the slab shrinker to scan one dentry/inode object. Estimate.
 pub const SLAB_OBJECT_SCAN_NS: Nanos = 100;
 

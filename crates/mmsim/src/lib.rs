@@ -29,3 +29,7 @@ pub(crate) fn test_numbers(seed: u64) -> impl FnMut(u64) -> u64 {
         (x >> 33) % n
     }
 }
+
+/// The first 16 hex digits of SHA-256 over the model's source (every file of this crate's
+/// `src/`, computed by `build.rs`): two builds with the same hash run the same model.
+pub const MODEL_HASH: &str = env!("MMSIM_MODEL_HASH");

@@ -155,13 +155,16 @@ impl AxisValue {
     }
 }
 
-/// The key of a point's result: SHA-256 over mmsim's version, the scenario's name and its
-/// text after the axes were applied (which holds the kernel, the switches and the seed), as
-/// 32 hex digits. Anything else that changes a run changes one of these.
+/// The key of a point's result: SHA-256 over mmsim's version, the hash of the model's
+/// source ([`MODEL_HASH`](crate::MODEL_HASH)), the scenario's name and its text after the axes were applied
+/// (which holds the kernel, the switches and the seed), as 32 hex digits. Anything else
+/// that changes a run changes one of these.
 pub fn point_key(name: &str, scenario_text: &str) -> String {
     let mut h = Sha256::new();
     h.update(b"mmsim ");
     h.update(env!("CARGO_PKG_VERSION").as_bytes());
+    h.update(b"\0");
+    h.update(crate::MODEL_HASH.as_bytes());
     h.update(b"\0");
     h.update(name.as_bytes());
     h.update(b"\0");

@@ -382,6 +382,31 @@ fn a_point_the_parser_rejects_names_the_key_without_a_line() {
 }
 
 #[test]
+fn keys_cover_the_version_and_the_model_source() {
+    // A rebuilt model never reuses the points of another: the model's hash is in the key.
+    assert_eq!(crate::MODEL_HASH.len(), 16);
+    assert!(crate::MODEL_HASH.bytes().all(|b| b.is_ascii_hexdigit()));
+    let mut h = Sha256::new();
+    for part in [
+        "mmsim ",
+        env!("CARGO_PKG_VERSION"),
+        "\0",
+        crate::MODEL_HASH,
+        "\0",
+        "a",
+        "\0",
+        "[machine]\n",
+    ] {
+        h.update(part.as_bytes());
+    }
+    let want: String = h.finalize()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(point_key("a", "[machine]\n"), want);
+}
+
+#[test]
 fn keys_depend_on_the_name_and_the_text_only() {
     let k = point_key("a", "[machine]\n");
     assert_eq!(k.len(), 32);

@@ -573,6 +573,36 @@ fn shrink_page_list_keeps_a_mapped_file_page_once_then_unmaps_and_frees_it() {
 /// to the page, which is left to the flushers with PG_reclaim (direct reclaim never writes
 /// file pages).
 #[test]
+fn direct_reclaim_that_finds_nothing_to_scan_still_takes_cpu_time() {
+    // No page on any LRU: every priority shrinks every populated zone and calls the
+    // shrinkers, and finds nothing; the pass reports progress (no zone is all_unreclaimable
+    // yet) and must have taken time, or an allocation retrying it would spin at one instant.
+    let w = world(0, "3.9");
+    let zones = {
+        let k = w.borrow();
+        (0..k.zones.len())
+            .filter(|&z| k.zones[z].populated())
+            .count() as u64
+    };
+    let out = Rc::new(Cell::new((0, 0)));
+    let (w2, out2) = (w.clone(), out.clone());
+    run_task(&w, SEC, async move {
+        let start = w2.borrow().sched.now();
+        let progress = try_to_free_pages(&w2, Gfp::HIGHUSER_MOVABLE, 0).await;
+        out2.set((progress, w2.borrow().sched.now() - start));
+    });
+    let (progress, took) = out.get();
+    assert_eq!(progress, 1);
+    assert!(took > 0);
+    assert_eq!(w.borrow().events.get(VmEvent::allocstall), 1);
+    let priorities = DEF_PRIORITY as u64 + 1;
+    assert!(
+        took >= priorities * zones * SHRINK_ZONE_NS,
+        "a fruitless direct reclaim took {took} ns over {zones} zones"
+    );
+}
+
+#[test]
 fn direct_reclaim_unmaps_a_dirty_mapped_file_page_and_leaves_it_to_the_flushers() {
     let w = world(0, "3.9");
     // The file's device, for its dirty accounting.
