@@ -1,5 +1,6 @@
 """Seed 000's calibration sensitivity table (docs/sensitivity.md) as a sweep: each
-estimated per-page CPU cost of reclaim halved and doubled on one parallelio step.
+estimated CPU cost of reclaim (per page and per pass) halved and doubled on one
+parallelio step.
 
     pip install ./python
     python examples/python/sensitivity.py
@@ -19,6 +20,8 @@ COSTS = {
     "machine.reclaim_costs.shrink_page": "SHRINK_PAGE_NS",
     "machine.reclaim_costs.rmap_walk": "RMAP_WALK_NS",
     "machine.reclaim_costs.deactivate_page": "DEACTIVATE_PAGE_NS",
+    "machine.reclaim_costs.shrink_lruvec": "SHRINK_LRUVEC_NS",
+    "machine.reclaim_costs.shrinker_call": "SHRINKER_CALL_NS",
 }
 FIGURES = {
     "mmtests_vmstat.Kswapd velocity": "Kswapd velocity",

@@ -128,7 +128,7 @@ enum Command {
         #[arg(long, value_name = "LAYOUT", value_parser = ["test-disk", "own-disk"])]
         swap_on: Option<String>,
         /// Print a sensitivity table instead of the report: the claims and key rows with
-        /// each estimated per-page CPU cost of reclaim halved and doubled.
+        /// each estimated CPU cost of reclaim (per page and per pass) halved and doubled.
         #[arg(long)]
         sensitivity: bool,
         /// Base seed of the runs (default 1, the seed of the committed outputs); every

@@ -18,8 +18,8 @@ pub const STRUCT_PAGE_BYTES: u64 = 64;
 /// memmap. Estimate: a 3.x distribution kernel reports ~60-90 MiB "reserved" at boot.
 pub const KERNEL_RESERVED_BYTES: u64 = 64 << 20;
 
-/// The per-page CPU costs of reclaim on the simulated machine's CPU. They are estimates,
-/// and they set how fast kswapd and direct reclaim scan, so `mmsim reproduce parallelio
+/// The CPU costs of reclaim on the simulated machine's CPU, per page and per pass. They
+/// are estimates, and they set how fast kswapd and direct reclaim scan, so `mmsim reproduce parallelio
 /// --sensitivity` shows what halving or doubling each one does. A scenario sets them as
 /// `[machine.reclaim_costs]` (another CPU), so a sweep can do the same to any workload;
 /// the reproductions never read scenario files, so it cannot move a published figure.
@@ -33,6 +33,10 @@ pub struct ReclaimCosts {
     pub rmap_walk: Nanos,
     /// [`DEACTIVATE_PAGE_NS`].
     pub deactivate_page: Nanos,
+    /// [`SHRINK_LRUVEC_NS`].
+    pub shrink_lruvec: Nanos,
+    /// [`SHRINKER_CALL_NS`].
+    pub shrinker_call: Nanos,
 }
 
 impl Default for ReclaimCosts {
@@ -42,17 +46,21 @@ impl Default for ReclaimCosts {
             shrink_page: SHRINK_PAGE_NS,
             rmap_walk: RMAP_WALK_NS,
             deactivate_page: DEACTIVATE_PAGE_NS,
+            shrink_lruvec: SHRINK_LRUVEC_NS,
+            shrinker_call: SHRINKER_CALL_NS,
         }
     }
 }
 
 impl ReclaimCosts {
     /// The names of the costs, for reports.
-    pub const NAMES: [&'static str; 4] = [
+    pub const NAMES: [&'static str; 6] = [
         "ISOLATE_PAGE_NS",
         "SHRINK_PAGE_NS",
         "RMAP_WALK_NS",
         "DEACTIVATE_PAGE_NS",
+        "SHRINK_LRUVEC_NS",
+        "SHRINKER_CALL_NS",
     ];
 
     /// These costs with the one named `name` scaled by `num / den`.
@@ -62,6 +70,8 @@ impl ReclaimCosts {
             "SHRINK_PAGE_NS" => &mut self.shrink_page,
             "RMAP_WALK_NS" => &mut self.rmap_walk,
             "DEACTIVATE_PAGE_NS" => &mut self.deactivate_page,
+            "SHRINK_LRUVEC_NS" => &mut self.shrink_lruvec,
+            "SHRINKER_CALL_NS" => &mut self.shrinker_call,
             other => unreachable!("{other} is not one of ReclaimCosts::NAMES"),
         };
         *c = *c * num / den;
@@ -97,7 +107,7 @@ pub const MAJOR_FAULT_NS: Nanos = 3 * USEC;
 /// memcg iterator's step and the block plug. Estimate: a few cache misses and one
 /// uncontended lock, ~100 ns each. With it, a reclaim pass that finds nothing to scan still
 /// takes time, as it does on a CPU.
-pub const SHRINK_ZONE_NS: Nanos = 500;
+pub const SHRINK_LRUVEC_NS: Nanos = 500;
 
 /// CPU time of one call of a superblock's shrinker (`prune_super`), to count or to scan:
 /// `sb_lock`, `grab_super_passive`'s trylock of `s_umount`, the counts, `drop_super`.

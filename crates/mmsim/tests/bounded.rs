@@ -33,7 +33,7 @@ fn a_long_dirty_throttled_dd_holds_a_bounded_number_of_waits_and_timers() {
 /// 128 MiB, one CPU, 64 MiB of swap and an eater of 120 MiB with swappiness 0: once swap
 /// is full, direct reclaim finds nothing to scan but reports progress until kswapd marks
 /// the zones all_unreclaimable, so the allocation retries. Each fruitless pass must cost
-/// CPU time (`SHRINK_ZONE_NS`, `SHRINKER_CALL_NS`), or the retries run at one simulated
+/// CPU time (`SHRINK_LRUVEC_NS`, `SHRINKER_CALL_NS`), or the retries run at one simulated
 /// instant forever and kswapd never gets the chance (then this test hangs inside one task
 /// step; `direct_reclaim_that_finds_nothing_to_scan_still_takes_cpu_time` in vmscan's unit
 /// tests fails instead).

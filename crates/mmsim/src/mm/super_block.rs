@@ -98,7 +98,7 @@ pub fn prune_super(k: &mut Kernel, sb: usize, nr_to_scan: u64, cx: &mut PruneCx)
     if nr_to_scan > 0 && !cx.gfp.has(Gfp::FS) {
         return -1;
     }
-    cx.cpu += crate::calibration::SHRINKER_CALL_NS;
+    cx.cpu += k.costs.shrinker_call;
     let s = &k.super_blocks[sb];
     let (dentries, inodes) = (s.dentry_lru.len, s.inode_lru.len);
     // mmsim's filesystems cache no objects of their own (`nr_cached_objects`).

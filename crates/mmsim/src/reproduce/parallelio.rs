@@ -1080,7 +1080,7 @@ fn sensitivity_row(published: &Tables, t: &Tables) -> Vec<(String, f64)> {
 pub fn sensitivity_report(p: &Procedure, published: &Tables, rows: &[(String, Tables)]) -> String {
     let mut out = p.describe();
     out.push_str(
-        "Sensitivity of the result to the estimated per-page CPU costs of reclaim \
+        "Sensitivity of the result to the estimated CPU costs of reclaim \
          (calibration.rs): each halved and doubled, everything else as above.\n\n",
     );
     let table: Vec<(String, Vec<(String, f64)>)> = rows
@@ -1334,7 +1334,7 @@ mod tests {
     fn sensitivity_varies_one_cost_at_a_time_by_half_and_double() {
         let p = Procedure::fast();
         let v = sensitivity_variants(&p);
-        assert_eq!(v.len(), 9);
+        assert_eq!(v.len(), 13);
         assert_eq!(v[0], ("baseline".to_string(), p.clone()));
         let base = ReclaimCosts::default();
         let (_, half) = &v[1];
@@ -1348,6 +1348,10 @@ mod tests {
             (base.shrink_page, base.rmap_walk, base.deactivate_page)
         );
         assert_eq!(v[8].1.costs.deactivate_page, 2 * base.deactivate_page);
+        assert_eq!(v[11].1.costs.shrinker_call * 2, base.shrinker_call);
+        assert_eq!(v[12].0, "SHRINKER_CALL_NS x2");
+        assert_eq!(v[12].1.costs.shrinker_call, 2 * base.shrinker_call);
+        assert_eq!(v[10].1.costs.shrink_lruvec, 2 * base.shrink_lruvec);
         assert!(v.iter().all(|(_, q)| Procedure {
             costs: base,
             ..q.clone()

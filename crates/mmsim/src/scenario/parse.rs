@@ -6,10 +6,11 @@
 //! [machine]                 # required
 //! ram = "4G"                # required; size; a multiple of 4096, 64M..=4T
 //! cpus = 4                  # optional, default 4; integer 1..=4096
-//! [machine.reclaim_costs]   # optional: the CPU's per-page costs of reclaim, times > 0;
+//! [machine.reclaim_costs]   # optional: the CPU's costs of reclaim, times > 0;
 //! isolate_page = "..."      # defaults: calibration.rs's ISOLATE_PAGE_NS, SHRINK_PAGE_NS,
-//!                           # RMAP_WALK_NS, DEACTIVATE_PAGE_NS (keys isolate_page,
-//!                           # shrink_page, rmap_walk, deactivate_page)
+//!                           # RMAP_WALK_NS, DEACTIVATE_PAGE_NS (per page), SHRINK_LRUVEC_NS,
+//!                           # SHRINKER_CALL_NS (per call) (keys isolate_page, shrink_page,
+//!                           # rmap_walk, deactivate_page, shrink_lruvec, shrinker_call)
 //!
 //! [swap]                    # optional; no swap device if absent
 //! size = "8G"               # required in [swap]; size; a multiple of 4096, > 0, <= 64T

@@ -747,6 +747,18 @@ fn reclaim_costs_default_to_the_calibration_and_each_can_be_set() {
     );
     assert_eq!(s.machine.reclaim_costs.shrink_page, 600);
     assert_eq!(s.machine.reclaim_costs.deactivate_page, 800);
+    let s = ok(
+        "[machine]\nram = \"4G\"\n[machine.reclaim_costs]\nshrink_lruvec = \"2us\"\n\
+                shrinker_call = \"50ns\"\n",
+    );
+    let want = ReclaimCosts {
+        shrink_lruvec: 2000,
+        shrinker_call: 50,
+        ..ReclaimCosts::default()
+    };
+    assert_eq!(s.machine.reclaim_costs, want);
+    let e = err("[machine]\nram = \"4G\"\n[machine.reclaim_costs]\nshrinker_call = \"0s\"\n");
+    assert_err(&e, "machine.reclaim_costs.shrinker_call", 4, "per call");
     let e = err("[machine]\nram = \"4G\"\n[machine.reclaim_costs]\nrmap_walks = \"1us\"\n");
     assert_err(&e, "machine.reclaim_costs.rmap_walks", 4, "unknown key");
     assert_eq!(e.suggestion.as_deref(), Some("rmap_walk"));

@@ -597,7 +597,7 @@ fn direct_reclaim_that_finds_nothing_to_scan_still_takes_cpu_time() {
     assert_eq!(w.borrow().events.get(VmEvent::allocstall), 1);
     let priorities = DEF_PRIORITY as u64 + 1;
     assert!(
-        took >= priorities * zones * SHRINK_ZONE_NS,
+        took >= priorities * zones * SHRINK_LRUVEC_NS,
         "a fruitless direct reclaim took {took} ns over {zones} zones"
     );
 }

@@ -15,6 +15,8 @@ const COST_KEYS: &[&str] = &[
     "shrink_page",
     "rmap_walk",
     "deactivate_page",
+    "shrink_lruvec",
+    "shrinker_call",
 ];
 /// The hole leaves at least DMA's 16 MiB below it.
 const MAX_PCI_HOLE: u64 = (4 << 30) - 16 * MIB;
@@ -71,12 +73,18 @@ pub(super) fn machine(cx: &Cx<'_>, t: &Table<'_>) -> Res<(u64, u32, u64, Reclaim
         let ct = sub_table(cx, &item, "a table [machine.reclaim_costs]")?;
         ct.check_keys(cx, COST_KEYS, "[machine.reclaim_costs]")?;
         for (key, item) in ct.items() {
-            let ns = positive_time(cx, &item, "a CPU time per page, such as \"300ns\"")?;
+            let what = match key {
+                "shrink_lruvec" | "shrinker_call" => "a CPU time per call, such as \"500ns\"",
+                _ => "a CPU time per page, such as \"300ns\"",
+            };
+            let ns = positive_time(cx, &item, what)?;
             match key {
                 "isolate_page" => costs.isolate_page = ns,
                 "shrink_page" => costs.shrink_page = ns,
                 "rmap_walk" => costs.rmap_walk = ns,
-                _ => costs.deactivate_page = ns,
+                "deactivate_page" => costs.deactivate_page = ns,
+                "shrink_lruvec" => costs.shrink_lruvec = ns,
+                _ => costs.shrinker_call = ns,
             }
         }
     }
