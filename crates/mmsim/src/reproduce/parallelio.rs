@@ -1374,4 +1374,38 @@ mod tests {
         assert_eq!(zone_ratio(&t, 0), f64::INFINITY);
         assert!(claims(&t).iter().find(|v| v.id == "P9").unwrap().holds);
     }
+
+    #[test]
+    fn the_sensitivity_report_has_a_column_per_variant_and_names_failing_claims() {
+        let published = Tables::published();
+        let mut slow = published.clone();
+        for (l, v) in slow.vmstat.iter_mut() {
+            if l == "Kswapd velocity" {
+                v[V39] = 1234.5;
+            }
+        }
+        let rows = vec![
+            ("baseline".to_string(), published.clone()),
+            ("SHRINKER_CALL_NS x2".to_string(), slow),
+        ];
+        let out = sensitivity_report(&Procedure::fast(), &published, &rows);
+        assert!(out.contains("estimated CPU costs of reclaim"), "{out}");
+        let line = |start: &str| {
+            out.lines()
+                .find(|l| l.starts_with(start))
+                .unwrap_or_else(|| panic!("no {start:?} line in {out}"))
+                .split_whitespace()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        let header = out.lines().find(|l| l.starts_with(' ')).unwrap();
+        let header: Vec<&str> = header.split_whitespace().collect();
+        assert_eq!(header, ["baseline", "SHRINKER_CALL_NS", "x2"]);
+        assert_eq!(line("claims hold")[2..], ["12", "11"]);
+        assert_eq!(line("% cells within 2x")[4..], ["100", "99"]);
+        assert_eq!(line("3.9 Kswapd velocity")[3..], ["5217.560", "1234.500"]);
+        // Lessdisrupt's velocity is no longer at most half of 3.9's: P8 fails there alone.
+        assert_eq!(line("baseline").len(), 1);
+        assert_eq!(line("SHRINKER_CALL_NS x2")[2..], ["P8"]);
+    }
 }
