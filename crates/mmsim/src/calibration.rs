@@ -19,8 +19,8 @@ pub const STRUCT_PAGE_BYTES: u64 = 64;
 pub const KERNEL_RESERVED_BYTES: u64 = 64 << 20;
 
 /// The CPU costs of reclaim on the simulated machine's CPU, per page and per pass. They
-/// are estimates, and they set how fast kswapd and direct reclaim scan, so `mmsim reproduce parallelio
-/// --sensitivity` shows what halving or doubling each one does. A scenario sets them as
+/// are estimates, and they set how fast kswapd and direct reclaim scan, so `mmsim
+/// reproduce parallelio --sensitivity` shows what halving or doubling each one does. A scenario sets them as
 /// `[machine.reclaim_costs]` (another CPU), so a sweep can do the same to any workload;
 /// the reproductions never read scenario files, so it cannot move a published figure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,11 +102,10 @@ pub const MINOR_FAULT_NS: Nanos = USEC;
 pub const MAJOR_FAULT_NS: Nanos = 3 * USEC;
 
 /// CPU time of one `shrink_lruvec` call (a zone's lists, or one group's in the zone)
-/// before it scans a page: `get_scan_count`'s reads of
-/// the zone's counters and its `lru_lock` round trip for the reclaim statistics, the
-/// memcg iterator's step and the block plug. Estimate: a few cache misses and one
-/// uncontended lock, ~100 ns each. With it, a reclaim pass that finds nothing to scan still
-/// takes time, as it does on a CPU.
+/// before it scans a page: `get_scan_count`'s reads of the zone's counters and its
+/// `lru_lock` round trip for the reclaim statistics, the memcg iterator's step and the
+/// block plug. Estimate: a few cache misses and one uncontended lock, ~100 ns each. With
+/// it, a reclaim pass that finds nothing to scan still takes time, as it does on a CPU.
 pub const SHRINK_LRUVEC_NS: Nanos = 500;
 
 /// CPU time of one call of a superblock's shrinker (`prune_super`), to count or to scan:

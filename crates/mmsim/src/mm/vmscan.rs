@@ -1484,8 +1484,11 @@ async fn shrink_list(w: &World, lru: Lru, nr_to_scan: u64, zi: usize, sc: &mut S
 /// `shrink_lruvec` (`kernel-reclaim.md` §3.5): scan the lists in SWAP_CLUSTER_MAX batches
 /// until the targets of `get_scan_count` are met, then age the anon list a little.
 pub async fn shrink_lruvec(w: &World, zi: usize, sc: &mut ScanControl) {
-    sc.cpu += w.borrow().costs.shrink_lruvec;
-    let (mut nr, _) = get_scan_count(&mut w.borrow_mut(), zi, sc);
+    let (mut nr, _) = {
+        let mut k = w.borrow_mut();
+        sc.cpu += k.costs.shrink_lruvec;
+        get_scan_count(&mut k, zi, sc)
+    };
     let targets = nr;
     let proportional = w.borrow().sw.on(Switch::KswapdProportionalScan);
     let nr_to_reclaim = sc.nr_to_reclaim;

@@ -156,9 +156,9 @@ impl AxisValue {
 }
 
 /// The key of a point's result: SHA-256 over mmsim's version, the hash of the model's
-/// source ([`MODEL_HASH`](crate::MODEL_HASH)), the scenario's name and its text after the axes were applied
-/// (which holds the kernel, the switches and the seed), as 32 hex digits. Anything else
-/// that changes a run changes one of these.
+/// source ([`MODEL_HASH`](crate::MODEL_HASH)), the scenario's name and its text after the
+/// axes were applied (which holds the kernel, the switches and the seed), as 32 hex
+/// digits. Anything else that changes a run changes one of these.
 pub fn point_key(name: &str, scenario_text: &str) -> String {
     let mut h = Sha256::new();
     h.update(b"mmsim ");

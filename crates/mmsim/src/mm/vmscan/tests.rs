@@ -569,9 +569,6 @@ fn shrink_page_list_keeps_a_mapped_file_page_once_then_unmaps_and_frees_it() {
     }
 }
 
-/// §4.1: direct reclaim unmaps an old mapped page whose PTE is dirty; the PTE's dirty bit goes
-/// to the page, which is left to the flushers with PG_reclaim (direct reclaim never writes
-/// file pages).
 #[test]
 fn direct_reclaim_that_finds_nothing_to_scan_still_takes_cpu_time() {
     // No page on any LRU: every priority shrinks every populated zone and calls the
@@ -602,6 +599,9 @@ fn direct_reclaim_that_finds_nothing_to_scan_still_takes_cpu_time() {
     );
 }
 
+/// §4.1: direct reclaim unmaps an old mapped page whose PTE is dirty; the PTE's dirty bit goes
+/// to the page, which is left to the flushers with PG_reclaim (direct reclaim never writes
+/// file pages).
 #[test]
 fn direct_reclaim_unmaps_a_dirty_mapped_file_page_and_leaves_it_to_the_flushers() {
     let w = world(0, "3.9");

@@ -73,19 +73,17 @@ pub(super) fn machine(cx: &Cx<'_>, t: &Table<'_>) -> Res<(u64, u32, u64, Reclaim
         let ct = sub_table(cx, &item, "a table [machine.reclaim_costs]")?;
         ct.check_keys(cx, COST_KEYS, "[machine.reclaim_costs]")?;
         for (key, item) in ct.items() {
-            let what = match key {
-                "shrink_lruvec" | "shrinker_call" => "a CPU time per call, such as \"500ns\"",
-                _ => "a CPU time per page, such as \"300ns\"",
+            const PER_PAGE: &str = "a CPU time per page, such as \"300ns\"";
+            const PER_CALL: &str = "a CPU time per call, such as \"500ns\"";
+            let (cost, what) = match key {
+                "isolate_page" => (&mut costs.isolate_page, PER_PAGE),
+                "shrink_page" => (&mut costs.shrink_page, PER_PAGE),
+                "rmap_walk" => (&mut costs.rmap_walk, PER_PAGE),
+                "deactivate_page" => (&mut costs.deactivate_page, PER_PAGE),
+                "shrink_lruvec" => (&mut costs.shrink_lruvec, PER_CALL),
+                _ => (&mut costs.shrinker_call, PER_CALL),
             };
-            let ns = positive_time(cx, &item, what)?;
-            match key {
-                "isolate_page" => costs.isolate_page = ns,
-                "shrink_page" => costs.shrink_page = ns,
-                "rmap_walk" => costs.rmap_walk = ns,
-                "deactivate_page" => costs.deactivate_page = ns,
-                "shrink_lruvec" => costs.shrink_lruvec = ns,
-                _ => costs.shrinker_call = ns,
-            }
+            *cost = positive_time(cx, &item, what)?;
         }
     }
     Ok((ram, cpus, pci_hole, costs))
