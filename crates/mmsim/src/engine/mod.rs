@@ -90,6 +90,56 @@ struct TaskState {
 
 type BoxFuture = Pin<Box<dyn Future<Output = ()>>>;
 
+/// A set of CPUs as a bitmap: CPU `c` is bit `c % 64` of word `c / 64`. The scheduler asks
+/// "may this task run there" and "the lowest free CPU it may use" at every CPU slice, so
+/// both are word operations rather than list scans.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct CpuMask(Vec<u64>);
+
+impl CpuMask {
+    /// The empty set on a machine of `cpus` CPUs.
+    fn new(cpus: u32) -> CpuMask {
+        CpuMask(vec![0; cpus.div_ceil(64) as usize])
+    }
+
+    fn test(&self, c: usize) -> bool {
+        self.0[c / 64] >> (c % 64) & 1 != 0
+    }
+
+    fn set(&mut self, c: usize, on: bool) {
+        let bit = 1 << (c % 64);
+        if on {
+            self.0[c / 64] |= bit;
+        } else {
+            self.0[c / 64] &= !bit;
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.0.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// The lowest CPU below `cpus` not in the set.
+    fn first_clear(&self, cpus: usize) -> Option<usize> {
+        self.0
+            .iter()
+            .enumerate()
+            .find(|(_, &w)| w != u64::MAX)
+            .map(|(i, &w)| i * 64 + (!w).trailing_zeros() as usize)
+            .filter(|&c| c < cpus)
+    }
+
+    /// The lowest CPU in this set and not in `other` (of the same machine).
+    fn first_not_in(&self, other: &CpuMask) -> Option<usize> {
+        self.0
+            .iter()
+            .zip(&other.0)
+            .enumerate()
+            .find(|(_, (&a, &b))| a & !b != 0)
+            .map(|(i, (&a, &b))| i * 64 + (a & !b).trailing_zeros() as usize)
+    }
+}
+
 /// The scheduler state: clock, timers, run queue, wait queues and CPUs.
 pub struct Sched {
     now: Nanos,
@@ -105,9 +155,9 @@ pub struct Sched {
     queues: Vec<Vec<(u32, u32)>>,
     cpus_free: u32,
     cpus: u32,
-    /// Which CPU each held CPU slot is: `cpu_busy[c]` while a task holds CPU `c`. Only
+    /// Which CPU each held CPU slot is: bit `c` while a task holds CPU `c`. Only
     /// bookkeeping for `task_cpu`; which CPU a task gets never changes when it runs.
-    cpu_busy: Vec<bool>,
+    cpu_busy: CpuMask,
     /// Tasks waiting for a CPU, FIFO.
     runq: VecDeque<u32>,
     spawned: Vec<(u32, BoxFuture)>,
@@ -115,8 +165,8 @@ pub struct Sched {
     horizon: Nanos,
     /// The group tasks spawned from outside any task start in (set up code's `cgroup.procs`).
     spawn_cgroup: Option<u16>,
-    /// CPU lists tasks are pinned to, ascending; entry 0 (every CPU) is never read.
-    cpusets: Vec<Vec<u32>>,
+    /// CPU masks tasks are pinned to; entry 0 (every CPU) is never read.
+    cpusets: Vec<CpuMask>,
     /// The mask tasks spawned from outside any task start with (set-up code's `taskset`).
     spawn_cpus_allowed: Option<u16>,
 }
@@ -145,12 +195,12 @@ impl Sched {
             queues: Vec::new(),
             cpus_free: cpus.max(1),
             cpus: cpus.max(1),
-            cpu_busy: vec![false; cpus.max(1) as usize],
+            cpu_busy: CpuMask::new(cpus.max(1)),
             runq: VecDeque::new(),
             spawned: Vec::new(),
             horizon: 0,
             spawn_cgroup: None,
-            cpusets: vec![Vec::new()],
+            cpusets: vec![CpuMask::default()],
             spawn_cpus_allowed: None,
         }
     }
@@ -311,7 +361,11 @@ impl Sched {
         if list.is_empty() || list.len() == self.cpus as usize {
             return 0;
         }
-        self.cpusets.push(list);
+        let mut mask = CpuMask::new(self.cpus);
+        for c in list {
+            mask.set(c as usize, true);
+        }
+        self.cpusets.push(mask);
         (self.cpusets.len() - 1) as u16
     }
 
@@ -326,7 +380,7 @@ impl Sched {
     fn allowed(&self, t: u32, c: usize) -> bool {
         match self.tasks[t as usize].cpus_allowed {
             0 => true,
-            set => self.cpusets[set as usize].contains(&(c as u32)),
+            set => self.cpusets[set as usize].test(c),
         }
     }
 
@@ -337,15 +391,12 @@ impl Sched {
             return None;
         }
         match self.tasks[t as usize].cpu {
-            Some(c) if !self.cpu_busy[c as usize] && self.allowed(t, c as usize) => {
+            Some(c) if !self.cpu_busy.test(c as usize) && self.allowed(t, c as usize) => {
                 Some(c as usize)
             }
             _ => match self.tasks[t as usize].cpus_allowed {
-                0 => self.cpu_busy.iter().position(|b| !b),
-                set => self.cpusets[set as usize]
-                    .iter()
-                    .map(|&c| c as usize)
-                    .find(|&c| !self.cpu_busy[c]),
+                0 => self.cpu_busy.first_clear(self.cpus as usize),
+                set => self.cpusets[set as usize].first_not_in(&self.cpu_busy),
             },
         }
     }
@@ -453,11 +504,11 @@ impl Sched {
     fn take_cpu(&mut self, c: usize) {
         let me = self.current as usize;
         self.cpus_free -= 1;
-        self.cpu_busy[c] = true;
+        self.cpu_busy.set(c, true);
         self.tasks[me].cpu = Some(c as u32);
         debug_assert_eq!(
             self.cpus_free as usize,
-            self.cpu_busy.iter().filter(|&&b| !b).count(),
+            self.cpus as usize - self.cpu_busy.count(),
             "cpus_free counts the CPUs not busy"
         );
     }
@@ -477,7 +528,7 @@ impl Sched {
             self.tasks[next as usize].cpu = Some(c as u32);
             self.wake(next, g, WakeReason::Woken);
         } else {
-            self.cpu_busy[c] = false;
+            self.cpu_busy.set(c, false);
             self.cpus_free += 1;
         }
     }
@@ -929,7 +980,70 @@ mod tests {
         assert_eq!(s.new_cpuset(&[0]), 1);
         // A CPU the machine does not have is no CPU: this pins to CPU 0.
         assert_eq!(s.new_cpuset(&[0, 2]), 2);
-        assert_eq!(s.cpusets[2], [0]);
+        assert!(s.cpusets[2].test(0) && !s.cpusets[2].test(1));
+        assert_eq!(s.cpusets[2].count(), 1);
+    }
+
+    /// The bitmap answers what the CPU lists did, across word boundaries.
+    #[test]
+    fn cpu_masks_find_the_lowest_free_cpu_a_task_may_use() {
+        let mut busy = CpuMask::new(130);
+        assert_eq!(busy.0.len(), 3);
+        assert_eq!(busy.first_clear(130), Some(0));
+        for c in 0..70 {
+            busy.set(c, true);
+        }
+        assert_eq!(busy.count(), 70);
+        assert_eq!(busy.first_clear(130), Some(70));
+        busy.set(3, false);
+        assert_eq!(busy.first_clear(130), Some(3));
+        busy.set(3, true);
+        for c in 70..130 {
+            busy.set(c, true);
+        }
+        // Every CPU busy: the bits past the last CPU are not CPUs.
+        assert_eq!(busy.first_clear(130), None);
+        assert_eq!(busy.first_clear(128), None);
+        busy.set(129, false);
+        assert_eq!(busy.first_clear(130), Some(129));
+
+        let mut allowed = CpuMask::new(130);
+        for c in [5, 64, 100, 129] {
+            allowed.set(c, true);
+        }
+        assert!(allowed.test(64) && !allowed.test(63) && !allowed.test(65));
+        // Of 5, 64, 100 and 129 only 129 is free.
+        assert_eq!(allowed.first_not_in(&busy), Some(129));
+        busy.set(129, true);
+        assert_eq!(allowed.first_not_in(&busy), None);
+        busy.set(64, false);
+        busy.set(100, false);
+        assert_eq!(allowed.first_not_in(&busy), Some(64));
+    }
+
+    #[test]
+    fn a_task_pinned_past_cpu_63_runs_there() {
+        let w = world(70);
+        let set = w.borrow_mut().s.new_cpuset(&[66, 68]);
+        w.borrow_mut().s.set_spawn_cpus_allowed(Some(set));
+        let ts: Vec<TaskId> = ["a", "b", "c"]
+            .into_iter()
+            .map(|name| {
+                let w2 = w.clone();
+                w.borrow_mut().s.spawn(name, async move {
+                    run_cpu(&w2, 10, CpuMode::User).await;
+                    log(&w2, name);
+                })
+            })
+            .collect();
+        w.borrow_mut().s.set_spawn_cpus_allowed(None);
+        Executor::new(w.clone()).run_until(1000, |_| false);
+        // Two CPUs for three tasks: the third waits; each ran on 66 or 68.
+        assert_eq!(w.borrow().log, vec![(10, "a"), (10, "b"), (20, "c")]);
+        let s = &w.borrow().s;
+        assert_eq!(s.task_cpu(ts[0]), Some(66));
+        assert_eq!(s.task_cpu(ts[1]), Some(68));
+        assert!(matches!(s.task_cpu(ts[2]), Some(66 | 68)));
     }
 
     #[test]
