@@ -355,15 +355,13 @@ impl Sched {
     /// empty or full list means every CPU). Returns its handle for
     /// [`Sched::set_spawn_cpus_allowed`].
     pub fn new_cpuset(&mut self, cpus: &[u32]) -> u16 {
-        let mut list: Vec<u32> = cpus.iter().copied().filter(|&c| c < self.cpus).collect();
-        list.sort_unstable();
-        list.dedup();
-        if list.is_empty() || list.len() == self.cpus as usize {
-            return 0;
-        }
         let mut mask = CpuMask::new(self.cpus);
-        for c in list {
+        for &c in cpus.iter().filter(|&&c| c < self.cpus) {
             mask.set(c as usize, true);
+        }
+        let n = mask.count();
+        if n == 0 || n == self.cpus as usize {
+            return 0;
         }
         self.cpusets.push(mask);
         (self.cpusets.len() - 1) as u16
