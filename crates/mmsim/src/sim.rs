@@ -204,6 +204,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
     }
     page_alloc::setup_per_zone_lowmem_reserve(&mut zones, &scenario.vm.lowmem_reserve_ratio);
     page_alloc::setup_inactive_ratio(&mut zones);
+    page_alloc::setup_zone_pageset(&mut zones, m.cpus);
     let managed: u64 = zones.iter().map(|z| z.managed_pages).sum();
     let high: u64 = zones.iter().map(|z| z.high_wmark()).sum();
     let swap_pages = m.swap.as_ref().map(|s| s.size / PAGE_SIZE).unwrap_or(0);

@@ -130,6 +130,15 @@ impl CpuMask {
     }
 
     /// The lowest CPU in this set and not in `other` (of the same machine).
+    /// The lowest CPU in the set.
+    fn first_set(&self) -> Option<usize> {
+        self.0
+            .iter()
+            .enumerate()
+            .find(|(_, &w)| w != 0)
+            .map(|(i, &w)| i * 64 + w.trailing_zeros() as usize)
+    }
+
     fn first_not_in(&self, other: &CpuMask) -> Option<usize> {
         self.0
             .iter()
@@ -407,6 +416,29 @@ impl Sched {
     /// The CPU `t` last ran on, if it ever used CPU time.
     pub fn task_cpu(&self, t: TaskId) -> Option<u32> {
         self.tasks[t.0 as usize].cpu
+    }
+
+    /// `smp_processor_id()`: the CPU the running task last ran on. A task that has not used
+    /// CPU time yet is where the scheduler would put it, as `select_task_rq` puts a new
+    /// task on an idle CPU: the lowest free CPU it may use, else the lowest it may use.
+    /// Code outside any task is on CPU 0. Never a function of task ids, which other tasks
+    /// (a sampler) would shift.
+    #[inline]
+    pub fn this_cpu(&self) -> u32 {
+        let Some(t) = self.tasks.get(self.current as usize) else {
+            return 0;
+        };
+        let cpu = match (t.cpu, t.cpus_allowed) {
+            (Some(c), _) => return c,
+            (None, 0) => self.cpu_busy.first_clear(self.cpus as usize),
+            (None, set) => {
+                let allowed = &self.cpusets[set as usize];
+                allowed
+                    .first_not_in(&self.cpu_busy)
+                    .or_else(|| allowed.first_set())
+            }
+        };
+        cpu.unwrap_or(0) as u32
     }
 
     /// Number of tasks ever spawned; task ids are `0..nr_tasks()`.
@@ -1042,6 +1074,57 @@ mod tests {
         assert_eq!(s.task_cpu(ts[0]), Some(66));
         assert_eq!(s.task_cpu(ts[1]), Some(68));
         assert!(matches!(s.task_cpu(ts[2]), Some(66 | 68)));
+    }
+
+    #[test]
+    fn a_task_that_has_not_run_is_on_the_lowest_free_cpu_it_may_use_whatever_its_id() {
+        let w = world(70);
+        let set = w.borrow_mut().s.new_cpuset(&[68, 66]);
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        // Tasks of ids 0 to 3, the last two pinned; each looks before and after running.
+        for (i, pinned) in [false, false, true, true].into_iter().enumerate() {
+            w.borrow_mut()
+                .s
+                .set_spawn_cpus_allowed(pinned.then_some(set));
+            let (w2, s2) = (w.clone(), seen.clone());
+            w.borrow_mut().s.spawn("t", async move {
+                s2.borrow_mut().push((i, w2.borrow().s.this_cpu()));
+                run_cpu(&w2, 10, CpuMode::User).await;
+                s2.borrow_mut().push((i, w2.borrow().s.this_cpu()));
+            });
+        }
+        w.borrow_mut().s.set_spawn_cpus_allowed(None);
+        assert_eq!(w.borrow().s.this_cpu(), 0, "outside any task");
+        Executor::new(w.clone()).run_until(1000, |_| false);
+        let mut seen = seen.borrow().clone();
+        seen.sort_unstable();
+        // Before running, each is on the lowest free CPU it may use (each earlier task
+        // holds its CPU by the time the next looks); after, on the CPU it was given.
+        assert_eq!(
+            seen,
+            vec![
+                (0, 0),
+                (0, 0),
+                (1, 1),
+                (1, 1),
+                (2, 66),
+                (2, 66),
+                (3, 68),
+                (3, 68)
+            ]
+        );
+        // With every CPU it may use busy, the lowest of them (the third task).
+        let w = world(2);
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        for i in 0..3 {
+            let (w2, s2) = (w.clone(), seen.clone());
+            w.borrow_mut().s.spawn("t", async move {
+                s2.borrow_mut().push((i, w2.borrow().s.this_cpu()));
+                run_cpu(&w2, 10, CpuMode::User).await;
+            });
+        }
+        Executor::new(w.clone()).run_until(1000, |_| false);
+        assert_eq!(*seen.borrow(), vec![(0, 0), (1, 1), (2, 0)]);
     }
 
     #[test]

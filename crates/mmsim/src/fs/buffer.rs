@@ -213,7 +213,7 @@ mod tests {
     use crate::mm::invariants;
     use crate::mm::mmzone::zone_flags::ZONE_TAIL_LRU_DIRTY;
     use crate::mm::page::PG_DIRTY;
-    use crate::mm::page::{Lru, PG_BUDDY, PG_REFERENCED, PG_SWAPBACKED};
+    use crate::mm::page::{Lru, PG_REFERENCED, PG_SWAPBACKED};
     use crate::mm::page_writeback::clear_page_dirty_for_io;
     use crate::mm::vmscan::testing::{isolate_all, putback, sc_at, take_page, Z};
     use crate::mm::vmscan::{
@@ -466,7 +466,7 @@ mod tests {
             });
             let k = w.borrow();
             let [written, in_io, clean_locked] = [pages[0], pages[1], pages[2]];
-            assert!(k.pages.test(written, PG_BUDDY) || k.pages.flags[written as usize] == 0);
+            assert!(k.pages.is_free(written));
             assert!(
                 k.pages.test(in_io, PG_DIRTY | PG_BH_LOCKED) && !k.pages.test(in_io, PG_WRITEBACK)
             );

@@ -1,9 +1,9 @@
 //! Page-state invariants, checked at the end of every run and, in tests, after every
 //! reclaim batch. A violation names the invariant and the page.
 //!
-//! 1. Frame conservation: every frame is in exactly one place (buddy, LRU, isolated, slab,
-//!    a page table, a block kernel code holds, reserved), and the free counts match the free
-//!    lists.
+//! 1. Frame conservation: every frame is in exactly one place (buddy, a CPU's free list,
+//!    LRU, isolated, slab, a page table, a block kernel code holds, reserved), the free
+//!    counts match the free lists, and each CPU's count its lists.
 //! 2. LRU membership: every page on a list carries that list's id and zone, and the list
 //!    lengths match the zone counters.
 //! 3. No free page is locked, dirty, under writeback or in the swap cache.
@@ -104,7 +104,7 @@ fn check_memcg(k: &Kernel) -> Result<(), String> {
         let Some(mc) = cg.page_memcg(pfn as Pfn) else {
             continue;
         };
-        if k.pages.test(pfn as Pfn, PG_BUDDY) {
+        if k.pages.test(pfn as Pfn, PG_BUDDY) || k.pages.flags[pfn] == PG_PCP {
             return Err(format!(
                 "invariant 'memcg charges balance' violated: {} is free but charged to memory cgroup {mc}",
                 describe(k, pfn as Pfn)
@@ -363,6 +363,31 @@ pub fn check(k: &Kernel) -> Result<(), String> {
                     "invariant 'LRU membership' violated: zone {} {lru:?} holds {total} pages, counter says {}",
                     z.name(),
                     z.stat(super::mmzone::Zone::lru_stat(lru))
+                ));
+            }
+        }
+    }
+    for z in &k.zones {
+        for (cpu, pcp) in z.pageset.iter().enumerate() {
+            let mut len = 0;
+            for list in &pcp.lists {
+                for &(pfn, _) in list {
+                    len += 1;
+                    if k.pages.flags[pfn as usize] != PG_PCP || k.page_zone(pfn) != z.idx {
+                        return Err(format!(
+                            "invariant 'free page state' violated: {} on CPU {cpu}'s list of zone {}",
+                            describe(k, pfn),
+                            z.name()
+                        ));
+                    }
+                    mark(pfn, "per-cpu list", &mut placed)?;
+                }
+            }
+            if len != pcp.count {
+                return Err(format!(
+                    "invariant 'free lists' violated: CPU {cpu}'s lists of zone {} hold {len} pages, count says {}",
+                    z.name(),
+                    pcp.count
                 ));
             }
         }

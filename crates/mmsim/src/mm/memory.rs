@@ -890,8 +890,9 @@ mod tests {
             .sum()
     }
 
+    /// Free pages, on the buddy lists or a CPU's.
     fn free_pages(k: &Kernel) -> u64 {
-        k.zones.iter().map(|z| z.free_pages()).sum()
+        k.zones.iter().map(|z| z.free_pages() + z.pcp_pages()).sum()
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use super::page::{ListHead, Lru, Pfn};
 use super::vmstat::ZoneStat;
+use std::collections::VecDeque;
 
 /// Largest buddy order + 1 (`MAX_ORDER`).
 pub const MAX_ORDER: usize = 11;
@@ -20,6 +21,9 @@ pub const MIGRATE_MOVABLE: usize = 2;
 pub const MIGRATE_RESERVE: usize = 3;
 /// Free lists per order (`MIGRATE_TYPES` less ISOLATE).
 pub const MIGRATE_TYPES: usize = 4;
+/// `MIGRATE_PCPTYPES`: the per-cpu lists are unmovable, reclaimable and movable; a
+/// RESERVE page is freed onto the movable one.
+pub const MIGRATE_PCPTYPES: usize = 3;
 /// `migratetype_names`.
 pub const MIGRATETYPE_NAMES: [&str; MIGRATE_TYPES] =
     ["Unmovable", "Reclaimable", "Movable", "Reserve"];
@@ -77,6 +81,18 @@ impl Lruvec {
     }
 }
 
+/// One CPU's free order-0 pages of one zone (`struct per_cpu_pages`, `kernel-compaction.md`
+/// §2.2): taken and given back without the zone lock, and neither counted free nor able to
+/// merge until drained to the buddy lists.
+#[derive(Clone, Debug, Default)]
+pub struct PerCpuPages {
+    /// `count`: pages on the three lists.
+    pub count: u32,
+    /// `lists[MIGRATE_PCPTYPES]`, head (hot end) at the front. Each page carries the
+    /// migrate type it goes back to the buddy lists as (`set_freepage_migratetype`).
+    pub lists: [VecDeque<(Pfn, u8)>; MIGRATE_PCPTYPES],
+}
+
 /// A zone.
 #[derive(Clone, Debug)]
 pub struct Zone {
@@ -123,6 +139,13 @@ pub struct Zone {
     /// `compact_cached_free_pfn` (3.6, 7db8889a): where the next order > 0 run starts its
     /// free scanner.
     pub compact_cached_free_pfn: u64,
+    /// `pageset`: each CPU's [`PerCpuPages`]; empty until `setup_zone_pageset` (the boot
+    /// pageset, through which every free goes straight to the buddy lists).
+    pub pageset: Vec<PerCpuPages>,
+    /// `pcp->high`: a CPU's lists are trimmed by `pcp_batch` pages when they reach it.
+    pub pcp_high: u32,
+    /// `pcp->batch`: pages moved between the buddy and a CPU's lists at a time.
+    pub pcp_batch: u32,
 }
 
 impl Zone {
@@ -174,6 +197,9 @@ impl Zone {
             compact_defer_shift: 0,
             compact_order_failed: 0,
             compact_cached_free_pfn: (end_pfn as u64) & !(PAGEBLOCK_NR_PAGES - 1),
+            pageset: Vec::new(),
+            pcp_high: 0,
+            pcp_batch: 1,
         }
     }
 
@@ -222,6 +248,11 @@ impl Zone {
     #[inline]
     pub fn free_pages(&self) -> u64 {
         self.stat(ZoneStat::nr_free_pages)
+    }
+
+    /// Pages on every CPU's lists: free, but not in `nr_free_pages`.
+    pub fn pcp_pages(&self) -> u64 {
+        self.pageset.iter().map(|p| p.count as u64).sum()
     }
 
     /// `low_wmark_pages` and friends.

@@ -113,6 +113,9 @@ impl Gfp {
     pub const COMP: u32 = 1 << 15;
     /// `__GFP_NOMEMALLOC`: never dip into the reserves (no `ALLOC_HARDER`).
     pub const NOMEMALLOC: u32 = 1 << 16;
+    /// `__GFP_COLD`: a page not expected to be in the CPU cache soon (readahead's
+    /// `page_cache_alloc_cold`): taken from the tail of the per-cpu list.
+    pub const COLD: u32 = 1 << 17;
     /// `GFP_KERNEL`.
     pub const KERNEL: Gfp = Gfp(Self::WAIT | Self::IO | Self::FS);
     /// `GFP_NOFS`.

@@ -4,7 +4,7 @@
 //! Every frame is in exactly one place at any await point: the buddy free lists
 //! (`PG_buddy`), an LRU list (`PG_lru`), isolated by a reclaimer (`PG_isolated`, mmsim's name
 //! for "off the LRU in a reclaimer's private list"), the slab (`PG_slab`) or reserved
-//! (`PG_reserved`).
+//! (`PG_reserved`), or free on a CPU's list ([`PG_PCP`]).
 
 /// A page frame number.
 pub type Pfn = u32;
@@ -18,6 +18,9 @@ const NEXT: usize = 1;
 
 /// Low 3 bits: which LRU list the page is on when `PG_LRU` is set (`enum lru_list`).
 pub const LRU_MASK: u32 = 0x7;
+/// mmsim: free on a CPU's per-cpu list (the kernel's `page_count` 0 without `PageBuddy`):
+/// the LRU bits set to a list number that does not exist, alone.
+pub const PG_PCP: u32 = LRU_MASK;
 pub const PG_LOCKED: u32 = 1 << 3;
 pub const PG_REFERENCED: u32 = 1 << 4;
 pub const PG_DIRTY: u32 = 1 << 5;
@@ -186,6 +189,13 @@ impl Pages {
     pub fn prefetch_owner(&self, pfn: Pfn) {
         crate::mm::memory::prefetch(&self.mapping[pfn as usize]);
         crate::mm::memory::prefetch(&self.index[pfn as usize]);
+    }
+
+    /// For tests: a frame with no state, or a buddy block's head, or on a CPU's list.
+    #[cfg(test)]
+    pub fn is_free(&self, pfn: Pfn) -> bool {
+        let f = self.flags[pfn as usize];
+        f == 0 || f & PG_BUDDY != 0 || f == PG_PCP
     }
 
     /// Test flag bits.

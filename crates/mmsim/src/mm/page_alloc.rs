@@ -1,18 +1,20 @@
-//! The buddy allocator, watermarks and the allocation slow path (`mm/page_alloc.c`, 3.9;
-//! `kernel-reclaim.md` §2.1-§2.4).
+//! The buddy allocator, its per-cpu lists, watermarks and the allocation slow path
+//! (`mm/page_alloc.c`, 3.9; `kernel-reclaim.md` §2.1-§2.4, `kernel-compaction.md` §2.2).
 //!
-//! mmsim deviation: there are no per-cpu page lists; every free goes straight to the buddy
-//! lists (so `all_unreclaimable` and `pages_scanned` are reset on every free, which the
-//! kernel does per pcp batch).
+//! Order-0 pages are freed to and allocated from the current CPU's lists (`pageset`);
+//! `free_pcppages_bulk` and `rmqueue_bulk` move `batch` pages at a time between those and
+//! the buddy lists, so a freed page neither counts as free nor merges until its CPU's
+//! lists overflow or are drained (after a failed direct reclaim on every CPU, after direct
+//! compaction on the compacting one).
 
 use super::compaction::{self, CompactResult};
 use super::migrate::MigrateMode;
 use super::mmzone::{
-    Zone, MAX_NR_ZONES, MAX_ORDER, MIGRATE_MOVABLE, MIGRATE_RECLAIMABLE, MIGRATE_RESERVE,
-    MIGRATE_UNMOVABLE, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER, WMARK_HIGH, WMARK_LOW, WMARK_MIN,
-    ZONE_DMA32, ZONE_NORMAL,
+    PerCpuPages, Zone, MAX_NR_ZONES, MAX_ORDER, MIGRATE_MOVABLE, MIGRATE_PCPTYPES,
+    MIGRATE_RECLAIMABLE, MIGRATE_RESERVE, MIGRATE_UNMOVABLE, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER,
+    WMARK_HIGH, WMARK_LOW, WMARK_MIN, ZONE_DMA32, ZONE_NORMAL,
 };
-use super::page::{Pages, Pfn, LRU_MASK, PG_BUDDY, PG_RESERVED};
+use super::page::{Pages, Pfn, LRU_MASK, PG_BUDDY, PG_PCP, PG_RESERVED};
 use super::vmstat::{VmEvent, ZoneStat};
 use super::{oom_kill, vmscan, Gfp, Kernel, World};
 use crate::calibration::{KERNEL_RESERVED_BYTES, PAGE_SIZE, STRUCT_PAGE_BYTES};
@@ -376,6 +378,32 @@ fn rmqueue(pages: &mut Pages, z: &mut Zone, order: usize, mt: usize) -> Option<P
     Some(pfn)
 }
 
+/// `zone_batchsize` (3.9): about a thousandth of the zone, at most 512 KiB, quartered and
+/// rounded down to `2^n - 1` (which was found to alias less in the CPU caches).
+pub fn zone_batchsize(z: &Zone) -> u32 {
+    let mut batch = (z.present_pages / 1024).min((512 << 10) / PAGE_SIZE);
+    batch = (batch / 4).max(1);
+    let b = batch + batch / 2;
+    (1u64 << (63 - b.leading_zeros())) as u32 - 1
+}
+
+/// `setup_per_cpu_pageset`: every populated zone gets a pageset per CPU with `high = 6 x
+/// batch` and `batch` at least 1 (a zone too small for lists, DMA's, has `high` 0, so each
+/// free goes through to the buddy lists at once).
+pub fn setup_zone_pageset(zones: &mut [Zone], cpus: u32) {
+    for z in zones.iter_mut().filter(|z| z.populated()) {
+        let batch = zone_batchsize(z);
+        z.pcp_high = 6 * batch;
+        z.pcp_batch = batch.max(1);
+        let cap = (z.pcp_high + z.pcp_batch + 1) as usize;
+        let pcp = PerCpuPages {
+            count: 0,
+            lists: std::array::from_fn(|_| std::collections::VecDeque::with_capacity(cap)),
+        };
+        z.pageset = vec![pcp; cpus.max(1) as usize];
+    }
+}
+
 /// `setup_zone_migrate_reserve`: make the first `min(2, min watermark in pageblocks)`
 /// MOVABLE pageblocks of the zone that hold no reserved frame MIGRATE_RESERVE, and give
 /// back any reserve beyond that.
@@ -485,13 +513,121 @@ pub fn get_page_from_freelist(k: &mut Kernel, gfp: Gfp, order: u32, flags: u32) 
                 continue;
             }
         }
-        let Kernel { pages, zones, .. } = k;
-        if let Some(pfn) = rmqueue(pages, &mut zones[zi], order as usize, gfp_migratetype(gfp)) {
+        if let Some(pfn) = buffered_rmqueue(k, zi, order, gfp) {
             k.count(VmEvent::pgalloc_dma.zone(zi), 1 << order);
             return Some(pfn);
         }
     }
     None
+}
+
+/// `buffered_rmqueue`: an order-0 page from the head (hot) or tail (`__GFP_COLD`) of this
+/// CPU's list of its migrate type, refilled by `rmqueue_bulk` when empty; a larger block
+/// from the buddy lists.
+fn buffered_rmqueue(k: &mut Kernel, zi: usize, order: u32, gfp: Gfp) -> Option<Pfn> {
+    let mt = gfp_migratetype(gfp);
+    let cpu = k.sched.this_cpu() as usize;
+    if order > 0 || cpu >= k.zones[zi].pageset.len() {
+        let Kernel { pages, zones, .. } = k;
+        let pfn = rmqueue(pages, &mut zones[zi], order as usize, mt)?;
+        super::trace::mm_page_alloc_zone_locked(k, pfn, order, mt);
+        return Some(pfn);
+    }
+    let cold = gfp.has(Gfp::COLD);
+    if k.zones[zi].pageset[cpu].lists[mt].is_empty() {
+        rmqueue_bulk(k, zi, cpu, mt, cold);
+    }
+    let pcp = &mut k.zones[zi].pageset[cpu];
+    let list = &mut pcp.lists[mt];
+    let (pfn, _) = if cold {
+        list.pop_back()
+    } else {
+        list.pop_front()
+    }?;
+    pcp.count -= 1;
+    k.pages.flags[pfn as usize] = 0;
+    Some(pfn)
+}
+
+/// `rmqueue_bulk`: `batch` order-0 pages of `mt` (or its fallbacks) from the buddy lists
+/// onto this CPU's empty list, in the order they were taken, so the next allocation, hot or
+/// cold, gets the first.
+fn rmqueue_bulk(k: &mut Kernel, zi: usize, cpu: usize, mt: usize, cold: bool) {
+    for _ in 0..k.zones[zi].pcp_batch {
+        let Kernel { pages, zones, .. } = k;
+        let z = &mut zones[zi];
+        let Some(pfn) = rmqueue(pages, z, 0, mt) else {
+            break;
+        };
+        pages.flags[pfn as usize] = PG_PCP;
+        let pcp = &mut z.pageset[cpu];
+        if cold {
+            pcp.lists[mt].push_front((pfn, mt as u8));
+        } else {
+            pcp.lists[mt].push_back((pfn, mt as u8));
+        }
+        pcp.count += 1;
+        super::trace::mm_page_alloc_zone_locked(k, pfn, 0, mt);
+    }
+}
+
+/// `free_pcppages_bulk`: `count` pages of CPU `cpu`'s lists back to the buddy lists, from
+/// the tails, visiting the lists round-robin and taking more from a list the more empty
+/// ones were passed on the way to it. A zone that gets pages back is reclaimable again.
+fn free_pcppages_bulk(k: &mut Kernel, zi: usize, cpu: usize, count: u32) {
+    let count = count.min(k.zones[zi].pageset[cpu].count);
+    let (mut mt, mut batch_free, mut to_free) = (0usize, 0u32, count);
+    {
+        let z = &mut k.zones[zi];
+        z.all_unreclaimable = false;
+        z.pages_scanned = 0;
+    }
+    while to_free > 0 {
+        loop {
+            batch_free += 1;
+            mt = (mt + 1) % MIGRATE_PCPTYPES;
+            if !k.zones[zi].pageset[cpu].lists[mt].is_empty() {
+                break;
+            }
+        }
+        // The only list with pages: free them all.
+        if batch_free == MIGRATE_PCPTYPES as u32 {
+            batch_free = to_free;
+        }
+        loop {
+            let Kernel { pages, zones, .. } = k;
+            let z = &mut zones[zi];
+            let (pfn, page_mt) = z.pageset[cpu].lists[mt]
+                .pop_back()
+                .expect("a list with pages");
+            z.pageset[cpu].count -= 1;
+            pages.flags[pfn as usize] = 0;
+            free_block(pages, z, pfn, 0, page_mt as usize);
+            super::trace::mm_page_pcpu_drain(k, pfn, page_mt as usize);
+            to_free -= 1;
+            batch_free -= 1;
+            if to_free == 0 || batch_free == 0 || k.zones[zi].pageset[cpu].lists[mt].is_empty() {
+                break;
+            }
+        }
+    }
+}
+
+/// `drain_pages`: every zone's lists of one CPU back to the buddy lists.
+pub fn drain_pages(k: &mut Kernel, cpu: usize) {
+    for zi in 0..MAX_NR_ZONES {
+        let count = k.zones[zi].pageset.get(cpu).map_or(0, |p| p.count);
+        if count > 0 {
+            free_pcppages_bulk(k, zi, cpu, count);
+        }
+    }
+}
+
+/// `drain_all_pages`: [`drain_pages`] on every CPU.
+pub fn drain_all_pages(k: &mut Kernel) {
+    for cpu in 0..k.sched.cpus() as usize {
+        drain_pages(k, cpu);
+    }
 }
 
 /// `zone_dirtyable_memory` (3.3-3.13): free plus reclaimable pages, less the zone's
@@ -523,9 +659,16 @@ pub fn zone_dirty_ok(k: &Kernel, zi: usize) -> bool {
     dirty <= zone_dirty_limit(k, zi)
 }
 
-/// Free one order-0 page (`free_hot_cold_page` + `free_one_page`). The caller has taken it
-/// off every list and cleared its state.
+/// Free one order-0 page (`free_hot_cold_page`) to the head of this CPU's list. The caller
+/// has taken it off every list and cleared its state.
 pub fn free_page(k: &mut Kernel, pfn: Pfn) {
+    free_hot_cold_page(k, pfn, false);
+}
+
+/// `free_hot_cold_page`: an order-0 page to the head (hot) or tail (cold) of this CPU's
+/// list for its pageblock's type (RESERVE pages on the movable list), trimming the lists
+/// by a batch when they reach `high`.
+fn free_hot_cold_page(k: &mut Kernel, pfn: Pfn, cold: bool) {
     debug_assert!(
         k.pages.flags[pfn as usize] & !super::page::PG_UPTODATE == 0,
         "freeing pfn {pfn} with flags {:#x}",
@@ -536,7 +679,31 @@ pub fn free_page(k: &mut Kernel, pfn: Pfn) {
     k.pages.flags[pfn as usize] = 0;
     k.pages.mapping[pfn as usize] = 0;
     k.pages.private[pfn as usize] = 0;
-    free_one_page(k, pfn, 0);
+    let zi = k.page_zone(pfn);
+    let cpu = k.sched.this_cpu() as usize;
+    if cpu >= k.zones[zi].pageset.len() {
+        return free_one_page(k, pfn, 0);
+    }
+    k.count(VmEvent::pgfree, 1);
+    let z = &mut k.zones[zi];
+    let mt = z.pageblock_migratetype(pfn);
+    let list = if mt >= MIGRATE_PCPTYPES {
+        MIGRATE_MOVABLE
+    } else {
+        mt
+    };
+    k.pages.flags[pfn as usize] = PG_PCP;
+    let pcp = &mut z.pageset[cpu];
+    if cold {
+        pcp.lists[list].push_back((pfn, mt as u8));
+    } else {
+        pcp.lists[list].push_front((pfn, mt as u8));
+    }
+    pcp.count += 1;
+    if pcp.count >= z.pcp_high {
+        let batch = z.pcp_batch;
+        free_pcppages_bulk(k, zi, cpu, batch);
+    }
 }
 
 /// `free_one_page`: a block back on the free list of its pageblock's type; a free resets
@@ -583,7 +750,7 @@ pub fn free_pages(k: &mut Kernel, pfn: Pfn, order: u32) {
 /// as batched (reclaim's list is `cold`, `release_pages`' is not).
 pub fn free_page_batched(k: &mut Kernel, pfn: Pfn, cold: bool) {
     super::trace::mm_page_free_batched(k, pfn, cold);
-    free_page(k, pfn);
+    free_hot_cold_page(k, pfn, cold);
 }
 
 /// Why an allocation gave up.
@@ -661,7 +828,7 @@ async fn alloc_pages_direct_compact(
     let page = match dc.captured {
         // A captured block skips the freelists and their watermark.
         Some(pfn) => Some(pfn),
-        None => get_page_from_freelist(&mut k, gfp, order, flags & !af::NO_WATERMARKS),
+        None => get_page_after_compaction(&mut k, gfp, order, flags),
     };
     if let Some(pfn) = page {
         compaction::compaction_succeeded(&mut k.zones[preferred], order);
@@ -674,6 +841,23 @@ async fn alloc_pages_direct_compact(
         compaction::defer_compaction(&mut k.zones[preferred], order);
     }
     (None, false, dc.contended)
+}
+
+/// `__alloc_pages_direct_compact`'s attempt: migration freed the old pages to this CPU's
+/// lists, so they are drained (only this CPU's) to merge before the freelists are tried.
+fn get_page_after_compaction(k: &mut Kernel, gfp: Gfp, order: u32, flags: u32) -> Option<Pfn> {
+    let cpu = k.sched.this_cpu() as usize;
+    drain_pages(k, cpu);
+    get_page_from_freelist(k, gfp, order, flags & !af::NO_WATERMARKS)
+}
+
+/// `__alloc_pages_direct_reclaim`'s attempt after progress: the reclaimed pages may sit on
+/// the CPUs' lists, so a failure drains every CPU's and tries once more.
+fn get_page_after_reclaim(k: &mut Kernel, gfp: Gfp, order: u32, flags: u32) -> Option<Pfn> {
+    get_page_from_freelist(k, gfp, order, flags).or_else(|| {
+        drain_all_pages(k);
+        get_page_from_freelist(k, gfp, order, flags)
+    })
 }
 
 /// `should_alloc_retry`: small orders retry for ever; larger ones only with `__GFP_REPEAT`
@@ -745,7 +929,7 @@ async fn alloc_pages_slowpath(w: &World, gfp: Gfp, order: u32) -> Result<Pfn, Al
             let oom = {
                 let mut k = w.borrow_mut();
                 if progress > 0 {
-                    if let Some(pfn) = get_page_from_freelist(&mut k, gfp, order, flags) {
+                    if let Some(pfn) = get_page_after_reclaim(&mut k, gfp, order, flags) {
                         return Ok(pfn);
                     }
                     None
@@ -1296,5 +1480,349 @@ mod tests {
             zi,
             "the slow path may exceed the zone's dirty limit"
         );
+    }
+}
+
+/// The per-cpu lists (`kernel-compaction.md` §2.2).
+#[cfg(test)]
+mod pcp_tests {
+    use super::*;
+    use crate::mm::invariants;
+
+    /// A 256 MiB test machine with every CPU's lists drained; DMA32 is the zone order-0
+    /// allocations come from, and code outside a task runs on CPU 0.
+    fn machine() -> World {
+        let w = crate::sim::boot_for_test(256, 0, "3.9");
+        drain_all_pages(&mut w.borrow_mut());
+        w
+    }
+
+    const Z: usize = ZONE_DMA32;
+
+    /// Allocate an order-0 page as `gfp` asks; it carries no state.
+    fn alloc(k: &mut Kernel, gfp: Gfp) -> Pfn {
+        let p = get_page_from_freelist(k, gfp, 0, af::WMARK_MIN).expect("a free page");
+        assert_eq!(k.page_zone(p), Z);
+        assert_eq!(k.pages.flags[p as usize], 0);
+        p
+    }
+
+    fn list(k: &Kernel, cpu: usize, mt: usize) -> Vec<Pfn> {
+        k.zones[Z].pageset[cpu].lists[mt]
+            .iter()
+            .map(|&(p, _)| p)
+            .collect()
+    }
+
+    #[test]
+    fn the_batch_is_a_thousandth_of_the_zone_quartered_to_two_to_the_n_minus_one() {
+        let sized = |pages: u32| {
+            let mut z = [Zone::new(1, 0, pages)];
+            z[0].managed_pages = pages as u64;
+            setup_zone_pageset(&mut z, 4);
+            (
+                zone_batchsize(&z[0]),
+                z[0].pcp_batch,
+                z[0].pcp_high,
+                z[0].pageset.len(),
+            )
+        };
+        // 4 GiB: capped at 512 KiB = 128 pages, quartered: 32 -> 48 -> 31.
+        assert_eq!(sized(1 << 20), (31, 31, 186, 4));
+        // 256 MiB: 64 -> 16 -> 24 -> 15.
+        assert_eq!(sized(1 << 16), (15, 15, 90, 4));
+        // 128 MiB: 32 -> 8 -> 12 -> 7.
+        assert_eq!(sized(1 << 15), (7, 7, 42, 4));
+        // 16 MiB (DMA): 4 -> 1 -> 1 -> 0: no lists to speak of, every free goes through.
+        assert_eq!(sized(4096), (0, 1, 0, 4));
+        // An empty zone gets no pageset.
+        let mut z = [Zone::new(2, 0, 0)];
+        setup_zone_pageset(&mut z, 4);
+        assert!(z[0].pageset.is_empty());
+    }
+
+    #[test]
+    fn an_empty_list_is_refilled_by_a_batch_and_the_first_taken_is_allocated() {
+        let w = machine();
+        let mut k = w.borrow_mut();
+        let batch = k.zones[Z].pcp_batch as u64;
+        assert!(batch > 1);
+        let free = k.zones[Z].free_pages();
+        let p = alloc(&mut k, Gfp::HIGHUSER_MOVABLE);
+        assert_eq!(
+            k.zones[Z].free_pages(),
+            free - batch,
+            "a batch left the buddy lists"
+        );
+        assert_eq!(k.zones[Z].pageset[0].count as u64, batch - 1);
+        let rest = list(&k, 0, MIGRATE_MOVABLE);
+        assert!(rest.iter().all(|&q| k.pages.flags[q as usize] == PG_PCP));
+        // Hot allocations go on down the batch in the order it was taken; a cold one takes
+        // the tail, the batch's last.
+        let cold = Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::COLD);
+        assert_eq!(alloc(&mut k, Gfp::HIGHUSER_MOVABLE), rest[0]);
+        assert_eq!(alloc(&mut k, cold), *rest.last().unwrap());
+        // A cold refill lays the batch the other way round: the first taken is still the
+        // one allocated, the second is next at the tail. (Drained, the same pages merge
+        // back and are taken again.)
+        for q in [p, rest[0], *rest.last().unwrap()] {
+            free_page(&mut k, q);
+        }
+        drain_all_pages(&mut k);
+        assert_eq!(alloc(&mut k, cold), p);
+        let mut again = list(&k, 0, MIGRATE_MOVABLE);
+        again.reverse();
+        assert_eq!(again, rest);
+        // Other migrate types have lists of their own.
+        let u = alloc(&mut k, Gfp::KERNEL);
+        assert!(!rest.contains(&u));
+        assert_eq!(list(&k, 0, MIGRATE_UNMOVABLE).len() as u64, batch - 1);
+    }
+
+    #[test]
+    fn a_freed_page_waits_on_the_list_hot_at_the_head_cold_at_the_tail() {
+        let w = machine();
+        let mut k = w.borrow_mut();
+        let p = alloc(&mut k, Gfp::HIGHUSER_MOVABLE);
+        let free = k.zones[Z].free_pages();
+        let events = k.events.get(VmEvent::pgfree);
+        free_page(&mut k, p);
+        assert_eq!(k.pages.flags[p as usize], PG_PCP);
+        assert_eq!(k.zones[Z].free_pages(), free, "not counted free");
+        assert_eq!(
+            k.events.get(VmEvent::pgfree),
+            events + 1,
+            "but counted freed"
+        );
+        assert_eq!(list(&k, 0, MIGRATE_MOVABLE)[0], p);
+        assert_eq!(
+            alloc(&mut k, Gfp::HIGHUSER_MOVABLE),
+            p,
+            "hot: the head, LIFO"
+        );
+        // Reclaim frees cold: to the tail, where a cold allocation looks.
+        free_page_batched(&mut k, p, true);
+        assert_eq!(*list(&k, 0, MIGRATE_MOVABLE).last().unwrap(), p);
+        assert_ne!(alloc(&mut k, Gfp::HIGHUSER_MOVABLE), p);
+        assert_eq!(alloc(&mut k, Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::COLD)), p);
+    }
+
+    #[test]
+    fn freed_buddies_merge_only_once_their_cpu_is_drained() {
+        let w = machine();
+        let mut k = w.borrow_mut();
+        // A batch is split off one block: its first two pages are an aligned pair.
+        let mut a = alloc(&mut k, Gfp::HIGHUSER_MOVABLE);
+        let mut b = alloc(&mut k, Gfp::HIGHUSER_MOVABLE);
+        if a > b {
+            std::mem::swap(&mut a, &mut b);
+        }
+        assert_eq!((a % 2, b), (0, a + 1), "test setup: buddies");
+        free_page(&mut k, a);
+        free_page(&mut k, b);
+        assert!(!k.pages.test(a, PG_BUDDY) && !k.pages.test(b, PG_BUDDY));
+        invariants::check(&k).unwrap();
+        // Another CPU's drain leaves them.
+        drain_pages(&mut k, 1);
+        assert_eq!(k.pages.flags[a as usize], PG_PCP);
+        let free = k.zones[Z].free_pages();
+        let count = k.zones[Z].pageset[0].count as u64;
+        drain_pages(&mut k, 0);
+        assert_eq!(k.zones[Z].pageset[0].count, 0);
+        assert_eq!(k.zones[Z].free_pages(), free + count);
+        assert!(k.pages.test(a, PG_BUDDY), "merged: {a} heads a block");
+        assert!(k.pages.mapping[a as usize] >= 1, "of order 1 or more");
+        assert_eq!(k.pages.flags[b as usize], 0, "inside it");
+        invariants::check(&k).unwrap();
+    }
+
+    #[test]
+    fn reaching_high_frees_a_batch_from_the_tails_round_robin() {
+        let w = machine();
+        let mut k = w.borrow_mut();
+        let (high, batch) = (k.zones[Z].pcp_high as usize, k.zones[Z].pcp_batch as usize);
+        // Pages for each list: two unmovable, one reclaimable, the rest movable.
+        let m = high - 1 - 2 - 1;
+        let movable: Vec<Pfn> = (0..=m)
+            .map(|_| alloc(&mut k, Gfp::HIGHUSER_MOVABLE))
+            .collect();
+        drain_all_pages(&mut k);
+        let unmovable: Vec<Pfn> = (0..2).map(|_| alloc(&mut k, Gfp::KERNEL)).collect();
+        let reclaimable: Vec<Pfn> = (0..1)
+            .map(|_| alloc(&mut k, Gfp(Gfp::KERNEL.0 | Gfp::RECLAIMABLE)))
+            .collect();
+        drain_all_pages(&mut k);
+        // Put them on CPU 0's lists as frees would, one short of high, movable first.
+        let put = |k: &mut Kernel, p: Pfn, mt: usize| {
+            k.pages.flags[p as usize] = PG_PCP;
+            let pcp = &mut k.zones[Z].pageset[0];
+            pcp.lists[mt].push_front((p, mt as u8));
+            pcp.count += 1;
+        };
+        for &p in &movable[..m] {
+            put(&mut k, p, MIGRATE_MOVABLE);
+        }
+        for &p in &unmovable {
+            put(&mut k, p, MIGRATE_UNMOVABLE);
+        }
+        for &p in &reclaimable {
+            put(&mut k, p, MIGRATE_RECLAIMABLE);
+        }
+        let z = &mut k.zones[Z];
+        z.all_unreclaimable = true;
+        z.pages_scanned = 1000;
+        // The free that reaches high: reclaimable 1, movable 1, unmovable 1; then each list
+        // gives one more than the empty ones passed on the way to it: (reclaimable empty)
+        // movable 2, unmovable 1, (reclaimable empty) movable 2; then movable is the only
+        // list left and gives the rest of the batch.
+        let last = movable[m];
+        drop(k);
+        let trace = crate::mm::trace::testing::capture(&w);
+        let mut k = w.borrow_mut();
+        free_page(&mut k, last);
+        let drained: Vec<String> = trace
+            .lines_with("mm_page_pcpu_drain")
+            .iter()
+            .map(|l| {
+                l.split("pfn=")
+                    .nth(1)
+                    .unwrap()
+                    .split(' ')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        let tail = |i: usize| movable[i].to_string();
+        let mut want = vec![
+            reclaimable[0].to_string(),
+            tail(0),
+            unmovable[0].to_string(),
+            tail(1),
+            tail(2),
+            unmovable[1].to_string(),
+        ];
+        want.extend((3..batch - 3).map(tail));
+        assert_eq!(drained, want);
+        let z = &k.zones[Z];
+        assert_eq!(z.pageset[0].count as usize, high - batch);
+        assert_eq!(list(&k, 0, MIGRATE_MOVABLE)[0], last);
+        assert!(
+            !z.all_unreclaimable && z.pages_scanned == 0,
+            "the zone got pages back"
+        );
+        invariants::check(&k).unwrap();
+    }
+
+    #[test]
+    fn a_reserve_page_waits_on_the_movable_list_and_goes_back_as_reserve() {
+        let w = machine();
+        let mut k = w.borrow_mut();
+        let p = alloc(&mut k, Gfp::HIGHUSER_MOVABLE);
+        drain_all_pages(&mut k);
+        k.zones[Z].set_pageblock_migratetype(p, MIGRATE_RESERVE);
+        let reserve_before: u64 = k.zones[Z]
+            .free_area
+            .iter()
+            .map(|a| a.free_list[MIGRATE_RESERVE].len)
+            .sum();
+        free_page(&mut k, p);
+        assert_eq!(
+            k.zones[Z].pageset[0].lists[MIGRATE_MOVABLE][0],
+            (p, MIGRATE_RESERVE as u8)
+        );
+        drain_pages(&mut k, 0);
+        let reserve_after: u64 = k.zones[Z]
+            .free_area
+            .iter()
+            .map(|a| a.free_list[MIGRATE_RESERVE].len)
+            .sum();
+        assert_eq!(reserve_after, reserve_before + 1);
+    }
+
+    /// Every free page taken, then `min - 1` given back to zone Z's buddy lists and ten to
+    /// each of CPU 0's and CPU 1's lists: an order-0 allocation at the min watermark fails
+    /// unless CPU lists are drained.
+    fn below_min_with_pages_on_two_cpus(k: &mut Kernel) {
+        let mut held = Vec::new();
+        loop {
+            while let Some(p) =
+                get_page_from_freelist(k, Gfp::HIGHUSER_MOVABLE, 0, af::NO_WATERMARKS)
+            {
+                held.push(p);
+            }
+            drain_all_pages(k);
+            if k.zones.iter().all(|z| z.free_pages() == 0) {
+                break;
+            }
+        }
+        held.retain(|&p| k.page_zone(p) == Z);
+        let min = k.zones[Z].min_wmark() as usize;
+        for p in held.drain(..min - 1) {
+            free_page(k, p);
+        }
+        drain_all_pages(k);
+        assert_eq!(k.zones[Z].free_pages() as usize, min - 1);
+        for cpu in [0, 1] {
+            for p in held.drain(..10) {
+                k.pages.flags[p as usize] = PG_PCP;
+                let pcp = &mut k.zones[Z].pageset[cpu];
+                pcp.lists[MIGRATE_MOVABLE].push_front((p, MIGRATE_MOVABLE as u8));
+                pcp.count += 1;
+            }
+        }
+        assert_eq!(
+            get_page_from_freelist(k, Gfp::HIGHUSER_MOVABLE, 0, af::WMARK_MIN),
+            None
+        );
+    }
+
+    #[test]
+    fn after_direct_reclaim_a_failed_attempt_drains_every_cpu_and_tries_again() {
+        let w = machine();
+        let mut k = w.borrow_mut();
+        below_min_with_pages_on_two_cpus(&mut k);
+        let p = get_page_after_reclaim(&mut k, Gfp::HIGHUSER_MOVABLE, 0, af::WMARK_MIN);
+        assert!(p.is_some());
+        assert_eq!(k.zones[Z].pageset[1].count, 0, "CPU 1 drained too");
+        // CPU 0's list holds what is left of the batch the allocation refilled it with.
+        assert_eq!(k.zones[Z].pageset[0].count, k.zones[Z].pcp_batch - 1);
+    }
+
+    #[test]
+    fn after_direct_compaction_only_the_compacting_cpu_is_drained() {
+        let w = machine();
+        let mut k = w.borrow_mut();
+        below_min_with_pages_on_two_cpus(&mut k);
+        let p = get_page_after_compaction(&mut k, Gfp::HIGHUSER_MOVABLE, 0, af::WMARK_MIN);
+        assert!(p.is_some(), "CPU 0's ten pages lift the zone over min");
+        assert_eq!(k.zones[Z].pageset[1].count, 10, "CPU 1's stay");
+    }
+
+    #[test]
+    fn the_invariants_name_a_cpu_list_page_with_state_or_a_wrong_count() {
+        let w = machine();
+        let mut k = w.borrow_mut();
+        let p = alloc(&mut k, Gfp::HIGHUSER_MOVABLE);
+        free_page(&mut k, p);
+        invariants::check(&k).unwrap();
+        k.pages.flags[p as usize] |= crate::mm::page::PG_DIRTY;
+        let e = invariants::check(&k).unwrap_err();
+        assert!(
+            e.contains("'free page state'") && e.contains("CPU 0's list"),
+            "{e}"
+        );
+        k.pages.flags[p as usize] = PG_PCP;
+        k.zones[Z].pageset[0].count += 1;
+        let e = invariants::check(&k).unwrap_err();
+        assert!(
+            e.contains("'free lists'") && e.contains("count says"),
+            "{e}"
+        );
+        k.zones[Z].pageset[0].count -= 1;
+        k.zones[Z].pageset[0].lists[MIGRATE_MOVABLE].pop_front();
+        k.zones[Z].pageset[0].count -= 1;
+        let e = invariants::check(&k).unwrap_err();
+        assert!(e.contains("in no place"), "{e}");
     }
 }

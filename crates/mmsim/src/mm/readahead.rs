@@ -77,7 +77,9 @@ async fn do_page_cache_readahead(
         }
         let mc = super::memcontrol::current_memcg(&w.borrow());
         let pfn = match super::memcontrol::try_charge(w, mc, 1).await {
-            Ok(()) => alloc_pages(w, Gfp::HIGHUSER_MOVABLE, 0).await,
+            // page_cache_alloc_readahead's __GFP_COLD (its NORETRY and NOWARN are not
+            // modelled: a failed readahead allocation is an error, not a shorter window).
+            Ok(()) => alloc_pages(w, Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::COLD), 0).await,
             Err(e) => Err(e),
         };
         let pfn = match pfn {

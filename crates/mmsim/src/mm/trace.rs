@@ -234,7 +234,7 @@ fn emit_ctx(k: &mut Kernel, irqs: Irqs, event: &str, fields: Arguments<'_>) {
     if me.0 as usize >= t.tasks.len() {
         t.name_tasks(sched, bdis);
     }
-    let cpu = sched.task_cpu(me).unwrap_or(me.0 % sched.cpus());
+    let cpu = sched.this_cpu();
     let tc = &t.tasks[me.0 as usize];
     let irqs_off = if irqs == Irqs::Off { 'd' } else { '.' };
     let softirq = if tc.softirq { 's' } else { '.' };
@@ -253,7 +253,7 @@ fn emit_ctx(k: &mut Kernel, irqs: Irqs, event: &str, fields: Arguments<'_>) {
 
 /// The `gfp_t` bits of 3.9 (`include/linux/gfp.h`) for the model's flags.
 fn gfp_bits(g: Gfp) -> u64 {
-    const MAP: [(u32, u64); 17] = [
+    const MAP: [(u32, u64); 18] = [
         (Gfp::WAIT, 0x10),
         (Gfp::HIGH, 0x20),
         (Gfp::IO, 0x40),
@@ -271,6 +271,7 @@ fn gfp_bits(g: Gfp) -> u64 {
         (Gfp::NOWARN, 0x200),
         (Gfp::COMP, 0x4000),
         (Gfp::NOMEMALLOC, 0x1_0000),
+        (Gfp::COLD, 0x100),
     ];
     MAP.iter()
         .filter(|&&(m, _)| g.0 & m != 0)
@@ -857,6 +858,41 @@ pub fn mm_page_alloc(k: &mut Kernel, pfn: Option<u32>, order: u32, gfp: Gfp) {
     }
 }
 
+/// `mm_page_alloc_zone_locked`: a block taken off the buddy lists under the zone lock
+/// (`__rmqueue`); 3.9 prints `percpu_refill=1` for every order-0 page.
+#[inline]
+pub fn mm_page_alloc_zone_locked(k: &mut Kernel, pfn: u32, order: u32, mt: usize) {
+    if !enabled(k) {
+        return;
+    }
+    emit(
+        k,
+        "mm_page_alloc_zone_locked",
+        format_args!(
+            "page={:x} pfn={pfn} order={order} migratetype={mt} percpu_refill={}",
+            page_ptr(pfn),
+            (order == 0) as u8
+        ),
+    );
+}
+
+/// `mm_page_pcpu_drain`: a page going from a CPU's list back to the buddy lists
+/// (`free_pcppages_bulk`), with the migrate type it is freed as.
+#[inline]
+pub fn mm_page_pcpu_drain(k: &mut Kernel, pfn: u32, mt: usize) {
+    if !enabled(k) {
+        return;
+    }
+    emit(
+        k,
+        "mm_page_pcpu_drain",
+        format_args!(
+            "page={:x} pfn={pfn} order=0 migratetype={mt}",
+            page_ptr(pfn)
+        ),
+    );
+}
+
 /// `mm_page_free`: a page going back to the allocator (`free_pages_prepare`).
 #[inline]
 pub fn mm_page_free(k: &mut Kernel, pfn: u32, order: u32) {
@@ -1076,8 +1112,9 @@ mod tests {
         let want = [
             "         kswapd0-35    [000] ....     0.000000: mm_vmscan_kswapd_wake: nid=0 order=0"
                 .to_string(),
-            // kswapd's first sleep, 100 ms after boot.
-            "         kswapd0-35    [000] ....     0.100000: mm_vmscan_kswapd_sleep: nid=0"
+            // kswapd's first sleep, 100 ms after boot: it has used no CPU time yet, so it
+            // is shown where it would run, the lowest free CPU (the test task holds 0).
+            "         kswapd0-35    [001] ....     0.100000: mm_vmscan_kswapd_sleep: nid=0"
                 .to_string(),
             format!("{user}    1.500000: mm_page_alloc: page=ffffea0000048d00 pfn=4660 order=0 migratetype=2 gfp_flags=GFP_HIGHUSER_MOVABLE|0x1000000"),
             format!("{user}    1.500000: mm_page_alloc: page=(null) pfn=0 order=0 migratetype=2 gfp_flags=GFP_HIGHUSER_MOVABLE"),

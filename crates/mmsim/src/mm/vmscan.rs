@@ -594,6 +594,11 @@ fn isolate_lumpy_block(
             c += 1usize << k.pages.mapping[c];
             continue;
         }
+        if f == PG_PCP {
+            // Free on a CPU's list: no references either.
+            c += 1;
+            continue;
+        }
         if no_swap && f & PG_SWAPBACKED != 0 && f & PG_SWAPCACHE == 0 {
             break;
         }

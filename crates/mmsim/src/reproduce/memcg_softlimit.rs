@@ -483,14 +483,17 @@ impl Results {
             })
         };
         Extra {
-            fill_seconds: per_kernel(&|o| o.fill_seconds.unwrap_or(f64::NAN)),
+            // A mem_eater still filling when dd ended (the run's end) is not full yet: it
+            // filled later than any that did.
+            fill_seconds: per_kernel(&|o| o.fill_seconds.unwrap_or(f64::INFINITY)),
             drops: per_kernel(&|o| f64::from(o.drops)),
         }
     }
 }
 
 /// TEST 2's graph figures, per kernel, averaged over the boots: when mem_eater reached its
-/// full size, and how often A's usage dropped below half its median.
+/// full size (infinite if in some boot it had not by the end of the run), and how often A's
+/// usage dropped below half its median.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Extra {
     pub fill_seconds: [f64; 2],
@@ -673,6 +676,8 @@ pub fn claims(t: &Table, extra: Option<&Extra>) -> Vec<Verdict> {
 fn fig(x: f64) -> String {
     if x.is_nan() {
         "-".into()
+    } else if x == f64::INFINITY {
+        "never (not full at the end of a run)".into()
     } else if x.abs() >= 10_000.0 {
         format!("{x:.0}")
     } else {

@@ -175,6 +175,9 @@ mod tests {
                 let zi = k.page_zone(pfn);
                 k.zones[zi].mod_stat(ZoneStat::nr_file_pages, 1);
             }
+            // The CPU list's leftover goes back: the allocation below takes from the buddy
+            // lists (a batch), as MemFree sees.
+            crate::mm::page_alloc::drain_all_pages(&mut k);
             let total: u64 = k.zones.iter().map(|z| z.managed_pages).sum();
             (total - k.global_stat(ZoneStat::nr_free_pages)) * PAGE_SIZE
         };

@@ -93,8 +93,9 @@ fn unused_inodes(k: &mut Kernel, sb: usize, n: u64) {
 }
 
 /// The free pages of every zone.
+/// Free pages, on the buddy lists or a CPU's.
 fn free(k: &Kernel) -> u64 {
-    k.zones.iter().map(|z| z.free_pages()).sum()
+    k.zones.iter().map(|z| z.free_pages() + z.pcp_pages()).sum()
 }
 
 /// §6: each shrinker scans `(4 * nr_scanned / seeks) * objs / (lru_pages + 1)` objects more

@@ -262,7 +262,8 @@ fn get_scan_count_scans_only_anon_when_file_and_free_are_below_high() {
     let n = (free - keep_free) as u32;
     anon_pages(&mut k, Lru::ActiveAnon, n / 2, false, 0);
     anon_pages(&mut k, Lru::InactiveAnon, n - n / 2, false, 0);
-    // Their page tables took a few pages more.
+    // Their page tables took a few pages more (and the CPU lists' leftovers go back).
+    crate::mm::page_alloc::drain_all_pages(&mut k);
     let tables = keep_free - k.zones[Z].free_pages();
     assert!(tables > 0 && tables <= u64::from(n) / 512 + 8, "{tables}");
     let ia = k.zones[Z].lruvec.size(Lru::InactiveAnon);
@@ -281,6 +282,7 @@ fn get_scan_count_scans_only_anon_when_file_and_free_are_below_high() {
         k.pages.flags[pfn as usize] = 0;
         crate::mm::page_alloc::free_page(&mut k, pfn);
     }
+    crate::mm::page_alloc::drain_all_pages(&mut k);
     assert_eq!(k.zones[Z].free_pages() + 50, high + 1);
     let (_, balance) = get_scan_count(&mut k, Z, &sc_at(3, true));
     assert_ne!(balance, ScanBalance::Anon);
@@ -1301,10 +1303,7 @@ fn shrink_page_list_swaps_out_a_dirty_anon_page_and_frees_it_once_written() {
         assert_eq!(freed, N as u64);
         assert_eq!(list.len(), 0);
         for (&p, &slot) in pfns.iter().zip(&slots) {
-            assert!(
-                k.pages.test(p, PG_BUDDY) || k.pages.flags[p as usize] == 0,
-                "pfn {p} is free"
-            );
+            assert!(k.pages.is_free(p), "pfn {p} is free");
             assert_eq!(k.swap.swap_map.get(slot), 1);
         }
         k.zones[Z].mod_stat(ZoneStat::nr_isolated_anon, -(N as i64));
@@ -1624,10 +1623,7 @@ fn shrink_page_list_frees_clean_file_pages_out_of_the_page_cache() {
     assert_eq!(k.inodes[ino].nrpages, 0);
     for (i, &pfn) in pages.iter().enumerate() {
         assert_eq!(k.inodes[ino].find_page(i as u64), None);
-        assert!(
-            k.pages.test(pfn, PG_BUDDY) || k.pages.flags[pfn as usize] == 0,
-            "pfn {pfn} is free"
-        );
+        assert!(k.pages.is_free(pfn), "pfn {pfn} is free");
     }
     invariants::check(&k).expect("invariants after freeing file pages");
 }
@@ -2112,7 +2108,7 @@ fn a_direct_lumpy_reclaimer_runs_the_batch_again_synchronously_and_frees_the_wri
                 assert!(k.sched.now() > t0, "it waited for the writes");
                 assert_eq!(list.len(), 0);
                 for &p in &pfns {
-                    assert!(k.pages.test(p, PG_BUDDY) || k.pages.flags[p as usize] == 0);
+                    assert!(k.pages.is_free(p));
                 }
                 drop(k);
                 w.borrow_mut().zones[Z].mod_stat(ZoneStat::nr_isolated_anon, -(N as i64));
@@ -2566,7 +2562,10 @@ fn lumpy_isolation_passes_over_free_frames_and_gives_up_at_an_isolated_page() {
             // Its last reference goes: no state left (the LRU bits included).
             k.pages.flags[other as usize] = 0;
             crate::mm::page_alloc::free_page(k, other);
-            assert!(k.pages.test(other, PG_BUDDY), "test setup: a free frame");
+            assert_eq!(
+                k.pages.flags[other as usize], PG_PCP,
+                "test setup: a free frame"
+            );
         }
         let (got, scanned) = lumpy_take(k, ORDER, Lru::InactiveFile);
         let mut want: Vec<Pfn> = if isolated {
@@ -2609,6 +2608,7 @@ fn lumpy_isolation_steps_over_a_free_buddy_block_whole() {
         k.pages.flags[p as usize] = 0;
         crate::mm::page_alloc::free_page(k, p);
     }
+    crate::mm::page_alloc::drain_all_pages(k);
     assert!(k.pages.test(pair[0], PG_BUDDY), "test setup: merged");
     assert_eq!(k.pages.mapping[pair[0] as usize], 1, "test setup: order 1");
     let (got, _) = lumpy_take(k, ORDER, Lru::InactiveFile);

@@ -94,6 +94,22 @@ fn m7_needs_a_sooner_fill_repeated_drops_under_base_and_none_under_the_rework() 
         ..ok
     };
     assert_eq!(m7(&rework_drops), "FAILS");
+    // A mem_eater not full by the end of a run fills later than any that is.
+    let base_never = Extra {
+        fill_seconds: [f64::INFINITY, 130.0],
+        drops: [3.0, 0.0],
+    };
+    assert_eq!(m7(&base_never), "holds");
+    let rework_never = Extra {
+        fill_seconds: [130.0, f64::INFINITY],
+        ..base_never.clone()
+    };
+    assert_eq!(m7(&rework_never), "FAILS");
+    let neither = Extra {
+        fill_seconds: [f64::INFINITY; 2],
+        ..base_never
+    };
+    assert_eq!(m7(&neither), "FAILS");
 }
 
 #[test]
