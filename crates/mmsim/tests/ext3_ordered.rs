@@ -9,8 +9,9 @@ use mmsim::scenario::{MemEaterThen, Scenario, Workload, WorkloadKind};
 use mmsim::sim;
 
 /// A 128 MiB machine with swap, for 7 s: a dd of 768 MiB (no fdatasync) to ext3 on a
-/// 7200 rpm disk, and a mem_eater that maps 40% of RAM from 2 s on and re-touches it every
-/// 5 s.
+/// 7200 rpm disk, and a mem_eater that maps 40% of RAM from 4 s on (a second before the
+/// journal's first commit, so that reclaim meets pages under its IO) and re-touches it
+/// every 5 s.
 fn ext3_dd_beside_an_eater() -> Scenario {
     const RAM_MIB: u64 = 128;
     let mut s = common::single_dd(RAM_MIB, 768, 7);
@@ -22,7 +23,7 @@ fn ext3_dd_beside_an_eater() -> Scenario {
     }
     s.workloads.push(Workload {
         name: "mem_eater".into(),
-        start: 2 * mmsim::engine::SEC,
+        start: 4 * mmsim::engine::SEC,
         kind: WorkloadKind::MemEater {
             size: RAM_MIB * common::MIB / 10 * 4,
             chunk: 16 * common::MIB,

@@ -1081,8 +1081,8 @@ mod tests {
         let w = world(70);
         let set = w.borrow_mut().s.new_cpuset(&[68, 66]);
         let seen = Rc::new(RefCell::new(Vec::new()));
-        // Tasks of ids 0 to 3, the last two pinned; each looks before and after running.
-        for (i, pinned) in [false, false, true, true].into_iter().enumerate() {
+        // Tasks of ids 0 to 4, the last three pinned; each looks before and after running.
+        for (i, pinned) in [false, false, true, true, true].into_iter().enumerate() {
             w.borrow_mut()
                 .s
                 .set_spawn_cpus_allowed(pinned.then_some(set));
@@ -1099,7 +1099,9 @@ mod tests {
         let mut seen = seen.borrow().clone();
         seen.sort_unstable();
         // Before running, each is on the lowest free CPU it may use (each earlier task
-        // holds its CPU by the time the next looks); after, on the CPU it was given.
+        // holds its CPU by the time the next looks); after, on the CPU it was given. The
+        // fifth finds 66 and 68 busy: it is on 66, the lowest it may use, and then runs on
+        // the first of them to come free.
         assert_eq!(
             seen,
             vec![
@@ -1110,7 +1112,9 @@ mod tests {
                 (2, 66),
                 (2, 66),
                 (3, 68),
-                (3, 68)
+                (3, 68),
+                (4, 66),
+                (4, 66)
             ]
         );
         // With every CPU it may use busy, the lowest of them (the third task).

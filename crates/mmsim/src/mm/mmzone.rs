@@ -93,6 +93,20 @@ pub struct PerCpuPages {
     pub lists: [VecDeque<(Pfn, u8)>; MIGRATE_PCPTYPES],
 }
 
+impl PerCpuPages {
+    /// `list_add` (head) or `list_add_tail` of a page going back to the buddy lists as `mt`.
+    #[inline]
+    pub fn add(&mut self, list: usize, pfn: Pfn, mt: usize, tail: bool) {
+        let entry = (pfn, mt as u8);
+        if tail {
+            self.lists[list].push_back(entry);
+        } else {
+            self.lists[list].push_front(entry);
+        }
+        self.count += 1;
+    }
+}
+
 /// A zone.
 #[derive(Clone, Debug)]
 pub struct Zone {

@@ -560,13 +560,8 @@ fn rmqueue_bulk(k: &mut Kernel, zi: usize, cpu: usize, mt: usize, cold: bool) {
             break;
         };
         pages.flags[pfn as usize] = PG_PCP;
-        let pcp = &mut z.pageset[cpu];
-        if cold {
-            pcp.lists[mt].push_front((pfn, mt as u8));
-        } else {
-            pcp.lists[mt].push_back((pfn, mt as u8));
-        }
-        pcp.count += 1;
+        // Each page after the one before: a cold batch is laid from the tail inwards.
+        z.pageset[cpu].add(mt, pfn, mt, !cold);
         super::trace::mm_page_alloc_zone_locked(k, pfn, 0, mt);
     }
 }
@@ -694,12 +689,7 @@ fn free_hot_cold_page(k: &mut Kernel, pfn: Pfn, cold: bool) {
     };
     k.pages.flags[pfn as usize] = PG_PCP;
     let pcp = &mut z.pageset[cpu];
-    if cold {
-        pcp.lists[list].push_back((pfn, mt as u8));
-    } else {
-        pcp.lists[list].push_front((pfn, mt as u8));
-    }
-    pcp.count += 1;
+    pcp.add(list, pfn, mt, cold);
     if pcp.count >= z.pcp_high {
         let batch = z.pcp_batch;
         free_pcppages_bulk(k, zi, cpu, batch);
@@ -1655,9 +1645,7 @@ mod pcp_tests {
         // Put them on CPU 0's lists as frees would, one short of high, movable first.
         let put = |k: &mut Kernel, p: Pfn, mt: usize| {
             k.pages.flags[p as usize] = PG_PCP;
-            let pcp = &mut k.zones[Z].pageset[0];
-            pcp.lists[mt].push_front((p, mt as u8));
-            pcp.count += 1;
+            k.zones[Z].pageset[0].add(mt, p, mt, false);
         };
         for &p in &movable[..m] {
             put(&mut k, p, MIGRATE_MOVABLE);
@@ -1766,9 +1754,7 @@ mod pcp_tests {
         for cpu in [0, 1] {
             for p in held.drain(..10) {
                 k.pages.flags[p as usize] = PG_PCP;
-                let pcp = &mut k.zones[Z].pageset[cpu];
-                pcp.lists[MIGRATE_MOVABLE].push_front((p, MIGRATE_MOVABLE as u8));
-                pcp.count += 1;
+                k.zones[Z].pageset[cpu].add(MIGRATE_MOVABLE, p, MIGRATE_MOVABLE, false);
             }
         }
         assert_eq!(

@@ -673,11 +673,18 @@ pub fn claims(t: &Table, extra: Option<&Extra>) -> Vec<Verdict> {
 }
 
 /// A figure as the table prints it: 2 decimals below 10,000, whole numbers above.
+/// A mean fill time: seconds, or never when some boot ended before the mem_eater was full.
+fn fill(x: f64) -> String {
+    if x == f64::INFINITY {
+        "never (still filling when a run ended)".into()
+    } else {
+        format!("{} s", fig(x))
+    }
+}
+
 fn fig(x: f64) -> String {
     if x.is_nan() {
         "-".into()
-    } else if x == f64::INFINITY {
-        "never (not full at the end of a run)".into()
     } else if x.abs() >= 10_000.0 {
         format!("{x:.0}")
     } else {
@@ -764,10 +771,10 @@ pub fn report(res: &Results) -> String {
         out.push('\n');
     }
     out.push_str(&format!(
-        "TEST 2 graphs, mean over the boots (base, rework): mem_eater full after {} s, {} s; \
+        "TEST 2 graphs, mean over the boots (base, rework): mem_eater full after {}, {}; \
          A's usage_in_bytes below half its median {} times, {} times a run\n",
-        fig(extra.fill_seconds[0]),
-        fig(extra.fill_seconds[1]),
+        fill(extra.fill_seconds[0]),
+        fill(extra.fill_seconds[1]),
         fig(extra.drops[0]),
         fig(extra.drops[1])
     ));

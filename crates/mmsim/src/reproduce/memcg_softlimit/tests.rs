@@ -113,6 +113,15 @@ fn m7_needs_a_sooner_fill_repeated_drops_under_base_and_none_under_the_rework() 
 }
 
 #[test]
+fn a_fill_time_prints_in_seconds_or_as_never() {
+    assert_eq!(fill(132.933), "132.93 s");
+    assert_eq!(
+        fill(f64::INFINITY),
+        "never (still filling when a run ended)"
+    );
+}
+
+#[test]
 fn drops_count_falls_below_half_the_median_after_reaching_it() {
     // Ramp-up below half the median is not a drop; two dips are.
     let usage = [0.0, 1.0, 10.0, 10.0, 4.0, 3.0, 10.0, 10.0, 2.0, 10.0, 10.0];
