@@ -62,21 +62,11 @@ mod tests {
         let mut k = w.borrow_mut();
         let (ino, pfns) = cached(&mut k, "f", 64);
         k.pages.set(pfns[7], PG_LOCKED);
-        let free = k
-            .zones
-            .iter()
-            .map(|z| z.free_pages() + z.pcp_pages())
-            .sum::<u64>();
+        let free = crate::mm::page_alloc::free_or_on_cpu_lists(&k);
         let slab = k.slab.nr_pages();
         drop_caches_sysctl(&mut k, 1);
         assert_eq!(k.inodes[ino].cached().count(), 1, "the locked page stays");
-        assert_eq!(
-            k.zones
-                .iter()
-                .map(|z| z.free_pages() + z.pcp_pages())
-                .sum::<u64>(),
-            free + 63
-        );
+        assert_eq!(crate::mm::page_alloc::free_or_on_cpu_lists(&k), free + 63);
         assert_eq!(k.slab.nr_pages(), slab, "mode 1 leaves the slab alone");
         k.pages.clear(pfns[7], PG_LOCKED);
         invariants::check(&k).unwrap();

@@ -53,9 +53,8 @@ mod tests {
     use crate::mm::invariants;
     use crate::sim::{boot_for_test, run_task};
 
-    /// Free pages, on the buddy lists or a CPU's.
     fn free_pages(k: &Kernel) -> u64 {
-        k.zones.iter().map(|z| z.free_pages() + z.pcp_pages()).sum()
+        crate::mm::page_alloc::free_or_on_cpu_lists(k)
     }
 
     #[test]

@@ -890,9 +890,8 @@ mod tests {
             .sum()
     }
 
-    /// Free pages, on the buddy lists or a CPU's.
     fn free_pages(k: &Kernel) -> u64 {
-        k.zones.iter().map(|z| z.free_pages() + z.pcp_pages()).sum()
+        crate::mm::page_alloc::free_or_on_cpu_lists(k)
     }
 
     #[test]

@@ -265,6 +265,7 @@ impl Zone {
     }
 
     /// Pages on every CPU's lists: free, but not in `nr_free_pages`.
+    #[cfg(test)]
     pub fn pcp_pages(&self) -> u64 {
         self.pageset.iter().map(|p| p.count as u64).sum()
     }

@@ -395,12 +395,15 @@ pub fn setup_zone_pageset(zones: &mut [Zone], cpus: u32) {
         let batch = zone_batchsize(z);
         z.pcp_high = 6 * batch;
         z.pcp_batch = batch.max(1);
+        // Room for a list at `high` plus a refill, so no list grows while the run goes on.
+        // (Each CPU's is made apart: a cloned VecDeque keeps its length, not its capacity.)
         let cap = (z.pcp_high + z.pcp_batch + 1) as usize;
-        let pcp = PerCpuPages {
-            count: 0,
-            lists: std::array::from_fn(|_| std::collections::VecDeque::with_capacity(cap)),
-        };
-        z.pageset = vec![pcp; cpus.max(1) as usize];
+        z.pageset = (0..cpus.max(1))
+            .map(|_| PerCpuPages {
+                count: 0,
+                lists: std::array::from_fn(|_| std::collections::VecDeque::with_capacity(cap)),
+            })
+            .collect();
     }
 }
 
@@ -1473,6 +1476,12 @@ mod tests {
     }
 }
 
+/// For tests: free pages of every zone, on the buddy lists or a CPU's.
+#[cfg(test)]
+pub(crate) fn free_or_on_cpu_lists(k: &Kernel) -> u64 {
+    k.zones.iter().map(|z| z.free_pages() + z.pcp_pages()).sum()
+}
+
 /// The per-cpu lists (`kernel-compaction.md` §2.2).
 #[cfg(test)]
 mod pcp_tests {
@@ -1502,6 +1511,18 @@ mod pcp_tests {
             .iter()
             .map(|&(p, _)| p)
             .collect()
+    }
+
+    #[test]
+    fn every_cpus_lists_have_room_for_high_and_a_refill_from_boot() {
+        let mut z = [Zone::new(1, 0, 1 << 20)];
+        z[0].managed_pages = 1 << 20;
+        setup_zone_pageset(&mut z, 4);
+        for pcp in &z[0].pageset {
+            for list in &pcp.lists {
+                assert!(list.capacity() > (186 + 31) as usize, "{}", list.capacity());
+            }
+        }
     }
 
     #[test]

@@ -271,8 +271,7 @@ fn truncate_to_n_pages_keeps_the_pages_below_n_and_frees_the_rest_with_exact_cou
             }
         }
         let now = w.borrow().sched.now();
-        let pcp = |w: &World| w.borrow().zones.iter().map(|z| z.pcp_pages()).sum::<u64>();
-        let free = stat(&w, ZoneStat::nr_free_pages) + pcp(&w);
+        let free = crate::mm::page_alloc::free_or_on_cpu_lists(&w.borrow());
         let file = stat(&w, ZoneStat::nr_file_pages);
         let inactive = stat(&w, ZoneStat::nr_inactive_file);
         assert_eq!(stat(&w, ZoneStat::nr_dirty), 54);
@@ -290,11 +289,7 @@ fn truncate_to_n_pages_keeps_the_pages_below_n_and_frees_the_rest_with_exact_cou
             k.inodes[ino].cached().map(|(i, _)| i).collect::<Vec<_>>(),
             (0..24).collect::<Vec<_>>()
         );
-        let on_cpu_lists: u64 = k.zones.iter().map(|z| z.pcp_pages()).sum();
-        assert_eq!(
-            k.global_stat(ZoneStat::nr_free_pages) + on_cpu_lists,
-            free + 40
-        );
+        assert_eq!(crate::mm::page_alloc::free_or_on_cpu_lists(&k), free + 40);
         assert_eq!(k.global_stat(ZoneStat::nr_file_pages), file - 40);
         assert_eq!(k.global_stat(ZoneStat::nr_inactive_file), inactive - 40);
         assert_eq!(k.global_stat(ZoneStat::nr_dirty), 24);

@@ -92,10 +92,9 @@ fn unused_inodes(k: &mut Kernel, sb: usize, n: u64) {
     inode::prune_icache_sb(k, sb, n - 1, &mut c);
 }
 
-/// The free pages of every zone.
-/// Free pages, on the buddy lists or a CPU's.
+/// The free pages of every zone, on the buddy lists or a CPU's.
 fn free(k: &Kernel) -> u64 {
-    k.zones.iter().map(|z| z.free_pages() + z.pcp_pages()).sum()
+    crate::mm::page_alloc::free_or_on_cpu_lists(k)
 }
 
 /// §6: each shrinker scans `(4 * nr_scanned / seeks) * objs / (lru_pages + 1)` objects more
