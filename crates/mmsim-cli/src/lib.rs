@@ -139,6 +139,11 @@ enum Command {
         /// this (default 0: DMA32 to 4 GiB; docs/seed-000-procedure.md §4).
         #[arg(long, value_name = "SIZE", value_parser = parse_pci_hole)]
         pci_hole: Option<u64>,
+        /// parallelio: the page cache the system's boot left, e.g. 100M (the default; 0:
+        /// none), a quarter of it active, allocated as boot allocates, Normal first
+        /// (docs/seed-000-procedure.md §7).
+        #[arg(long, value_name = "SIZE", value_parser = parse_page_cache)]
+        page_cache: Option<u64>,
         /// transparent_hugepage/enabled: never (the default) or always. mmsim models only
         /// its boot-time raise of min_free_kbytes, not huge pages (docs/seed-000-procedure.md
         /// §6).
@@ -415,6 +420,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             sensitivity,
             seed,
             pci_hole,
+            page_cache,
             thp,
             jobs,
             json: json_path,
@@ -433,6 +439,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 (sensitivity, "--sensitivity"),
                 (seed.is_some(), "--seed"),
                 (pci_hole.is_some(), "--pci-hole"),
+                (page_cache.is_some(), "--page-cache"),
                 (thp.is_some(), "--thp"),
                 (html.is_some(), "--html"),
             ];
@@ -532,6 +539,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             };
             p.seed = seed.unwrap_or(p.seed);
             p.pci_hole = pci_hole.unwrap_or(p.pci_hole);
+            p.page_cache = page_cache.unwrap_or(p.page_cache);
             use mmsim::mm::huge_memory::ThpEnabled;
             p.thp = match thp.as_deref() {
                 Some("always") => ThpEnabled::Always,
@@ -2032,6 +2040,16 @@ fn kernels_text() -> String {
         ));
     }
     out
+}
+
+/// `--page-cache`: a size in whole pages, at most 1 GiB (files of 32 KiB among the
+/// 50,000 cached at boot take at most 1,562 MiB).
+fn parse_page_cache(s: &str) -> Result<u64, String> {
+    let b = mmsim::scenario::parse_size(s)?;
+    if b % 4096 != 0 || b > 1 << 30 {
+        return Err(format!("expected whole pages up to 1G, found {b} bytes"));
+    }
+    Ok(b)
 }
 
 /// `--pci-hole`: a size in whole pages that leaves DMA's 16 MiB below it.

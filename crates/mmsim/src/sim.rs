@@ -142,6 +142,9 @@ pub fn host_memory_estimate(scenario: &Scenario) -> u64 {
             }
         }
     }
+    // The page cache boot left: its pages, and a workload file's state per file.
+    file += pages(scenario.slab.page_cache);
+    files_cached += pages(scenario.slab.page_cache).div_ceil(super_block::BOOT_FILE_PAGES);
     let swap = scenario.machine.swap.as_ref().map_or(0, |s| pages(s.size));
     let estimate = frames * PAGE_STATE
         + mapped * PTE
@@ -344,6 +347,24 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
             if dev.filesystem != crate::fs::Filesystem::Raw {
                 k.swap_sector_base = (dev.size - swap.size) / 512;
             }
+        }
+    }
+    if scenario.slab.page_cache > 0 {
+        // The root filesystem's files lie on the first disk with a filesystem (the scenario
+        // parser requires one).
+        let mut k = w.borrow_mut();
+        let disk = m
+            .devices
+            .iter()
+            .position(|d| d.filesystem != crate::fs::Filesystem::Raw)
+            .expect("a [[device]] with a filesystem holds the system's page cache");
+        let pages = scenario.slab.page_cache / PAGE_SIZE;
+        let active = scenario.slab.page_cache_active / PAGE_SIZE;
+        if super_block::cache_boot_pages(&mut k, root, disk, pages, active) < pages {
+            return Err(SimError::Config(format!(
+                "slab.page_cache: {} MiB does not fit in the free memory at boot",
+                scenario.slab.page_cache >> 20
+            )));
         }
     }
     if !m.devices.is_empty() {
@@ -1240,6 +1261,7 @@ pub(crate) fn scenario_for_test(ram_mib: u64, swap_mib: u64) -> Scenario {
         slab: SlabParams {
             files: 500,
             inode_size: 1024,
+            ..Default::default()
         },
         workloads: Vec::new(),
         cgroups: Vec::new(),

@@ -40,6 +40,7 @@ pub fn anon_pressure(ram_mib: u64, seconds: u64) -> Scenario {
         slab: SlabParams {
             files: 10_000,
             inode_size: 1024,
+            ..Default::default()
         },
         workloads: vec![
             Workload {

@@ -780,3 +780,33 @@ fn vfs_cache_pressure_scales_slab_scanning_and_brings_inode_steals() {
     );
     assert_eq!(high.metric("cat", "pages_read"), Some(400.0 * 256.0));
 }
+
+/// The page cache boot left lies in Normal (boot allocates the highest zone first), and
+/// keeps that zone off `get_scan_count`'s "file + free <= high watermark: scan only anon"
+/// branch: without it a parallelio step (dd beside memcached's heap, which fills Normal to
+/// its low watermark) makes lessdisrupt's kswapd swap the heap out of Normal; with it, it
+/// reclaims file pages instead. 3.9's kswapd still swaps either way, and prunes the boot
+/// files' inodes with their pages (inode steals). `docs/seed-000-procedure.md` §7.
+#[test]
+fn the_page_cache_boot_left_keeps_lessdisrupts_kswapd_off_anonymous_memory_in_normal() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/parallelio-step.toml"
+    );
+    let bare = scenario::load(std::path::Path::new(path)).unwrap();
+    let mut cached = bare.clone();
+    cached.slab.page_cache = 100 << 20;
+    cached.slab.page_cache_active = 25 << 20;
+    let without = run(&bare, "lessdisrupt-v7r10", 1, false);
+    let with = run(&cached, "lessdisrupt-v7r10", 1, false);
+    assert!(
+        without.vmstat("pswpout") > 500,
+        "the branch must be reached for the test to mean anything: {} swap-outs",
+        without.vmstat("pswpout")
+    );
+    assert_eq!(with.vmstat("pswpout"), 0);
+    let old = run(&cached, "3.9", 1, false);
+    assert!(old.vmstat("pswpout") > 10_000, "{}", old.vmstat("pswpout"));
+    assert!(old.vmstat("kswapd_inodesteal") > 0);
+    assert_eq!(without.vmstat("kswapd_inodesteal"), 0);
+}

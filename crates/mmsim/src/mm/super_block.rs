@@ -82,6 +82,61 @@ pub fn populate(k: &mut Kernel, sb: u32, n: u64) {
     }
 }
 
+/// Pages of page cache per system file that boot read (32 KiB). Estimate: a
+/// distribution's programs, libraries, scripts and configuration files, most between 4 KiB
+/// and 1 MiB (`docs/seed-000-procedure.md` §7).
+pub const BOOT_FILE_PAGES: u64 = 8;
+
+/// The page cache boot left (`[slab] page_cache`): `pages` clean, up-to-date pages of the
+/// system's files on superblock `sb`, whose blocks lie on device `bdi`,
+/// [`BOOT_FILE_PAGES`] per file, taken by the first of `populate`'s cached inodes in turn.
+/// The first `active` pages go onto the active file list (used again since boot), the
+/// rest onto the inactive one. Pages come from the free lists in zonelist order, as boot's
+/// allocations do: the highest zone first, down to its low watermark. Returns the pages
+/// cached, fewer than asked only if the free lists ran out.
+pub fn cache_boot_pages(k: &mut Kernel, sb: u32, bdi: usize, pages: u64, active: u64) -> u64 {
+    use super::page::{Lru, PG_ACTIVE, PG_UPTODATE};
+    use super::page_alloc::{alloc_flags, get_page_from_freelist};
+    let files = pages.div_ceil(BOOT_FILE_PAGES) as usize;
+    let root = k.super_blocks[sb as usize].root;
+    let root_inode = k.dcache.dentries[root as usize].inode;
+    let inodes: Vec<u32> = (0..k.icache.inodes.len() as u32)
+        .filter(|&i| {
+            let vi = &k.icache.inodes[i as usize];
+            vi.live() && vi.sb == sb && vi.file == NIL && i != root_inode
+        })
+        .take(files)
+        .collect();
+    let mut cached = 0;
+    for (f, &vi) in inodes.iter().enumerate() {
+        let n = BOOT_FILE_PAGES.min(pages - cached);
+        let ino = inode::new_file(k, &format!("boot-file{f}"), bdi);
+        let sector = k.bdis[bdi].next_free_sector;
+        k.bdis[bdi].next_free_sector += n * super::backing_dev::PAGE_SECTORS as u64;
+        k.inodes[ino].size_pages = n;
+        k.inodes[ino].add_extent(0, sector, n);
+        k.icache.inodes[vi as usize].file = ino as u32;
+        k.inodes[ino].vfs = vi;
+        for index in 0..n {
+            let Some(pfn) =
+                get_page_from_freelist(k, Gfp::HIGHUSER_MOVABLE, 0, alloc_flags::WMARK_LOW)
+            else {
+                return cached;
+            };
+            k.pages.flags[pfn as usize] = PG_UPTODATE;
+            super::filemap::add_to_page_cache_lru(k, pfn, ino, index);
+            if cached < active {
+                // Read again since boot: mark_page_accessed twice, without the counting.
+                super::swap::del_page_from_lru_list(k, pfn);
+                k.pages.set(pfn, PG_ACTIVE);
+                super::swap::add_page_to_lru_list(k, pfn, Lru::ActiveFile);
+            }
+            cached += 1;
+        }
+    }
+    cached
+}
+
 /// The slab pages [`populate`] takes for `files` files (densely packed, as boot allocates
 /// them in order).
 pub fn boot_pages(k: &Kernel, files: u64) -> u64 {

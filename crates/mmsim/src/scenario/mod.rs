@@ -12,7 +12,7 @@
 //!   `min_free_kbytes` computed by the kernel's formula.
 //! - `[run]`: `duration = "60s"`, `seed = 1`.
 //! - `[slab]`: `files = 50000` system files whose dentry and inode are cached at boot,
-//!   `inode_size = 1024` bytes per inode.
+//!   `inode_size = 1024` bytes per inode, no page cache of them (`page_cache = 0`).
 
 mod parse;
 mod units;
@@ -315,6 +315,12 @@ pub struct SlabParams {
     pub files: u64,
     /// Bytes per inode object (every filesystem's; dentries are 192 bytes).
     pub inode_size: u64,
+    /// The page cache of those files that boot left, bytes (whole pages): clean pages of
+    /// files on the first `[[device]]` with a filesystem, allocated before the run as boot
+    /// allocates (the highest zone first).
+    pub page_cache: u64,
+    /// Of `page_cache`, the bytes on the active file list (pages used again since boot).
+    pub page_cache_active: u64,
 }
 
 impl Default for SlabParams {
@@ -325,6 +331,8 @@ impl Default for SlabParams {
         SlabParams {
             files: 50_000,
             inode_size: 1024,
+            page_cache: 0,
+            page_cache_active: 0,
         }
     }
 }

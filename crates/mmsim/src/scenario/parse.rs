@@ -47,6 +47,11 @@
 //!                           # are cached unused on the root filesystem (two objects each)
 //! inode_size = 1024         # size (integer bytes or string), 1..=4096, default 1024:
 //!                           # bytes per inode object (dentries are 192 bytes)
+//! page_cache = "100M"       # size or "N%" of RAM, default 0, at most half of RAM: the
+//!                           # page cache boot left on those files (clean, 32 KiB per
+//!                           # file), read from the first [[device]] with a filesystem
+//! page_cache_active = "25M" # size up to page_cache, default 0: how much of it is on the
+//!                           # active list (used again since boot); the rest is inactive
 //!
 //! [[workload]]              # any number, including none
 //! type = "memcachetest"     # required: memcachetest, mem_eater, dd, cat, mmap, parallelio,
@@ -158,6 +163,7 @@ mod sweep;
 pub use sweep::{load_sweep, load_sweep_str, MAX_POINTS};
 
 use super::{KernelSelection, Machine, RunParams, Scenario, ScenarioError, SlabParams};
+use crate::fs::Filesystem;
 use crate::mm::VmSysctls;
 #[cfg(test)]
 use check::nearest;
@@ -283,7 +289,13 @@ fn resolve(cx: &Cx<'_>, entries: &[tree::Entry], name: &str) -> Res<Scenario> {
     };
 
     let slab = match section(cx, &root, "slab")? {
-        Some(t) => slab::slab(cx, &t)?,
+        Some(t) => {
+            let disk = devices
+                .iter()
+                .find(|d| d.filesystem != Filesystem::Raw)
+                .map(|d| d.name.as_str());
+            slab::slab(cx, &t, ram, disk)?
+        }
         None => SlabParams::default(),
     };
 

@@ -85,7 +85,9 @@ fn minimal_file_gets_every_default() {
         s.slab,
         SlabParams {
             files: 50_000,
-            inode_size: 1024
+            inode_size: 1024,
+            page_cache: 0,
+            page_cache_active: 0,
         }
     );
     assert!(s.workloads.is_empty());
@@ -410,6 +412,8 @@ fn full_example_round_trips_every_value() {
         slab: SlabParams {
             files: 5000,
             inode_size: 2048,
+            page_cache: 0,
+            page_cache_active: 0,
         },
         workloads: vec![
             Workload {
@@ -962,6 +966,70 @@ fn slab_inode_size_is_limited_to_a_page() {
     assert_err(&e, "slab.inode_size", 4, "from 1 to 4096");
     let e = err("[machine]\nram = \"4G\"\n[slab]\ninode_size = 0\n");
     assert_err(&e, "slab.inode_size", 4, "from 1 to 4096");
+}
+
+#[test]
+fn slab_page_cache_is_a_size_or_share_of_ram_with_an_active_part() {
+    let disk = "[[device]]\nname = \"sda\"\ntype = \"hdd\"\nfilesystem = \"ext4\"\n";
+    let s = ok(&format!(
+        "[machine]\nram = \"4G\"\n{disk}[slab]\npage_cache = \"100M\"\npage_cache_active = \"25M\"\n"
+    ));
+    assert_eq!(
+        (s.slab.page_cache, s.slab.page_cache_active),
+        (100 * M, 25 * M)
+    );
+    let s = ok(&format!(
+        "[machine]\nram = \"4G\"\n{disk}[slab]\npage_cache = \"1%\"\n"
+    ));
+    assert_eq!(
+        (s.slab.page_cache, s.slab.page_cache_active),
+        (4 * G / 100 / 4096 * 4096, 0)
+    );
+    assert_eq!(ok("[machine]\nram = \"4G\"\n").slab.page_cache, 0);
+}
+
+#[test]
+fn slab_page_cache_needs_a_disk_room_in_the_files_and_an_active_part_within_it() {
+    let e = err("[machine]\nram = \"4G\"\n[slab]\npage_cache = \"100M\"\n");
+    assert_err(
+        &e,
+        "slab.page_cache",
+        4,
+        "add a [[device]] with a filesystem",
+    );
+    let raw = "[[device]]\nname = \"sdb\"\ntype = \"hdd\"\nfilesystem = \"raw\"\n";
+    let e = err(&format!(
+        "[machine]\nram = \"4G\"\n{raw}[slab]\npage_cache = \"1M\"\n"
+    ));
+    assert_err(
+        &e,
+        "slab.page_cache",
+        8,
+        "add a [[device]] with a filesystem",
+    );
+    let disk = "[[device]]\nname = \"sda\"\ntype = \"hdd\"\nfilesystem = \"ext4\"\n";
+    let e = err(&format!(
+        "[machine]\nram = \"4G\"\n{disk}[slab]\nfiles = 10\npage_cache = \"1M\"\n"
+    ));
+    assert_err(
+        &e,
+        "slab.page_cache",
+        9,
+        "32 files of 32 KiB, more than the 10",
+    );
+    let e = err(&format!(
+        "[machine]\nram = \"1G\"\n{disk}[slab]\npage_cache = \"600M\"\n"
+    ));
+    assert_err(&e, "slab.page_cache", 8, "at most half of RAM");
+    let e = err(&format!(
+        "[machine]\nram = \"4G\"\n{disk}[slab]\npage_cache = \"1M\"\npage_cache_active = \"2M\"\n"
+    ));
+    assert_err(
+        &e,
+        "slab.page_cache_active",
+        9,
+        "at most `page_cache` (1048576 bytes)",
+    );
 }
 
 #[test]

@@ -7,7 +7,7 @@ use super::*;
 use crate::engine::SEC;
 use crate::mm::dcache::{self, DCACHE_LRU, DCACHE_REFERENCED};
 use crate::mm::inode::{self, I_DIRTY_PAGES, I_LRU, I_REFERENCED};
-use crate::mm::page::{PG_DIRTY, PG_LOCKED, PG_LRU, PG_RECLAIM, PG_WRITEBACK};
+use crate::mm::page::{PG_DIRTY, PG_LOCKED, PG_LRU, PG_RECLAIM, PG_UPTODATE, PG_WRITEBACK};
 use crate::mm::super_block::{self, PruneCx};
 use crate::mm::{filemap, invariants, namei};
 use crate::sim::{add_test_disk, run_task};
@@ -821,5 +821,68 @@ fn each_superblock_shrinker_is_traced_at_its_own_address() {
         ),
         "{}",
         end[1]
+    );
+}
+
+/// `[slab] page_cache`: boot leaves clean, up-to-date pages of the system's files, 32 KiB
+/// per file, allocated as boot allocates (Normal first), the active part on the active
+/// file list; each file hangs off one of the root filesystem's cached inodes, its blocks
+/// on the first disk. Pruning those inodes steals the pages (§6, §7).
+#[test]
+fn the_page_cache_boot_left_lies_in_normal_and_goes_with_its_inodes() {
+    let mut s = crate::sim::scenario_for_test(4608, 0);
+    s.machine.devices = vec![crate::scenario::BlockDevice::ext4_hdd("sda")];
+    s.slab.page_cache = 1 << 20;
+    s.slab.page_cache_active = 256 << 10;
+    let kernel = crate::presets::resolve("3.9", &[]).expect("3.9");
+    let w = crate::sim::boot(&s, &kernel, 1).expect("boots");
+    let mut k = w.borrow_mut();
+    let lru = |k: &Kernel, stat| -> u64 { k.zones.iter().map(|z| z.stat(stat)).sum() };
+    assert_eq!(lru(&k, ZoneStat::nr_file_pages), 256);
+    assert_eq!(lru(&k, ZoneStat::nr_active_file), 64);
+    assert_eq!(lru(&k, ZoneStat::nr_inactive_file), 192);
+    let normal = &k.zones[crate::mm::mmzone::ZONE_NORMAL];
+    assert_eq!(
+        normal.stat(ZoneStat::nr_file_pages),
+        256,
+        "boot fills Normal first"
+    );
+    let files: Vec<usize> = (0..k.inodes.len())
+        .filter(|&f| k.inodes[f].name.starts_with("boot-file"))
+        .collect();
+    assert_eq!(files.len(), 32);
+    for &f in &files {
+        let file = &k.inodes[f];
+        assert_eq!((file.nrpages, file.bdi), (8, 0));
+        let vi = &k.icache.inodes[file.vfs as usize];
+        assert_eq!((vi.sb, vi.file), (0, f as u32), "a root inode holds it");
+        for index in 0..8 {
+            let pfn = filemap::find_get_page(&k, f, index).expect("cached");
+            assert!(k.pages.test(pfn, PG_UPTODATE) && !k.pages.test(pfn, PG_DIRTY));
+        }
+    }
+    invariants::check(&k).expect("invariants");
+    // kswapd's shrinker passes: the dentries rotate and die, then the inodes' pages go.
+    let mut c = cx(true);
+    for _ in 0..4 {
+        super_block::prune_super(&mut k, 0, 10_000, &mut c);
+    }
+    assert_eq!(k.events.get(VmEvent::kswapd_inodesteal), 256);
+    assert_eq!(lru(&k, ZoneStat::nr_file_pages), 0);
+    invariants::check(&k).expect("invariants");
+}
+
+/// Without a page cache from boot, the root filesystem's inodes have no files.
+#[test]
+fn by_default_boot_leaves_no_page_cache() {
+    let w = machine(100);
+    let k = w.borrow();
+    assert!(k.inodes.iter().all(|f| !f.name.starts_with("boot-file")));
+    assert_eq!(
+        k.zones
+            .iter()
+            .map(|z| z.stat(ZoneStat::nr_file_pages))
+            .sum::<u64>(),
+        0
     );
 }
