@@ -1292,6 +1292,23 @@ mod tests {
     use super::*;
     use std::sync::{Arc, Mutex};
 
+    /// The boot's page cache adds a page-cache slot per page and a file's state (cached and
+    /// workload) per 32 KiB file to the host-memory estimate, plus the growth allowance.
+    #[test]
+    fn the_host_memory_estimate_counts_the_page_cache_boot_left() {
+        let mut s = scenario_for_test(4096, 0);
+        s.machine.devices = vec![BlockDevice::ext4_hdd("sda")];
+        let bare = host_memory_estimate(&s);
+        s.slab.page_cache = 400 << 20;
+        let grown = host_memory_estimate(&s) - bare;
+        let pages = (400 << 20) / PAGE_SIZE;
+        let added = pages * 4 + pages / super_block::BOOT_FILE_PAGES * (64 + 256);
+        assert!(
+            (added..=added + added / 4 + 1).contains(&grown),
+            "grew by {grown}, expected {added} plus a quarter"
+        );
+    }
+
     /// A writer whose bytes the test can read afterwards.
     #[derive(Clone, Default)]
     struct Captured(Arc<Mutex<Vec<u8>>>);

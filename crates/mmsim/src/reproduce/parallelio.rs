@@ -1175,6 +1175,54 @@ pub fn sensitivity_json(published: &Tables, rows: &[(String, Tables)]) -> serde_
 mod tests {
     use super::*;
 
+    /// The published machine has 100 MiB of page cache from boot, a quarter of it
+    /// active, which its scenario carries and its description names; another size is not
+    /// a different procedure (no caveat), and 0 is said as none.
+    #[test]
+    fn the_machine_has_the_page_cache_its_boot_left_and_says_so() {
+        let p = Procedure::published();
+        assert_eq!((p.page_cache, p.page_cache_active()), (100 << 20, 25 << 20));
+        let s = p.scenario(Run::Sequential);
+        assert_eq!(
+            (s.slab.page_cache, s.slab.page_cache_active),
+            (100 << 20, 25 << 20)
+        );
+        let d = p.describe();
+        assert!(
+            d.contains(
+                "; 100 MiB of page cache left by boot (25 MiB active) on sda's root filesystem;"
+            ),
+            "{d}"
+        );
+        let none = Procedure {
+            page_cache: 0,
+            ..Procedure::published()
+        };
+        let d = none.describe();
+        assert!(d.contains("; no page cache left by boot;"), "{d}");
+        assert!(!d.contains("Caveat"), "{d}");
+        assert_eq!(none.scenario(Run::Sequential).slab.page_cache, 0);
+        let other = Procedure {
+            page_cache: 6 << 20,
+            ..Procedure::published()
+        };
+        assert_eq!(
+            other.page_cache_active(),
+            3 << 19,
+            "a quarter, in whole pages"
+        );
+        assert!(!other.describe().contains("Caveat"));
+        let five_pages = Procedure {
+            page_cache: 5 * PAGE_SIZE,
+            ..Procedure::published()
+        };
+        assert_eq!(
+            five_pages.page_cache_active(),
+            PAGE_SIZE,
+            "rounded down to a page"
+        );
+    }
+
     #[test]
     fn the_published_tables_have_every_row_the_claims_read() {
         let t = Tables::published();

@@ -986,6 +986,21 @@ fn slab_page_cache_is_a_size_or_share_of_ram_with_an_active_part() {
         (4 * G / 100 / 4096 * 4096, 0)
     );
     assert_eq!(ok("[machine]\nram = \"4G\"\n").slab.page_cache, 0);
+    // The bounds are inclusive: none without a disk, half of RAM, as many files as cached,
+    // all of it active.
+    let s = ok("[machine]\nram = \"4G\"\n[slab]\npage_cache = 0\n");
+    assert_eq!(s.slab.page_cache, 0);
+    let s = ok(&format!(
+        "[machine]\nram = \"1G\"\n{disk}[slab]\npage_cache = \"512M\"\npage_cache_active = \"512M\"\n"
+    ));
+    assert_eq!(
+        (s.slab.page_cache, s.slab.page_cache_active),
+        (512 * M, 512 * M)
+    );
+    let s = ok(&format!(
+        "[machine]\nram = \"4G\"\n{disk}[slab]\nfiles = 32\npage_cache = \"1M\"\n"
+    ));
+    assert_eq!(s.slab.page_cache, M);
 }
 
 #[test]

@@ -886,3 +886,45 @@ fn by_default_boot_leaves_no_page_cache() {
         0
     );
 }
+
+/// `cache_boot_pages` gives each file `BOOT_FILE_PAGES` pages, the last one what is left;
+/// each file's blocks follow the previous file's on the disk.
+#[test]
+fn boot_files_take_consecutive_blocks_and_the_last_holds_the_rest() {
+    let w = machine(100);
+    add_test_disk(&w, "sda", "ext4");
+    let mut k = w.borrow_mut();
+    let start = k.bdis[0].next_free_sector;
+    assert_eq!(super_block::cache_boot_pages(&mut k, 0, 0, 21, 0), 21);
+    assert_eq!(k.bdis[0].next_free_sector - start, 21 * 8);
+    let files: Vec<(u64, Option<u64>)> = k
+        .inodes
+        .iter()
+        .filter(|f| f.name.starts_with("boot-file"))
+        .map(|f| (f.nrpages, f.sector_of(0)))
+        .collect();
+    assert_eq!(
+        files,
+        [
+            (8, Some(start)),
+            (8, Some(start + 64)),
+            (5, Some(start + 128))
+        ]
+    );
+    invariants::check(&k).expect("invariants");
+}
+
+/// A page cache from boot larger than the free memory down to the low watermarks is a
+/// configuration error, not a smaller cache.
+#[test]
+fn a_boot_page_cache_that_does_not_fit_refuses_to_boot() {
+    let mut s = crate::sim::scenario_for_test(256, 0);
+    s.machine.devices = vec![crate::scenario::BlockDevice::ext4_hdd("sda")];
+    s.slab.files = 20_000;
+    s.slab.page_cache = 200 << 20;
+    let kernel = crate::presets::resolve("3.9", &[]).expect("3.9");
+    let Err(e) = crate::sim::boot(&s, &kernel, 1) else {
+        panic!("200 MiB of page cache fit a 256 MiB machine with 20,000 files' slab");
+    };
+    assert!(e.to_string().contains("does not fit"), "{e}");
+}
