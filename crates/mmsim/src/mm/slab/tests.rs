@@ -928,3 +928,16 @@ fn a_boot_page_cache_that_does_not_fit_refuses_to_boot() {
     };
     assert!(e.to_string().contains("does not fit"), "{e}");
 }
+
+/// Built without the parser, a scenario with a boot page cache and no disk for its files
+/// is refused with a message, not a panic.
+#[test]
+fn a_boot_page_cache_without_a_disk_refuses_to_boot() {
+    let mut s = crate::sim::scenario_for_test(256, 0);
+    s.slab.page_cache = 1 << 20;
+    let kernel = crate::presets::resolve("3.9", &[]).expect("3.9");
+    let Err(e) = crate::sim::boot(&s, &kernel, 1) else {
+        panic!("booted a page cache without a disk");
+    };
+    assert!(e.to_string().contains("needs a [[device]]"), "{e}");
+}
