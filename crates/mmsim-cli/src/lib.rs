@@ -1215,10 +1215,9 @@ fn reproduce(
             };
             write_html(dir, &report)?;
         }
-        (
-            parallelio::report(&p, &published, &simulated.tables),
-            parallelio::to_json(&published, &simulated.tables),
-        )
+        let mut json = parallelio::to_json(&published, &simulated.tables);
+        json["procedure"] = p.to_json();
+        (parallelio::report(&p, &published, &simulated.tables), json)
     };
     print!("{text}");
     write_json(json_out, json_path.as_deref(), &json)?;

@@ -273,6 +273,12 @@ fn reproduce_parallelio_fast_is_the_same_at_any_thread_count_and_judges_every_cl
     let (code, _, err) = mmsim(&["reproduce", "parallelio", "--pci-hole", "5G"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("up to 4080M"), "{err}");
+    let (code, _, err) = mmsim(&["reproduce", "parallelio", "--page-cache", "2G"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("up to 1G"), "{err}");
+    let (code, _, err) = mmsim(&["reproduce", "stress-highalloc", "--page-cache", "1M"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--page-cache"), "{err}");
     for row in [
         "Ops memcachetest-0M",
         "Kswapd efficiency",
@@ -325,6 +331,11 @@ fn reproduce_parallelio_fast_is_the_same_at_any_thread_count_and_judges_every_cl
     assert_eq!(v["claims"].as_array().unwrap().len(), 12);
     assert_eq!(v["published"]["3.9"]["Ops memcachetest-2385M"], 4208.0);
     assert!(v["simulated"]["lessdisrupt-v7r10"]["Kswapd efficiency"].is_number());
+    assert_eq!(v["procedure"]["page_cache_bytes"], 100 << 20);
+    assert!(
+        v["procedure"]["ram_bytes"].as_u64().unwrap() < 7336 << 20,
+        "--fast"
+    );
     let (code, _, err) = mmsim(&["reproduce", "parallelo"]);
     assert_eq!(code, 2, "{err}");
 }

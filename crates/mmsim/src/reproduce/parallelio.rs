@@ -591,6 +591,28 @@ impl Procedure {
         out
     }
 
+    /// The `--json` object of the procedure: the machine and the runs, so that a table
+    /// says which layout, page cache and window it came from.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "ram_bytes": self.ram,
+            "cpus": self.cpus,
+            "swap_bytes": self.swap,
+            "swap_on": match self.swap_on {
+                SwapOn::TestDisk => "test-disk",
+                SwapOn::OwnDisk => "own-disk",
+            },
+            "pci_hole_bytes": self.pci_hole,
+            "page_cache_bytes": self.page_cache,
+            "page_cache_active_bytes": self.page_cache_active(),
+            "transparent_hugepage": self.thp.name(),
+            "run_seconds": self.duration / SEC,
+            "iterations": self.iterations,
+            "one_machine_per_kernel": self.sequential,
+            "seed": self.seed,
+        })
+    }
+
     /// The boot's page cache, as the report says it.
     fn page_cache_described(&self) -> String {
         if self.page_cache == 0 {
@@ -1212,6 +1234,11 @@ mod tests {
             "a quarter, in whole pages"
         );
         assert!(!other.describe().contains("Caveat"));
+        let j = Procedure::published().to_json();
+        assert_eq!(j["page_cache_bytes"], 100 << 20);
+        assert_eq!(j["page_cache_active_bytes"], 25 << 20);
+        assert_eq!(j["swap_on"], "test-disk");
+        assert_eq!(j["one_machine_per_kernel"], true);
         let five_pages = Procedure {
             page_cache: 5 * PAGE_SIZE,
             ..Procedure::published()

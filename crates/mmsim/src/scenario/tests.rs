@@ -971,18 +971,15 @@ fn slab_inode_size_is_limited_to_a_page() {
 #[test]
 fn slab_page_cache_is_a_size_or_share_of_ram_with_an_active_part() {
     let disk = "[[device]]\nname = \"sda\"\ntype = \"hdd\"\nfilesystem = \"ext4\"\n";
-    let s = ok(&format!(
-        "[machine]\nram = \"4G\"\n{disk}[slab]\npage_cache = \"100M\"\npage_cache_active = \"25M\"\n"
-    ));
+    // (page_cache, page_cache_active) of a machine of `ram` with a disk and `keys` in [slab].
+    let cache = |ram: &str, keys: &str| {
+        let s = ok(&format!("[machine]\nram = \"{ram}\"\n{disk}[slab]\n{keys}"));
+        (s.slab.page_cache, s.slab.page_cache_active)
+    };
+    let both = "page_cache = \"100M\"\npage_cache_active = \"25M\"\n";
+    assert_eq!(cache("4G", both), (100 * M, 25 * M));
     assert_eq!(
-        (s.slab.page_cache, s.slab.page_cache_active),
-        (100 * M, 25 * M)
-    );
-    let s = ok(&format!(
-        "[machine]\nram = \"4G\"\n{disk}[slab]\npage_cache = \"1%\"\n"
-    ));
-    assert_eq!(
-        (s.slab.page_cache, s.slab.page_cache_active),
+        cache("4G", "page_cache = \"1%\"\n"),
         (4 * G / 100 / 4096 * 4096, 0)
     );
     assert_eq!(ok("[machine]\nram = \"4G\"\n").slab.page_cache, 0);
@@ -990,17 +987,9 @@ fn slab_page_cache_is_a_size_or_share_of_ram_with_an_active_part() {
     // all of it active.
     let s = ok("[machine]\nram = \"4G\"\n[slab]\npage_cache = 0\n");
     assert_eq!(s.slab.page_cache, 0);
-    let s = ok(&format!(
-        "[machine]\nram = \"1G\"\n{disk}[slab]\npage_cache = \"512M\"\npage_cache_active = \"512M\"\n"
-    ));
-    assert_eq!(
-        (s.slab.page_cache, s.slab.page_cache_active),
-        (512 * M, 512 * M)
-    );
-    let s = ok(&format!(
-        "[machine]\nram = \"4G\"\n{disk}[slab]\nfiles = 32\npage_cache = \"1M\"\n"
-    ));
-    assert_eq!(s.slab.page_cache, M);
+    let half = "page_cache = \"512M\"\npage_cache_active = \"512M\"\n";
+    assert_eq!(cache("1G", half), (512 * M, 512 * M));
+    assert_eq!(cache("4G", "files = 32\npage_cache = \"1M\"\n"), (M, 0));
 }
 
 #[test]
