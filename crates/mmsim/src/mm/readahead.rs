@@ -197,6 +197,16 @@ pub async fn read_page(
     index: u64,
     req: u64,
 ) -> Result<Pfn, AllocError> {
+    {
+        // A cached, up-to-date page without the readahead marker: nothing to wait for.
+        let mut k = w.borrow_mut();
+        if let Some(pfn) = filemap::find_get_page(&k, ino, index) {
+            if k.pages.test(pfn, PG_UPTODATE) && !k.pages.test(pfn, PG_READAHEAD) {
+                filemap::mark_page_accessed(&mut k, pfn);
+                return Ok(pfn);
+            }
+        }
+    }
     if filemap::find_get_page(&w.borrow(), ino, index).is_none() {
         // page_cache_sync_readahead
         ondemand_readahead(w, ino, ra, index, req, false).await?;

@@ -353,14 +353,55 @@ async fn touch_heap(w: &World, mm: usize, pages: u32, debt: &mut CpuDebt) -> boo
 
 /// Write pages `vpns` of `mm` for the first time. False if the task must exit.
 async fn touch_new(w: &World, mm: usize, vpns: Range<u32>, debt: &mut CpuDebt) -> bool {
-    for vpn in vpns {
-        if access(w, mm, vpn, true, debt).await.is_err() {
-            return false;
+    let mut vpn = vpns.start;
+    while vpn < vpns.end {
+        let (next, pending) = touch_new_now(&mut w.borrow_mut(), mm, vpn..vpns.end, debt);
+        match pending {
+            Pending::Nothing => return true,
+            Pending::Flush => debt.flush(w).await,
+            Pending::Access => {
+                if access_slow(w, mm, next, true, debt).await.is_err() {
+                    return false;
+                }
+                debt.user(TOUCH_PAGE_NS);
+                debt.maybe_flush(w).await;
+                vpn = next + 1;
+                continue;
+            }
         }
-        debt.user(TOUCH_PAGE_NS);
-        debt.maybe_flush(w).await;
+        vpn = next;
     }
     true
+}
+
+/// What [`touch_new_now`] left to await.
+enum Pending {
+    Nothing,
+    /// The access to the page it stopped at.
+    Access,
+    /// The charge of a quantum owed, before the page it stopped at.
+    Flush,
+}
+
+/// [`touch_new`]'s pages in one borrow as far as none needs a wait: each page's access
+/// ([`access_range_now`]), its user work, and the charge of a quantum owed
+/// ([`CpuDebt::flush_now`]). Returns where it stopped and what is left to await there.
+fn touch_new_now(
+    k: &mut Kernel,
+    mm: usize,
+    vpns: Range<u32>,
+    debt: &mut CpuDebt,
+) -> (u32, Pending) {
+    for vpn in vpns.clone() {
+        if access_range_now(k, mm, vpn..vpn + 1, true, debt) == vpn {
+            return (vpn, Pending::Access);
+        }
+        debt.user(TOUCH_PAGE_NS);
+        if debt.due() && !debt.flush_now(k) {
+            return (vpn + 1, Pending::Flush);
+        }
+    }
+    (vpns.end, Pending::Nothing)
 }
 
 /// Read pages `vpns` of `mm` again, as far as they need no wait in one go. False if the

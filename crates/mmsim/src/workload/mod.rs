@@ -234,8 +234,11 @@ fn count_access(c: &mut AccessCounts, a: Access) {
     }
 }
 
-/// Access one page of `mm`: on a hit nothing runs; on a fault the CPU owed so far is charged
-/// first, then the fault is handled and its kernel time owed. What needs no wait is done
+/// Access one page of `mm`: on a hit nothing runs; on a fault, the fault is handled and its
+/// kernel time owed. A fault that needs no wait is handled at once while less than a
+/// quantum is owed, as the task would take it on the CPU it holds (the quantum is the
+/// model's time slice: CFS would not take the CPU at every fault); a fault that may sleep,
+/// or one met with a quantum owed, has the debt charged first. What needs no wait is done
 /// at once ([`access_range_now`]); the task awaits only for the rest.
 pub async fn access(
     w: &World,
@@ -250,7 +253,8 @@ pub async fn access(
     access_slow(w, mm, vpn, write, debt).await
 }
 
-/// [`access`] the long way: every step awaited, whether it needs to wait or not.
+/// [`access`] the long way: every step that may wait awaited (a fault short of a quantum
+/// that needs no wait is still handled at once, as [`access`] does).
 pub async fn access_slow(
     w: &World,
     mm: usize,
@@ -265,6 +269,15 @@ pub async fn access_slow(
         a
     };
     if a == Access::Fault {
+        if !debt.due() {
+            // Short of a quantum: taken on the CPU the task holds.
+            let mut k = w.borrow_mut();
+            if let Some(cost) = memory::handle_mm_fault_now(&mut k, mm, vpn) {
+                debt.system += cost.cpu;
+                memory::touch(&mut k, mm, vpn, write);
+                return Ok(());
+            }
+        }
         debt.flush(w).await;
         let cost = memory::handle_mm_fault(w, mm, vpn, write).await?;
         debt.system += cost.cpu;
@@ -286,8 +299,8 @@ pub fn touch_range(k: &mut Kernel, mm: usize, vpns: std::ops::Range<u32>, write:
 }
 
 /// [`access`] to every page of `vpns` in turn as far as it needs no wait, in one borrow:
-/// the hits ([`touch_range`]), and the faults that need none: the CPU owed is charged at
-/// once ([`CpuDebt::flush_now`]) and the fault is handled at once
+/// the hits ([`touch_range`]), and the faults that need none: with a quantum owed, the CPU
+/// owed is charged at once ([`CpuDebt::flush_now`]), and the fault is handled at once
 /// ([`memory::handle_mm_fault_now`]). Returns the first page that needs more (`vpns.end`
 /// if none did); [`access_slow`] does that page the long way, with the same outcome as if
 /// every step had been awaited.
@@ -301,7 +314,7 @@ pub fn access_range_now(
     let mut vpn = vpns.start;
     loop {
         vpn = touch_range(k, mm, vpn..vpns.end, write);
-        if vpn >= vpns.end || !debt.flush_now(k) {
+        if vpn >= vpns.end || (debt.due() && !debt.flush_now(k)) {
             return vpn;
         }
         let Some(cost) = memory::handle_mm_fault_now(k, mm, vpn) else {
@@ -555,6 +568,57 @@ mod tests {
         assert!(done.get());
         let a = w.borrow().accesses;
         (seen.take(), a)
+    }
+
+    /// A fault that needs no wait, owed less than a quantum, is handled at once: the task
+    /// keeps going as it would on its CPU, and the fault's kernel time joins what it owes,
+    /// even when a timer of another task is due before that debt would end (so the debt
+    /// cannot be charged on the spot). Owed a quantum, it is charged first.
+    #[test]
+    fn a_fault_short_of_a_quantum_is_handled_without_charging_the_debt_first() {
+        use crate::calibration::{CPU_QUANTUM_NS, MINOR_FAULT_NS};
+        let w = crate::sim::boot_for_test(16, 32, "3.9");
+        let mm = new_task(&mut w.borrow_mut(), "test");
+        let w1 = w.clone();
+        // Another task's timer, due 1 µs in: run_cpu_now cannot charge past it.
+        w.borrow_mut().sched.spawn("ticker", async move {
+            for _ in 0..10_000 {
+                engine::sleep(&w1, 1_000).await;
+            }
+        });
+        let seen = Rc::new(std::cell::RefCell::new(Vec::new()));
+        let (w2, s) = (w.clone(), seen.clone());
+        crate::sim::run_task(&w, crate::engine::SEC, async move {
+            let start = w2.borrow_mut().mms[mm].mmap_anon(2, 0);
+            let mut debt = CpuDebt::default();
+            debt.user(5_000);
+            let t0 = w2.borrow().sched.now();
+            access_slow(&w2, mm, start, true, &mut debt).await.unwrap();
+            let t1 = w2.borrow().sched.now();
+            s.borrow_mut().push((t1 - t0, debt.user, debt.system));
+            debt.user(CPU_QUANTUM_NS);
+            let owed = debt.user + debt.system;
+            access_slow(&w2, mm, start + 1, true, &mut debt)
+                .await
+                .unwrap();
+            let t2 = w2.borrow().sched.now();
+            s.borrow_mut()
+                .push((t2 - t1, owed, debt.user + debt.system));
+        });
+        let seen = seen.take();
+        assert_eq!(seen.len(), 2, "the task ran to its end");
+        assert_eq!(
+            seen[0],
+            (0, 5_000, MINOR_FAULT_NS),
+            "handled at once, cost owed"
+        );
+        let (took, owed, left) = seen[1];
+        assert!(
+            took >= owed,
+            "the quantum owed was charged first: {took} < {owed}"
+        );
+        assert_eq!(left, MINOR_FAULT_NS, "only the second fault's cost is owed");
+        assert_eq!(w.borrow().accesses.faulted, 2);
     }
 
     /// The one-borrow path ([`access_range_now`]: hits, CPU charged without a timer,
