@@ -52,9 +52,10 @@ pub struct Dcache {
     pub links: Vec<[u32; 2]>,
     /// Freed ids.
     free: Vec<u32>,
-    /// The hashed named dentries (`dentry_hashtable`): (superblock, name) → dentry, and
-    /// back. The system's cached files are nameless: nothing looks them up.
-    names: HashMap<(u32, String), u32>,
+    /// The hashed named dentries (`dentry_hashtable`): superblock → name → dentry (looked
+    /// up by `&str`, without building a key), and back. The system's cached files are
+    /// nameless: nothing looks them up.
+    names: HashMap<u32, HashMap<String, u32>>,
     hashed_as: HashMap<u32, (u32, String)>,
     /// Live dentries.
     pub nr_dentry: u64,
@@ -83,7 +84,7 @@ pub fn d_alloc(k: &mut Kernel, sb: u32, name: Option<&str>, slab: u32) -> u32 {
     let d = slab::insert_object(&mut dc.dentries, &mut dc.links, &mut dc.free, de);
     if let Some(name) = name {
         let key = (sb, name.to_string());
-        let old = dc.names.insert(key.clone(), d);
+        let old = dc.names.entry(sb).or_default().insert(key.1.clone(), d);
         debug_assert!(old.is_none(), "two dentries hashed as {name}");
         dc.hashed_as.insert(d, key);
     }
@@ -111,7 +112,7 @@ pub fn d_instantiate(k: &mut Kernel, d: u32, i: u32) {
 
 /// `d_lookup`: the hashed dentry of `name` in superblock `sb`.
 pub fn d_lookup(k: &Kernel, sb: u32, name: &str) -> Option<u32> {
-    k.dcache.names.get(&(sb, name.to_string())).copied()
+    k.dcache.names.get(&sb)?.get(name).copied()
 }
 
 /// `dget`: one more reference. A dentry on the LRU stays there (the shrinker takes it off
@@ -167,8 +168,10 @@ pub fn d_delete(k: &mut Kernel, d: u32) -> u32 {
 fn dentry_kill(k: &mut Kernel, d: u32) {
     dentry_lru_del(k, d);
     let de = k.dcache.dentries[d as usize];
-    if let Some(key) = k.dcache.hashed_as.remove(&d) {
-        k.dcache.names.remove(&key);
+    if let Some((sb, name)) = k.dcache.hashed_as.remove(&d) {
+        if let Some(names) = k.dcache.names.get_mut(&sb) {
+            names.remove(&name);
+        }
     }
     if de.inode != NIL {
         inode::iput(k, de.inode);
