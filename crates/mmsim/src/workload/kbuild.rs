@@ -729,6 +729,63 @@ mod tests {
     use super::*;
     use crate::sim::boot_for_test;
 
+    /// First-touching a heap in one borrow ([`touch_new`]) leaves what touching it page by
+    /// page does (the access, a page's user work, the charge of a quantum owed, each
+    /// awaited): the same counters, clock, CPU accounting and page tables, on a machine
+    /// short enough of memory that faults reclaim and swap, with another task's timers in
+    /// the way of charging on the spot.
+    #[test]
+    fn touch_new_does_what_access_does_page_by_page() {
+        fn run(batched: bool) -> String {
+            let w = boot_for_test(16, 32, "3.9");
+            let mm = super::super::new_task(&mut w.borrow_mut(), "cc1");
+            let w1 = w.clone();
+            w.borrow_mut().sched.spawn("ticker", async move {
+                for _ in 0..400_000 {
+                    crate::engine::sleep(&w1, 37_000).await;
+                }
+            });
+            let out = Rc::new(RefCell::new(String::new()));
+            let (w2, o) = (w.clone(), out.clone());
+            crate::sim::run_task(&w, 600 * crate::engine::SEC, async move {
+                let pages = 6 * 1024;
+                let start = w2.borrow_mut().mms[mm].mmap_anon(pages, 0);
+                let mut debt = CpuDebt::default();
+                for chunk in 0..6 {
+                    let r = start + chunk * 1024..start + (chunk + 1) * 1024;
+                    if batched {
+                        assert!(touch_new(&w2, mm, r, &mut debt).await);
+                    } else {
+                        for vpn in r {
+                            access(&w2, mm, vpn, true, &mut debt).await.unwrap();
+                            debt.user(TOUCH_PAGE_NS);
+                            debt.maybe_flush(&w2).await;
+                        }
+                    }
+                    let k = w2.borrow();
+                    let ptes: Vec<_> = k.mms[mm].vmas.iter().map(|v| &v.ptes).collect();
+                    o.borrow_mut().push_str(&format!(
+                        "{:?} {:?} {:?} {} {:?}\n",
+                        k.proc_vmstat(),
+                        k.accesses,
+                        k.sched.cpu_times(),
+                        k.sched.now(),
+                        ptes
+                    ));
+                }
+            });
+            out.take()
+        }
+        let (batched, by_page) = (run(true), run(false));
+        assert_eq!(batched.lines().count(), 6, "the task ran to its end");
+        assert_eq!(batched, by_page);
+        let last = batched.lines().last().unwrap();
+        assert!(
+            last.contains("(\"pswpout\"") && !last.contains("(\"pswpout\", 0)"),
+            "pages were swapped out"
+        );
+    }
+
     #[test]
     fn lognormal_draws_have_the_median_asked_for() {
         let w = boot_for_test(64, 0, "3.9");
