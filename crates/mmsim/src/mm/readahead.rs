@@ -246,6 +246,95 @@ pub async fn read_page(
 mod tests {
     use super::*;
 
+    /// `read_page` of a page not cached reads it, waiting for the disk, and leaves a
+    /// readahead marker in the window it read; reading the marker page starts the next
+    /// window (more pages cached, the marker gone); a cached page is returned at once and
+    /// marked accessed.
+    #[test]
+    fn read_page_waits_for_its_read_follows_the_marker_and_marks_cached_pages_accessed() {
+        use crate::calibration::PAGE_SIZE;
+        use crate::mm::page::{PG_ACTIVE, PG_REFERENCED};
+        use std::cell::RefCell;
+        use std::rc::Rc;
+        let w = crate::sim::boot_for_test(128, 0, "3.9");
+        crate::sim::add_test_disk(&w, "sda", "ext4");
+        let ino = crate::workload::cat::create_file(&w, "f", 0, 256 * PAGE_SIZE);
+        {
+            let mut k = w.borrow_mut();
+            let sb = crate::mm::inode::sb_of(&k, 0);
+            crate::mm::inode::iget_boot(&mut k, sb, ino as u32);
+        }
+        fn cached(k: &crate::mm::Kernel, ino: usize) -> Vec<u64> {
+            (0..256)
+                .filter(|&i| filemap::find_get_page(k, ino, i).is_some())
+                .collect()
+        }
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        let (w2, s) = (w.clone(), seen.clone());
+        crate::sim::run_task(&w, 60 * crate::engine::SEC, async move {
+            let mut ra = RaState::default();
+            let now = |w: &World| w.borrow().sched.now();
+            let t0 = now(&w2);
+            let p0 = read_page(&w2, ino, &mut ra, 0, 1).await.unwrap();
+            let t1 = now(&w2);
+            let (first, marker) = {
+                let k = w2.borrow();
+                let marker = cached(&k, ino).into_iter().find(|&i| {
+                    let pfn = filemap::find_get_page(&k, ino, i).unwrap();
+                    k.pages.test(pfn, PG_READAHEAD)
+                });
+                assert_eq!(filemap::find_get_page(&k, ino, 0), Some(p0));
+                (
+                    cached(&k, ino).len(),
+                    marker.expect("the window has a marker"),
+                )
+            };
+            // Every read of the window done.
+            crate::engine::sleep(&w2, crate::engine::SEC).await;
+            read_page(&w2, ino, &mut ra, marker, 64 - marker)
+                .await
+                .unwrap();
+            let (after_marker, still_marked) = {
+                let k = w2.borrow();
+                let pfn = filemap::find_get_page(&k, ino, marker).unwrap();
+                (cached(&k, ino).len(), k.pages.test(pfn, PG_READAHEAD))
+            };
+            let p1 = filemap::find_get_page(&w2.borrow(), ino, 1).unwrap();
+            let state = |w: &World| {
+                let k = w.borrow();
+                (k.pages.test(p1, PG_REFERENCED), k.pages.test(p1, PG_ACTIVE))
+            };
+            let before = state(&w2);
+            let t2 = now(&w2);
+            let got = read_page(&w2, ino, &mut ra, 1, 1).await.unwrap();
+            let t3 = now(&w2);
+            let accessed = state(&w2) != before;
+            s.borrow_mut().push((
+                t1 > t0,
+                first,
+                after_marker,
+                still_marked,
+                got == p1,
+                t3 == t2,
+                accessed,
+            ));
+        });
+        let seen = seen.take();
+        assert_eq!(seen.len(), 1, "the task ran to its end");
+        let (waited, first, after, marked, same, at_once, accessed) = seen[0];
+        assert!(waited, "the first read waited for the disk");
+        assert!(
+            after > first,
+            "the marker started the next window: {first} -> {after}"
+        );
+        assert!(!marked, "the marker is cleared");
+        assert!(same && at_once, "a cached page, at once: {:?}", seen[0]);
+        assert!(
+            accessed,
+            "mark_page_accessed moved it on (referenced, then active)"
+        );
+    }
+
     #[test]
     fn windows_start_at_four_pages_and_double_to_the_maximum() {
         // mm/readahead.c with read_ahead_kb = 128: a one-page read starts a 4-page window.

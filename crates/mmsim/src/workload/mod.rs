@@ -534,11 +534,18 @@ mod tests {
     }
 
     /// Run the access list on a fresh 16 MiB machine, each run through [`access_range`]
-    /// (`fast`) or page by page through [`access_slow`]; returns the state after every 32nd
-    /// run and the last, and the access counts.
+    /// (`fast`) or page by page through [`access_slow`], with another task's timer every
+    /// 37 µs; returns the state after every 32nd run and the last, and the access counts.
     fn run(fast: bool) -> (Vec<String>, AccessCounts) {
         let w = crate::sim::boot_for_test(16, 32, "3.9");
         let mm = new_task(&mut w.borrow_mut(), "test");
+        // Another task's timers, so that a debt cannot always be charged on the spot.
+        let w1 = w.clone();
+        w.borrow_mut().sched.spawn("ticker", async move {
+            for _ in 0..400_000 {
+                engine::sleep(&w1, 37_000).await;
+            }
+        });
         let pages = 6 * 1024; // 24 MiB
         let seen = Rc::new(std::cell::RefCell::new(Vec::new()));
         let done = Rc::new(Cell::new(false));
