@@ -739,12 +739,7 @@ mod tests {
         fn run(batched: bool) -> String {
             let w = boot_for_test(16, 32, "3.9");
             let mm = super::super::new_task(&mut w.borrow_mut(), "cc1");
-            let w1 = w.clone();
-            w.borrow_mut().sched.spawn("ticker", async move {
-                for _ in 0..400_000 {
-                    crate::engine::sleep(&w1, 37_000).await;
-                }
-            });
+            super::super::tests::spawn_ticker(&w, 37_000, 400_000);
             let out = Rc::new(RefCell::new(String::new()));
             let (w2, o) = (w.clone(), out.clone());
             crate::sim::run_task(&w, 600 * crate::engine::SEC, async move {

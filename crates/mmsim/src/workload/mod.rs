@@ -270,7 +270,8 @@ pub async fn access_slow(
     };
     if a == Access::Fault {
         if !debt.due() {
-            // Short of a quantum: taken on the CPU the task holds.
+            // Short of a quantum: taken on the CPU the task holds. (Callers that come from
+            // access_range_now have tried this already; it fails again, cheaply, as it did.)
             let mut k = w.borrow_mut();
             if let Some(cost) = memory::handle_mm_fault_now(&mut k, mm, vpn) {
                 debt.system += cost.cpu;
@@ -533,6 +534,17 @@ mod tests {
         v
     }
 
+    /// A task that sleeps `period` ns, `ticks` times: a timer always due soon, so that a
+    /// CPU charge longer than `period` cannot be made on the spot (`run_cpu_now`).
+    pub(crate) fn spawn_ticker(w: &World, period: Nanos, ticks: u32) {
+        let w1 = w.clone();
+        w.borrow_mut().sched.spawn("ticker", async move {
+            for _ in 0..ticks {
+                engine::sleep(&w1, period).await;
+            }
+        });
+    }
+
     /// Run the access list on a fresh 16 MiB machine, each run through [`access_range`]
     /// (`fast`) or page by page through [`access_slow`], with another task's timer every
     /// 37 µs; returns the state after every 32nd run and the last, and the access counts.
@@ -540,12 +552,7 @@ mod tests {
         let w = crate::sim::boot_for_test(16, 32, "3.9");
         let mm = new_task(&mut w.borrow_mut(), "test");
         // Another task's timers, so that a debt cannot always be charged on the spot.
-        let w1 = w.clone();
-        w.borrow_mut().sched.spawn("ticker", async move {
-            for _ in 0..400_000 {
-                engine::sleep(&w1, 37_000).await;
-            }
-        });
+        spawn_ticker(&w, 37_000, 400_000);
         let pages = 6 * 1024; // 24 MiB
         let seen = Rc::new(std::cell::RefCell::new(Vec::new()));
         let done = Rc::new(Cell::new(false));
@@ -586,13 +593,8 @@ mod tests {
         use crate::calibration::{CPU_QUANTUM_NS, MINOR_FAULT_NS};
         let w = crate::sim::boot_for_test(16, 32, "3.9");
         let mm = new_task(&mut w.borrow_mut(), "test");
-        let w1 = w.clone();
         // Another task's timer, due 1 µs in: run_cpu_now cannot charge past it.
-        w.borrow_mut().sched.spawn("ticker", async move {
-            for _ in 0..10_000 {
-                engine::sleep(&w1, 1_000).await;
-            }
-        });
+        spawn_ticker(&w, 1_000, 10_000);
         let seen = Rc::new(std::cell::RefCell::new(Vec::new()));
         let (w2, s) = (w.clone(), seen.clone());
         crate::sim::run_task(&w, crate::engine::SEC, async move {
