@@ -804,9 +804,33 @@ fn unmap_vma(k: &mut Kernel, mm: usize, v: &Vma, task: &mut DirtyTask) {
             k.mms[mm].rss -= 1;
             release_unmapped_anon(k, pfn);
         } else if pte != 0 {
-            swapfile::swap_free(k, pte - 1);
+            free_swap_and_cache(k, pte - 1);
             k.mms[mm].swapents -= 1;
         }
+    }
+}
+
+/// `free_swap_and_cache`: drop a swap PTE's reference to its slot; if only the swap cache
+/// is left holding it, the cached page leaves the cache too (unless it is locked, under
+/// writeback, or mapped elsewhere while swap is not full) and is freed unless reclaim
+/// holds it.
+fn free_swap_and_cache(k: &mut Kernel, slot: u32) {
+    swapfile::swap_free(k, slot);
+    if k.swap.swap_map.get(slot) != swapfile::SWAP_HAS_CACHE {
+        return;
+    }
+    let Some(pfn) = k.swap.lookup_swap_cache(slot) else {
+        return;
+    };
+    let f = k.pages.flags[pfn as usize];
+    if f & (PG_LOCKED | PG_WRITEBACK) != 0 || (k.pages.mapped(pfn) && !k.swap.vm_swap_full()) {
+        return;
+    }
+    swapfile::delete_from_swap_cache(k, pfn);
+    if k.pages.mapped(pfn) {
+        k.pages.set(pfn, PG_DIRTY);
+    } else {
+        release_unmapped_anon(k, pfn);
     }
 }
 
@@ -839,10 +863,14 @@ fn release_unmapped_anon(k: &mut Kernel, pfn: Pfn) {
         return;
     }
     if f & PG_SWAPCACHE != 0 {
-        // Stays in the swap cache until reclaim drops it (the slot is still referenced by
-        // the cache alone).
-        k.pages.clear(pfn, PG_ANON | PG_DIRTY);
-        return;
+        if swapfile::page_swapcount(k, pfn) != 0 {
+            // Another mm's PTE still names the slot: the page stays in the swap cache.
+            k.pages.clear(pfn, PG_ANON | PG_DIRTY);
+            return;
+        }
+        // free_pages_and_swap_cache: free_swap_cache drops the swap copy nothing else
+        // needs, and release_pages frees the page with it.
+        swapfile::delete_from_swap_cache(k, pfn);
     }
     swap::del_page_from_lru_list(k, pfn);
     k.pages.flags[pfn as usize] &= PG_UPTODATE;
@@ -892,6 +920,65 @@ mod tests {
 
     fn free_pages(k: &Kernel) -> u64 {
         crate::mm::page_alloc::free_or_on_cpu_lists(k)
+    }
+
+    /// A 128 MiB machine with 64 MiB of swap, and an mm with one faulted anonymous page
+    /// that has a swap copy (as a page swapped in keeps it while swap is not full).
+    fn swap_cached_page() -> (World, usize, Pfn) {
+        let w = boot_for_test(128, 64, "3.9");
+        let (mm, pfn) = {
+            let mut k = w.borrow_mut();
+            let mm = new_mm(&mut k);
+            let start = k.mms[mm].mmap_anon(1, 0);
+            handle_mm_fault_now(&mut k, mm, start).expect("a free page");
+            let pfn = k.mms[mm].pte(start) & PTE_PFN_MASK;
+            assert!(swapfile::add_to_swap(&mut k, pfn));
+            // Not accessed since: reclaim may unmap it.
+            *k.mms[mm].pte_mut(start) &= !PTE_YOUNG;
+            (mm, pfn)
+        };
+        (w, mm, pfn)
+    }
+
+    #[test]
+    fn exit_frees_a_mapped_swap_cache_page_and_its_slot() {
+        let (w, mm, pfn) = swap_cached_page();
+        let mut k = w.borrow_mut();
+        let free = free_pages(&k);
+        assert_eq!(k.swap.inuse_pages, 1);
+        exit_mmap(&mut k, mm);
+        assert_eq!(k.swap.inuse_pages, 0, "the slot is freed with the mm");
+        assert!(!k.pages.test(pfn, PG_SWAPCACHE));
+        assert_eq!(k.swap.cache_len(), 0);
+        // The page and the four page tables.
+        assert_eq!(free_pages(&k), free + 5);
+        invariants::check(&k).unwrap();
+    }
+
+    #[test]
+    fn exit_frees_the_cached_page_of_a_swapped_out_pte_unless_it_is_under_writeback() {
+        for writeback in [false, true] {
+            let (w, mm, pfn) = swap_cached_page();
+            let mut k = w.borrow_mut();
+            assert_eq!(rmap::try_to_unmap(&mut k, pfn), rmap::Unmap::Success);
+            if writeback {
+                k.pages.set(pfn, PG_WRITEBACK);
+            }
+            let free = free_pages(&k);
+            exit_mmap(&mut k, mm);
+            if writeback {
+                // The write holds it: page and slot stay until reclaim frees them.
+                assert!(k.pages.test(pfn, PG_SWAPCACHE));
+                assert_eq!(k.swap.inuse_pages, 1);
+                assert_eq!(free_pages(&k), free + 4);
+                k.pages.clear(pfn, PG_WRITEBACK);
+            } else {
+                assert!(!k.pages.test(pfn, PG_SWAPCACHE));
+                assert_eq!(k.swap.inuse_pages, 0);
+                assert_eq!(free_pages(&k), free + 5);
+                invariants::check(&k).unwrap();
+            }
+        }
     }
 
     #[test]
