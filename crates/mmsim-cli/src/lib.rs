@@ -112,6 +112,10 @@ enum Command {
         /// by cp -r of a whole tree before each build (MMTests' way, the default).
         #[arg(long)]
         trees_at_boot: bool,
+        /// memcg-softlimit: boots per configuration and kernel (default 3, the letter's
+        /// "3 runs after fresh boot"; each TEST 1 boot times two builds).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        boots: Option<u32>,
         /// A short procedure for tests: a quarter of the memory and 60 s runs.
         #[arg(long)]
         fast: bool,
@@ -413,6 +417,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             case,
             versions,
             trees_at_boot,
+            boots,
             fast,
             fresh,
             iterations,
@@ -432,6 +437,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 (case.is_some(), "--case"),
                 (versions, "--versions"),
                 (trees_at_boot, "--trees-at-boot"),
+                (boots.is_some(), "--boots"),
                 (fast, "--fast"),
                 (fresh, "--fresh"),
                 (iterations.is_some(), "--iterations"),
@@ -450,7 +456,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                     .map(|&(_, flag)| flag)
             };
             if experiment == "memcg-softlimit" || experiment == "nowriteback" {
-                if let Some(flag) = refused(&["--fast", "--seed", "--html"]) {
+                let own: &[&str] = if experiment == "nowriteback" {
+                    &["--fast", "--seed", "--html"]
+                } else {
+                    &["--fast", "--seed", "--html", "--boots"]
+                };
+                if let Some(flag) = refused(own) {
                     return Err(BadInput(format!("{flag} does not apply to {experiment}")).into());
                 }
                 let jobs = jobs.map(|j| j as usize);
@@ -470,6 +481,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                     p = Procedure::fast();
                 }
                 p.seed = seed.unwrap_or(p.seed);
+                p.boots = boots.unwrap_or(p.boots);
                 return reproduce_memcg_softlimit(p, jobs, json_path, html);
             }
             if experiment == "stress-highalloc" {
@@ -503,6 +515,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             }
             if versions || trees_at_boot {
                 return Err(BadInput("--versions applies to stress-highalloc only".into()).into());
+            }
+            if boots.is_some() {
+                return Err(BadInput("--boots applies to memcg-softlimit only".into()).into());
             }
             if experiment == "dirty-throttling" {
                 if let Some(flag) = refused(&["--full", "--case", "--html"]) {

@@ -1089,5 +1089,22 @@ fn reproduce_memcg_softlimit_prints_the_letters_rows_and_its_claims() {
         err.contains("--fresh does not apply to memcg-softlimit"),
         "{err}"
     );
+    let (code, _, err) = mmsim(&["reproduce", "memcg-softlimit", "--boots", "0"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("'0' for '--boots"), "{err}");
+    let (code, _, err) = mmsim(&["reproduce", "nowriteback", "--boots", "2"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--boots does not apply to nowriteback"),
+        "{err}"
+    );
+    for experiment in ["parallelio", "dirty-throttling"] {
+        let (code, _, err) = mmsim(&["reproduce", experiment, "--boots", "2"]);
+        assert_eq!(code, 2);
+        assert!(
+            err.contains("--boots applies to memcg-softlimit only"),
+            "{err}"
+        );
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
