@@ -982,6 +982,45 @@ mod tests {
     }
 
     #[test]
+    fn exit_leaves_a_swap_cache_page_whose_slot_another_pte_names() {
+        let (w, mm, pfn) = swap_cached_page();
+        let mut k = w.borrow_mut();
+        let slot = k.pages.private[pfn as usize];
+        // Another mm's swap PTE for the same slot.
+        swapfile::swap_duplicate(&mut k, slot);
+        k.pages.set(pfn, PG_DIRTY);
+        exit_mmap(&mut k, mm);
+        assert!(
+            k.pages.test(pfn, PG_SWAPCACHE),
+            "the cache keeps it for the other PTE"
+        );
+        assert!(!k.pages.test(pfn, PG_ANON | PG_DIRTY));
+        assert_eq!(k.swap.inuse_pages, 1);
+        assert_eq!(swapfile::page_swapcount(&k, pfn), 1);
+    }
+
+    #[test]
+    fn a_swap_pte_drops_a_page_mapped_elsewhere_from_the_cache_only_when_swap_is_full() {
+        for full in [false, true] {
+            let (w, mm, pfn) = swap_cached_page();
+            let mut k = w.borrow_mut();
+            assert_eq!(rmap::try_to_unmap(&mut k, pfn), rmap::Unmap::Success);
+            // Written to swap (clean), and mapped by another mm (a swap-in there) while
+            // this one holds the swap PTE.
+            k.pages.clear(pfn, PG_DIRTY);
+            k.mapcount_add(pfn, 1);
+            if full {
+                k.swap.inuse_pages = k.swap.total() as u32 - 1;
+                assert!(k.swap.vm_swap_full());
+            }
+            exit_mmap(&mut k, mm);
+            assert_eq!(k.pages.test(pfn, PG_SWAPCACHE), !full, "full {full}");
+            assert_eq!(k.pages.test(pfn, PG_DIRTY), full, "full {full}");
+            assert!(k.pages.mapped(pfn), "still mapped elsewhere");
+        }
+    }
+
+    #[test]
     fn the_first_fault_makes_four_unmovable_tables_and_each_2m_one_pte_page() {
         let w = boot_for_test(128, 0, "3.9");
         let mut k = w.borrow_mut();
