@@ -514,7 +514,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 );
             }
             if versions || trees_at_boot {
-                return Err(BadInput("--versions applies to stress-highalloc only".into()).into());
+                let flag = if versions {
+                    "--versions"
+                } else {
+                    "--trees-at-boot"
+                };
+                return Err(BadInput(format!("{flag} applies to stress-highalloc only")).into());
             }
             if boots.is_some() {
                 return Err(BadInput("--boots applies to memcg-softlimit only".into()).into());

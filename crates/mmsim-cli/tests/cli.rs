@@ -912,12 +912,14 @@ fn reproduce_stress_highalloc_refuses_other_experiments_flags() {
             "{err}"
         );
     }
-    let (code, _, err) = mmsim(&["reproduce", "parallelio", "--versions"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("--versions applies to stress-highalloc only"),
-        "{err}"
-    );
+    for flag in ["--versions", "--trees-at-boot"] {
+        let (code, _, err) = mmsim(&["reproduce", "parallelio", flag]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains(&format!("{flag} applies to stress-highalloc only")),
+            "{err}"
+        );
+    }
 }
 
 #[test]
