@@ -862,15 +862,12 @@ fn release_unmapped_anon(k: &mut Kernel, pfn: Pfn) {
         k.pages.clear(pfn, PG_ANON);
         return;
     }
-    if f & PG_SWAPCACHE != 0 {
-        if swapfile::page_swapcount(k, pfn) != 0 {
-            // Another mm's PTE still names the slot: the page stays in the swap cache.
-            k.pages.clear(pfn, PG_ANON | PG_DIRTY);
-            return;
-        }
-        // free_pages_and_swap_cache: free_swap_cache drops the swap copy nothing else
-        // needs, and release_pages frees the page with it.
-        swapfile::delete_from_swap_cache(k, pfn);
+    // free_pages_and_swap_cache: free_swap_cache drops the swap copy nothing else needs,
+    // and release_pages frees the page with it.
+    if f & PG_SWAPCACHE != 0 && !swapfile::try_to_free_swap(k, pfn) {
+        // Another mm's PTE still names the slot: the page stays in the swap cache.
+        k.pages.clear(pfn, PG_ANON | PG_DIRTY);
+        return;
     }
     swap::del_page_from_lru_list(k, pfn);
     k.pages.flags[pfn as usize] &= PG_UPTODATE;
@@ -940,6 +937,16 @@ mod tests {
         (w, mm, pfn)
     }
 
+    /// [`swap_cached_page`] with its PTE turned into a swap entry, as reclaim leaves it.
+    fn swapped_out_page() -> (World, usize, Pfn) {
+        let (w, mm, pfn) = swap_cached_page();
+        assert_eq!(
+            rmap::try_to_unmap(&mut w.borrow_mut(), pfn),
+            rmap::Unmap::Success
+        );
+        (w, mm, pfn)
+    }
+
     #[test]
     fn exit_frees_a_mapped_swap_cache_page_and_its_slot() {
         let (w, mm, pfn) = swap_cached_page();
@@ -958,9 +965,8 @@ mod tests {
     #[test]
     fn exit_frees_the_cached_page_of_a_swapped_out_pte_unless_it_is_under_writeback() {
         for writeback in [false, true] {
-            let (w, mm, pfn) = swap_cached_page();
+            let (w, mm, pfn) = swapped_out_page();
             let mut k = w.borrow_mut();
-            assert_eq!(rmap::try_to_unmap(&mut k, pfn), rmap::Unmap::Success);
             if writeback {
                 k.pages.set(pfn, PG_WRITEBACK);
             }
@@ -1002,9 +1008,8 @@ mod tests {
     #[test]
     fn a_swap_pte_drops_a_page_mapped_elsewhere_from_the_cache_only_when_swap_is_full() {
         for full in [false, true] {
-            let (w, mm, pfn) = swap_cached_page();
+            let (w, mm, pfn) = swapped_out_page();
             let mut k = w.borrow_mut();
-            assert_eq!(rmap::try_to_unmap(&mut k, pfn), rmap::Unmap::Success);
             // Written to swap (clean), and mapped by another mm (a swap-in there) while
             // this one holds the swap PTE.
             k.pages.clear(pfn, PG_DIRTY);
