@@ -148,9 +148,8 @@ enum Command {
         /// (docs/seed-000-procedure.md §7).
         #[arg(long, value_name = "SIZE", value_parser = parse_page_cache)]
         page_cache: Option<u64>,
-        /// transparent_hugepage/enabled: never (the default) or always. mmsim models only
-        /// its boot-time raise of min_free_kbytes, not huge pages (docs/seed-000-procedure.md
-        /// §6).
+        /// transparent_hugepage/enabled: always (the default, what the published THP counts
+        /// imply), madvise or never (docs/seed-000-procedure.md §6, docs/seed-004.md).
         #[arg(long, value_name = "MODE", value_parser = ["always", "madvise", "never"])]
         thp: Option<String>,
         /// Runs at once, at least 1 (default: the number of CPUs). Results do not depend on

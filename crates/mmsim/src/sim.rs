@@ -189,13 +189,17 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         .min_free_kbytes
         .unwrap_or_else(|| page_alloc::calculate_min_free_kbytes(&zones));
     page_alloc::setup_per_zone_wmarks(&mut zones, min_free_kbytes);
-    // hugepage_init (a late initcall): khugepaged raises min_free_kbytes, unless the
-    // scenario writes the sysctl itself, as a boot script would afterwards.
-    if scenario.transparent_hugepage.khugepaged_enabled()
-        && zones.iter().map(|z| z.managed_pages).sum::<u64>()
-            >= crate::mm::huge_memory::THP_MIN_TOTALRAM_PAGES
-        && scenario.vm.min_free_kbytes.is_none()
+    // hugepage_init (a late initcall): THP stays off on a small machine; khugepaged
+    // raises min_free_kbytes, unless the scenario writes the sysctl itself, as a boot
+    // script would afterwards.
+    let thp = if zones.iter().map(|z| z.managed_pages).sum::<u64>()
+        >= crate::mm::huge_memory::THP_MIN_TOTALRAM_PAGES
     {
+        scenario.transparent_hugepage
+    } else {
+        crate::mm::huge_memory::ThpEnabled::Never
+    };
+    if thp.khugepaged_enabled() && scenario.vm.min_free_kbytes.is_none() {
         let recommended = crate::mm::huge_memory::recommended_min_free_kbytes(&zones);
         if recommended > min_free_kbytes {
             min_free_kbytes = recommended;
@@ -307,6 +311,8 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         held_blocks: Vec::new(),
         file_index: Default::default(),
         memcg,
+        thp,
+        khugepaged: Default::default(),
     };
     // The system's root filesystem, with the dentries and inodes cached before the run.
     let slab_pages = super_block::boot_pages(&k, scenario.slab.files + 1);
@@ -328,6 +334,12 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
     let w: World = Rc::new(RefCell::new(k));
     let w2 = w.clone();
     w.borrow_mut().sched.spawn("kswapd0", vmscan::kswapd(w2));
+    if thp.khugepaged_enabled() {
+        let w2 = w.clone();
+        w.borrow_mut()
+            .sched
+            .spawn("khugepaged", crate::mm::huge_memory::khugepaged(w2));
+    }
     if w.borrow().swapdev.is_some() {
         let w2 = w.clone();
         w.borrow_mut()

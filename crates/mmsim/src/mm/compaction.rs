@@ -338,6 +338,11 @@ pub fn isolate_migratepages(k: &mut Kernel, cc: &mut CompactControl) -> Isolate 
                 continue;
             }
         }
+        if k.zones[zi].in_thp(pfn as Pfn) {
+            // 3.x cannot migrate a transparent huge page: step over it.
+            pfn = (block + 1) << PAGEBLOCK_ORDER;
+            continue;
+        }
         let p = pfn as Pfn;
         pfn += 1;
         if f & PG_LRU == 0 || !isolatable(k, p, cc.mode) {

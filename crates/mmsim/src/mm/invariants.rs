@@ -37,9 +37,14 @@
 //! 11. Page tables: every PTE that is set lies in a PTE page its mm holds, a torn-down mm
 //!     holds none, a table page carries no page state, and the zones'
 //!     `nr_page_table_pages` counts the PTE pages.
+//! 12. Transparent huge pages: every frame of a pageblock marked as one is an anonymous
+//!     page, none of them free, and the zones' `nr_anon_transparent_hugepages` counts the
+//!     marked pageblocks.
 
 use super::memory::{PGTABLE_LEVELS, PGTABLE_SHIFT, PTE_PFN_MASK, PTE_PRESENT};
-use super::mmzone::{MAX_ORDER, MIGRATETYPE_NAMES, MIGRATE_TYPES};
+use super::mmzone::{
+    MAX_ORDER, MIGRATETYPE_NAMES, MIGRATE_TYPES, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER,
+};
 use super::page::*;
 use super::swapfile::{SWAP_COUNT_MASK, SWAP_HAS_CACHE};
 use super::vmstat::ZoneStat;
@@ -240,6 +245,40 @@ fn check_slab(k: &Kernel) -> Result<(), String> {
 }
 
 /// Check every invariant; the first violation is returned as a message.
+/// Invariant 12.
+fn check_thp(k: &Kernel) -> Result<(), String> {
+    for z in &k.zones {
+        let first = z.start_pfn as u64 >> PAGEBLOCK_ORDER;
+        let mut huge = 0;
+        for (i, &thp) in z.pageblock_thp.iter().enumerate() {
+            if !thp {
+                continue;
+            }
+            huge += 1;
+            let head = ((first + i as u64) << PAGEBLOCK_ORDER) as Pfn;
+            for pfn in head..head + PAGEBLOCK_NR_PAGES as Pfn {
+                let f = k.pages.flags[pfn as usize];
+                if f & PG_SWAPBACKED == 0 {
+                    return Err(format!(
+                        "invariant 'transparent huge pages' violated: {} lies in the huge page \
+                         at pfn {head} but is not an anonymous page in use",
+                        describe(k, pfn)
+                    ));
+                }
+            }
+        }
+        if z.stat(ZoneStat::nr_anon_transparent_hugepages) != huge {
+            return Err(format!(
+                "invariant 'transparent huge pages' violated: zone {} counts {} huge pages, \
+                 {huge} pageblocks are marked",
+                z.name(),
+                z.stat(ZoneStat::nr_anon_transparent_hugepages)
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub fn check(k: &Kernel) -> Result<(), String> {
     let n = k.pages.len();
     // Where each frame is: 0 = unplaced, 1 = placed.
@@ -478,6 +517,7 @@ pub fn check(k: &Kernel) -> Result<(), String> {
         check_buffers(k, pfn)?;
     }
     check_memcg(k)?;
+    check_thp(k)?;
     // Swap and mapcounts, from the page tables.
     let mut slot_refs = vec![0u32; k.swap.max as usize];
     let mut maps = vec![0u32; n];

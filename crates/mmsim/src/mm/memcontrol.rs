@@ -705,6 +705,44 @@ pub async fn try_charge(w: &World, mc: usize, nr: u64) -> Result<(), AllocError>
     }
 }
 
+/// `mem_cgroup_newpage_charge` of a transparent huge page (3.x): `nr` pages at once, with
+/// no batch and no OOM killer. A group at its limit reclaims once (`mem_cgroup_do_charge`
+/// with a request above the batch) and the charge fails unless that made room: the fault
+/// then falls back to small pages, and khugepaged gives up the collapse.
+pub async fn try_charge_thp(w: &World, mc: usize, nr: u64) -> Result<(), usize> {
+    if mc == 0 {
+        return Ok(());
+    }
+    for attempt in 0..2 {
+        let over = {
+            let mut k = w.borrow_mut();
+            match k.memcg.res_charge(mc, nr) {
+                Ok(()) => {
+                    k.memcg.groups[mc].stock += nr;
+                    return Ok(());
+                }
+                Err(over) => over,
+            }
+        };
+        if attempt == 1 {
+            return Err(over);
+        }
+        mem_cgroup_reclaim(w, over).await;
+    }
+    unreachable!("the loop returns")
+}
+
+/// `__mem_cgroup_cancel_charge`: give back `nr` pages charged by [`try_charge_thp`] that no
+/// page took.
+pub fn cancel_charge(k: &mut Kernel, mc: usize, nr: u64) {
+    if mc == 0 {
+        return;
+    }
+    let cg = &mut k.memcg;
+    cg.groups[mc].stock -= nr;
+    cg.res_uncharge(mc, nr, true);
+}
+
 /// `mem_cgroup_reclaim`: up to 100 rounds of `try_to_free_mem_cgroup_pages` until the
 /// group has room, or two rounds in a row free nothing.
 pub async fn mem_cgroup_reclaim(w: &World, mc: usize) -> u64 {

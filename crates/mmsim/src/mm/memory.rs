@@ -39,6 +39,16 @@ pub const VM_EXEC: u32 = 1 << 0;
 pub const VM_LOCKED: u32 = 1 << 1;
 /// `VM_SHARED`: a shared file mapping, whose writes go to the page cache.
 pub const VM_SHARED: u32 = 1 << 2;
+/// `VM_HUGEPAGE`: `madvise(MADV_HUGEPAGE)`, for `transparent_hugepage/enabled = madvise`.
+pub const VM_HUGEPAGE: u32 = 1 << 3;
+/// A heap that grows as its program allocates (`brk`, or small mmaps that merge with the
+/// one before): only the part grown into so far ([`Vma::brk`]) is mapped, which is what
+/// decides whether a 2 MiB range can take a transparent huge page. mmsim's flag, not the
+/// kernel's: the kernel sees the mapping itself grow. Only THP reads the extent, so it is
+/// kept only while THP is on.
+pub const VM_BRK: u32 = 1 << 4;
+/// glibc's `M_TOP_PAD` (128 KiB): what `malloc` grows a heap by beyond the request.
+pub const BRK_TOP_PAD_PAGES: u32 = 32;
 
 /// A mapping: a run of virtual pages and their PTEs.
 #[derive(Clone, Debug)]
@@ -51,6 +61,17 @@ pub struct Vma {
     pub ptes: Vec<u32>,
     /// The file a file mapping maps; `None` for anonymous memory.
     pub file: Option<VmFile>,
+    /// Pages from `start` the mapping covers so far: all of it, or for a [`VM_BRK`] heap
+    /// what it has grown into.
+    pub brk: u32,
+}
+
+impl Vma {
+    /// The first page past what the mapping covers now.
+    #[inline]
+    pub fn end_now(&self) -> u32 {
+        self.start + self.brk
+    }
 }
 
 /// The file behind a file mapping (`vm_file`, `vm_pgoff`).
@@ -92,6 +113,8 @@ pub struct Mm {
     pub dirty: DirtyTask,
     /// The frames of its page tables.
     pub pgtables: PageTables,
+    /// On khugepaged's scan list (`khugepaged_enter`).
+    pub khugepaged: bool,
 }
 
 /// Levels below the PGD, x86-64's four-level layout: PUD, PMD, PTE.
@@ -145,6 +168,7 @@ impl Mm {
             flags,
             ptes: vec![0; pages as usize],
             file: None,
+            brk: if flags & VM_BRK != 0 { 0 } else { pages },
         });
         // A guard gap between mappings keeps a bad index from landing in the next one.
         self.next_vpn = start + pages + 16;
@@ -410,6 +434,11 @@ pub async fn handle_mm_fault(
             None => return Ok(NO_FAULT),
         }
     };
+    if pte == 0 && !file {
+        if let Some(cost) = super::huge_memory::do_huge_pmd_anonymous_page(w, mm, vpn).await? {
+            return Ok(cost);
+        }
+    }
     if pte == 0 {
         pgtable_alloc(w, mm, vpn).await?;
     }
@@ -453,12 +482,16 @@ pub fn handle_mm_fault_now(k: &mut Kernel, mm: usize, vpn: u32) -> Option<FaultC
     if m.vmas[v].file.is_some() || m.vmas[v].ptes[i] != 0 {
         return None;
     }
+    // A fault that tries a transparent huge page takes the slow path.
+    if super::huge_memory::anon_fault_prepare(k, mm, vpn) {
+        return None;
+    }
     // A charge that would wait for limit reclaim takes the slow path.
     let mc = super::memcontrol::mm_memcg(k, mm);
     if mc != 0 && k.memcg.groups[mc].stock == 0 {
         return None;
     }
-    if !m.pgtables.present(vpn) && !pgtable_alloc_now(k, mm, vpn) {
+    if !k.mms[mm].pgtables.present(vpn) && !pgtable_alloc_now(k, mm, vpn) {
         return None;
     }
     let pfn = super::page_alloc::alloc_pages_now(k, ANON_PAGE_GFP, 0)?;
@@ -487,6 +520,18 @@ fn anonymous_page_allocated(k: &mut Kernel, mm: usize, vpn: u32, pfn: Pfn) -> Fa
             cpu: MINOR_FAULT_NS,
         };
     }
+    let mc = super::memcontrol::mm_memcg(k, mm);
+    map_new_anon_page(k, mm, vpn, pfn, mc);
+    k.mms[mm].min_flt += 1;
+    FaultCost {
+        major: false,
+        cpu: MINOR_FAULT_NS,
+    }
+}
+
+/// Map new page `pfn` at `vpn` of `mm` as its anonymous page, charged to `mc`, young and
+/// dirty, on the active anon list (`page_add_new_anon_rmap`).
+pub(super) fn map_new_anon_page(k: &mut Kernel, mm: usize, vpn: u32, pfn: Pfn, mc: usize) {
     k.pages.flags[pfn as usize] = PG_SWAPBACKED | PG_ANON | PG_UPTODATE;
     k.pages.mapping[pfn as usize] = mm as u32;
     k.pages.index[pfn as usize] = vpn;
@@ -495,14 +540,8 @@ fn anonymous_page_allocated(k: &mut Kernel, mm: usize, vpn: u32, pfn: Pfn) -> Fa
     k.zones[zi].mod_stat(ZoneStat::nr_anon_pages, 1);
     *k.mms[mm].pte_mut(vpn) = PTE_PRESENT | PTE_YOUNG | PTE_DIRTY | pfn;
     k.mms[mm].rss += 1;
-    k.mms[mm].min_flt += 1;
-    let mc = super::memcontrol::mm_memcg(k, mm);
     super::memcontrol::commit_charge(k, pfn, mc, true);
     swap::lru_cache_add_lru(k, pfn, Lru::ActiveAnon);
-    FaultCost {
-        major: false,
-        cpu: MINOR_FAULT_NS,
-    }
 }
 
 /// `do_swap_page`: find the page in the swap cache or read it (with readahead), map it.
@@ -723,6 +762,7 @@ pub fn mmap_file(k: &mut Kernel, mm: usize, ino: usize, pgoff: u64, pages: u32, 
             pgoff,
             ra: RaState::default(),
         }),
+        brk: pages,
     });
     m.next_vpn = start + pages + 16;
     k.inodes[ino].i_mmap.push(super::inode::IMmap {
@@ -853,7 +893,7 @@ pub fn exit_mmap(k: &mut Kernel, mm: usize) {
 }
 
 /// Free an anonymous page that nothing maps any more, if no one else holds it.
-fn release_unmapped_anon(k: &mut Kernel, pfn: Pfn) {
+pub(super) fn release_unmapped_anon(k: &mut Kernel, pfn: Pfn) {
     let f = k.pages.flags[pfn as usize];
     if f & (super::page::PG_ISOLATED | PG_LOCKED | PG_WRITEBACK) != 0
         || f & super::page::PG_LRU == 0

@@ -129,6 +129,9 @@ pub struct Zone {
     /// `pageblock_flags`: the migrate type of each pageblock the zone spans, from the
     /// pageblock holding `start_pfn`.
     pub pageblock_mt: Vec<u8>,
+    /// Per pageblock: its frames are one transparent huge page, mapped by a PMD. On x86-64
+    /// a THP is exactly one pageblock (`HPAGE_PMD_ORDER` = `pageblock_order`).
+    pub pageblock_thp: Vec<bool>,
     /// The LRU lists: the zone's (memcg off), or the root group's
     /// (`mem_cgroup_zone_lruvec(zone, root_mem_cgroup)`).
     pub lruvec: Lruvec,
@@ -200,6 +203,12 @@ impl Zone {
                 ((end_pfn as u64).div_ceil(PAGEBLOCK_NR_PAGES)
                     - (start_pfn as u64 >> PAGEBLOCK_ORDER)) as usize
             ],
+            pageblock_thp: vec![
+                false;
+                ((end_pfn as u64).div_ceil(PAGEBLOCK_NR_PAGES)
+                    - (start_pfn as u64 >> PAGEBLOCK_ORDER))
+                    as usize
+            ],
             lruvec: Lruvec::default(),
             memcg_lruvecs: Vec::new(),
             vm_stat: [0; ZoneStat::COUNT],
@@ -228,6 +237,19 @@ impl Zone {
     pub fn set_pageblock_migratetype(&mut self, pfn: Pfn, mt: usize) {
         let i = self.pageblock_index(pfn);
         self.pageblock_mt[i] = mt as u8;
+    }
+
+    /// `PageTransHuge`: the frame is part of a transparent huge page.
+    #[inline]
+    pub fn in_thp(&self, pfn: Pfn) -> bool {
+        self.pageblock_thp[self.pageblock_index(pfn)]
+    }
+
+    /// Mark the pageblock holding `pfn` as a transparent huge page, or no longer one.
+    #[inline]
+    pub fn set_thp(&mut self, pfn: Pfn, thp: bool) {
+        let i = self.pageblock_index(pfn);
+        self.pageblock_thp[i] = thp;
     }
 
     #[inline]

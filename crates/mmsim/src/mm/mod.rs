@@ -20,7 +20,7 @@
 //! | `fork` | `kernel/fork.c` | a new process's kernel stack |
 //! | `migrate` | `mm/migrate.c` | page migration and why a page cannot move |
 //! | `compaction` | `mm/compaction.c` | the migrate and free scanners, deferral, kswapd's and direct compaction |
-//! | `huge_memory` | `mm/huge_memory.c` | transparent hugepages' effect on `min_free_kbytes` |
+//! | `huge_memory` | `mm/huge_memory.c` | transparent hugepages: faults, khugepaged, splits, `min_free_kbytes` |
 //! | `hugetlb` | `mm/hugetlb.c` | growing and emptying the hugetlbfs pool (`nr_hugepages`) |
 //! | `drop_caches` | `fs/drop_caches.c` | `/proc/sys/vm/drop_caches` |
 //! | `page_writeback` | `mm/page-writeback.c`, `lib/flex_proportions.c` | dirty limits, bdi bandwidth, IO-less dirty throttling maths, `write_cache_pages` |
@@ -309,6 +309,10 @@ pub struct Kernel {
     pub reclaim_file_totals: vmscan::ReclaimFileTotals,
     /// Memory cgroups (off when the scenario has none).
     pub memcg: memcontrol::MemCgroups,
+    /// `transparent_hugepage/enabled` as the run has it (`never` on a machine too small).
+    pub thp: huge_memory::ThpEnabled,
+    /// khugepaged's scan list and cursor.
+    pub khugepaged: huge_memory::Khugepaged,
     /// Blocks kernel code holds outside the LRU and the slab, as (first frame, order): the
     /// pages a driver or test module allocated (stress-highalloc's), hugetlbfs's pool.
     /// Their frames carry no state; the invariants count them here.

@@ -674,6 +674,7 @@ fn free_hot_cold_page(k: &mut Kernel, pfn: Pfn, cold: bool) {
     );
     super::trace::mm_page_free(k, pfn, 0);
     super::memcontrol::uncharge_page(k, pfn);
+    super::huge_memory::free_huge_page_frame(k, pfn);
     k.pages.flags[pfn as usize] = 0;
     k.pages.mapping[pfn as usize] = 0;
     k.pages.private[pfn as usize] = 0;

@@ -999,6 +999,8 @@ fn shrink_one_page(
         if !sc.gfp.has(Gfp::IO) {
             return Verdict::Keep;
         }
+        // add_to_swap splits a huge page before it gives one of its pages a slot.
+        super::huge_memory::split_huge_page(k, pfn);
         if !swapfile::add_to_swap(k, pfn) {
             return Verdict::Activate;
         }

@@ -463,10 +463,8 @@ pub struct Procedure {
     /// The CPU's per-page costs of reclaim (the calibration estimates, or a sensitivity
     /// variant of them).
     pub costs: ReclaimCosts,
-    /// `transparent_hugepage/enabled`. The published tables count THP allocations, so the
-    /// machine ran khugepaged; but mmsim models only THP's boot-time raise of
-    /// `min_free_kbytes`, not huge pages themselves, so the default stays `never`
-    /// (`docs/seed-000-procedure.md` §6).
+    /// `transparent_hugepage/enabled`: `always` by default, since the published tables count
+    /// THP faults and khugepaged's collapses (`docs/seed-000-procedure.md` §6).
     pub thp: ThpEnabled,
 }
 
@@ -516,7 +514,7 @@ impl Procedure {
             seed: 1,
             sequential: true,
             costs: ReclaimCosts::default(),
-            thp: ThpEnabled::Never,
+            thp: ThpEnabled::Always,
         }
     }
 
@@ -546,16 +544,13 @@ impl Procedure {
         let mut out = format!(
             "Seed 000 (\"Reduce system disruption due to kswapd followup\" V3): MMTests \
              parallelio, published figures beside simulated ones\n\
-             Procedure: {} MiB RAM ({}), {} CPUs{}; largefile on ext4 on a 7200 rpm disk (sda), \
+             Procedure: {} MiB RAM ({}), {} CPUs, transparent_hugepage/enabled = {}; largefile on ext4 on a 7200 rpm disk (sda), \
              {} GiB of swap on {}; {}; a warm-up, then {} iteration{} per IO step of {} s \
              memcachetest runs, {}.\n",
             self.ram >> 20,
             self.zones_described(),
             self.cpus,
-            match self.thp {
-                ThpEnabled::Never => String::new(),
-                t => format!(", transparent_hugepage/enabled = {}", t.name()),
-            },
+            self.thp.name(),
             self.swap >> 30,
             self.swap_on.describe(),
             self.page_cache_described(),

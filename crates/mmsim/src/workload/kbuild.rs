@@ -24,7 +24,7 @@ use crate::calibration::{
     COPY_PAGE_NS, KBUILD_COMPILE_SIGMA, OPEN_CLOSE_NS, PAGE_SIZE, TOUCH_PAGE_NS,
 };
 use crate::engine::Nanos;
-use crate::mm::memory::{self, Mm, VM_EXEC};
+use crate::mm::memory::{self, Mm, VM_BRK, VM_EXEC};
 use crate::mm::page::Pfn;
 use crate::mm::page_writeback::{balance_dirty_pages_ratelimited_nr, DirtyTask};
 use crate::mm::readahead::{read_page, RaState};
@@ -347,7 +347,7 @@ fn exit_process(k: &mut Kernel, p: Process, parent: usize) {
 
 /// Touch `pages` new anonymous pages of `mm` (a heap). False if the task must exit.
 async fn touch_heap(w: &World, mm: usize, pages: u32, debt: &mut CpuDebt) -> bool {
-    let start = w.borrow_mut().mms[mm].mmap_anon(pages, 0);
+    let start = w.borrow_mut().mms[mm].mmap_anon(pages, VM_BRK);
     touch_new(w, mm, start..start + pages, debt).await
 }
 
@@ -479,7 +479,7 @@ async fn compile(
         // cc1 works on its IR for the whole compile: the heap grows through the first
         // half (parsing, lowering) and every slice of the computing re-reads what is there.
         let pages = (heap / PAGE_SIZE) as u32;
-        let start = w.borrow_mut().mms[mm].mmap_anon(pages, 0);
+        let start = w.borrow_mut().mms[mm].mmap_anon(pages, VM_BRK);
         let mut grown = 0;
         for s in 1..=COMPILE_SLICES {
             let size = pages * s.min(GROW_SLICES) / GROW_SLICES;

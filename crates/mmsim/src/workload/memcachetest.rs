@@ -131,7 +131,9 @@ impl Server {
         // MMTests' item count (memcachetest-bench's MEMCACHETEST_ITEMS).
         let items = (pool / (value_size + PAGE_SIZE)).max(1);
         let layout = ItemLayout::new(items, value_size);
-        let start_vpn = w.borrow_mut().mms[mm].mmap_anon(layout.mapped_pages() as u32, 0);
+        // One mmap per slab page, each next to the last, merged: a heap that grows.
+        let start_vpn = w.borrow_mut().mms[mm]
+            .mmap_anon(layout.mapped_pages() as u32, crate::mm::memory::VM_BRK);
         Server {
             slot_of: vec![u32::MAX; items as usize],
             next_slot: 0,

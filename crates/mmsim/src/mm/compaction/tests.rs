@@ -420,6 +420,22 @@ fn split_free_page_keeps_the_low_watermark_plus_the_block() {
 }
 
 #[test]
+fn isolation_steps_over_a_transparent_huge_page() {
+    // 3.x cannot migrate a THP: the scanner skips its pageblock whole, in any mode.
+    let w = world();
+    let mut k = w.borrow_mut();
+    let (_, _, pfns) = checkerboard(&mut k, 600);
+    let block = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+    k.zones[Z].set_thp(block as Pfn, true);
+    let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::SyncLight);
+    cc.migrate_pfn = block;
+    cc.free_pfn = start_free_pfn(&k.zones[Z]);
+    assert_eq!(isolate_migratepages(&mut k, &mut cc), Isolate::Success);
+    assert!(cc.migratepages.is_empty(), "{:?}", cc.migratepages);
+    assert_eq!(cc.migrate_pfn, block + PAGEBLOCK_NR_PAGES);
+}
+
+#[test]
 fn async_isolation_skips_pageblocks_that_are_not_movable() {
     let w = world();
     let mut k = w.borrow_mut();

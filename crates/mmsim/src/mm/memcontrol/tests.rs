@@ -345,6 +345,40 @@ fn soft_reclaim_eligibility_climbs_the_hierarchy_up_to_the_root() {
     assert!(cg.soft_reclaim_eligible(4, None));
 }
 
+/// A transparent huge page is charged whole or not at all: no batch, one reclaim, no OOM;
+/// a charge no page took is given back.
+#[test]
+fn a_huge_page_is_charged_whole_or_not_at_all() {
+    for (limit, fits) in [(600, true), (300, false)] {
+        let w = kernel_with_group(Some(limit));
+        let w2 = w.clone();
+        crate::sim::run_task(&w, crate::engine::SEC, async move {
+            let r = try_charge_thp(&w2, 1, 512).await;
+            let mut k = w2.borrow_mut();
+            let g = &k.memcg.groups[1];
+            if fits {
+                assert_eq!(r, Ok(()));
+                assert_eq!((g.res.usage, g.memsw.usage, g.stock), (512, 512, 512));
+                cancel_charge(&mut k, 1, 512);
+                let g = &k.memcg.groups[1];
+                assert_eq!((g.res.usage, g.memsw.usage, g.stock), (0, 0, 0));
+            } else {
+                assert_eq!(r, Err(1));
+                assert_eq!((g.res.usage, g.stock), (0, 0));
+                assert!(g.res.failcnt >= 2, "charged twice around one reclaim");
+            }
+        });
+        assert!(w.borrow().oom_kills.is_empty());
+    }
+    // The root group is not charged.
+    let w = kernel_with_group(None);
+    let w2 = w.clone();
+    crate::sim::run_task(&w, crate::engine::SEC, async move {
+        assert_eq!(try_charge_thp(&w2, 0, 512).await, Ok(()));
+        cancel_charge(&mut w2.borrow_mut(), 0, 512);
+    });
+}
+
 /// A test task in group A faulting `pages` anonymous pages of its own mm. Returns how
 /// many faults succeeded.
 fn fault_in_group(w: &crate::mm::World, pages: u32) -> u32 {

@@ -1215,6 +1215,31 @@ fn putback(k: &mut Kernel, list: &PageList) {
 }
 
 #[test]
+fn shrink_page_list_splits_a_huge_page_before_it_swaps_a_page_of_it() {
+    let w = world(256, "3.9");
+    let w2 = w.clone();
+    run_task(&w, 5 * SEC, async move {
+        let w = w2;
+        let (pfns, mut list) = faulted_and_isolated(&w).await;
+        {
+            // The pages' pageblock marked as a huge page, as a THP fault leaves it.
+            let mut k = w.borrow_mut();
+            k.zones[Z].set_thp(pfns[0], true);
+            k.zones[Z].mod_stat(ZoneStat::nr_anon_transparent_hugepages, 1);
+        }
+        let mut sc = sc_at(DEF_PRIORITY, false);
+        let mut st = PageListStats::default();
+        shrink_page_list(&w, Z, &mut sc, &mut list, &mut st).await;
+        let mut k = w.borrow_mut();
+        assert!(k.pages.test(pfns[0], PG_SWAPCACHE));
+        assert!(!k.zones[Z].in_thp(pfns[0]));
+        assert_eq!(k.events.get(VmEvent::thp_split), 1);
+        assert_eq!(k.zones[Z].stat(ZoneStat::nr_anon_transparent_hugepages), 0);
+        putback(&mut k, &list);
+    });
+}
+
+#[test]
 fn shrink_page_list_swaps_out_a_dirty_anon_page_and_frees_it_once_written() {
     let w = world(256, "3.9");
     let w2 = w.clone();
