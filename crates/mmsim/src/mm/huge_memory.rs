@@ -442,7 +442,11 @@ mod tests {
         let w = crate::sim::boot(&s, &kernel, 1).expect("boots");
         let mm = {
             let mut k = w.borrow_mut();
-            k.mms.push(Mm::default());
+            // Mappings start off a 2 MiB boundary, as they mostly do.
+            k.mms.push(Mm {
+                next_vpn: 100,
+                ..Mm::default()
+            });
             k.mms.len() - 1
         };
         (w, mm)
