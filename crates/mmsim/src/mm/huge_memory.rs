@@ -470,7 +470,8 @@ mod tests {
         run_task(&w, SEC, async move {
             assert_eq!(handle_mm_fault_now(&mut w2.borrow_mut(), mm, r + 7), None);
             let cost = handle_mm_fault(&w2, mm, r + 7, true).await.expect("a page");
-            assert!(cost.cpu > HPAGE_PMD_NR as Nanos * TOUCH_PAGE_NS);
+            // A fault, and 512 pages zeroed.
+            assert_eq!(cost.cpu, MINOR_FAULT_NS + 512 * TOUCH_PAGE_NS);
         });
         let k = w.borrow();
         let head = k.mms[mm].pte(r) & PTE_PFN_MASK;
@@ -509,6 +510,22 @@ mod tests {
         k.mms[mm].mmap_anon(HPAGE_PMD_NR * 3 / 2, 0);
         assert_eq!(thp_fault_range(&k, mm, start + 3), Some(start));
         assert_eq!(thp_fault_range(&k, mm, start + HPAGE_PMD_NR + 3), None);
+        assert!(range_none(&k, mm, start));
+        // A mapping that ends where its range ends holds it.
+        let s3 = first_range(k.mms[mm].next_vpn);
+        k.mms[mm].next_vpn = s3;
+        k.mms[mm].mmap_anon(HPAGE_PMD_NR, 0);
+        assert_eq!(thp_fault_range(&k, mm, s3 + HPAGE_PMD_NR - 1), Some(s3));
+        assert!(range_none(&k, mm, s3));
+        k.thp = ThpEnabled::Never;
+        handle_mm_fault_now(&mut k, mm, start + 1).expect("a small page");
+        k.thp = ThpEnabled::Always;
+        assert!(!range_none(&k, mm, start), "a page mapped in it");
+        assert_eq!(
+            thp_fault_range(&k, mm, start + 3),
+            None,
+            "its PMD is not none"
+        );
         // Madvise wants MADV_HUGEPAGE.
         k.thp = ThpEnabled::Madvise;
         assert_eq!(thp_fault_range(&k, mm, start + 3), None);
@@ -545,6 +562,16 @@ mod tests {
         // The first whole range in the heap collapsed; the one the heap has not grown over,
         // and the one holding only old pages, did not.
         assert_eq!(k.events.get(VmEvent::thp_collapse_alloc), 1);
+        // khugepaged copied 512 pages.
+        let kh = (0..k.sched.nr_tasks())
+            .map(|t| crate::engine::TaskId(t as u32))
+            .find(|&t| k.sched.task_name(t) == "khugepaged")
+            .expect("khugepaged runs");
+        let (_, sys) = k.sched.task_times(kh);
+        assert!(
+            (512 * COPY_PAGE_NS..520 * COPY_PAGE_NS).contains(&sys),
+            "{sys}"
+        );
         let head = k.mms[mm].pte(r) & PTE_PFN_MASK;
         assert!(k.zones[k.page_zone(head)].in_thp(head));
         for i in 0..HPAGE_PMD_NR {
@@ -645,6 +672,65 @@ mod tests {
         assert_eq!(k.events.get(VmEvent::thp_fault_alloc), 0);
         assert_eq!(k.events.get(VmEvent::thp_fault_fallback), 1);
         assert_eq!(k.mms[mm].rss, 1);
+    }
+
+    #[test]
+    fn a_group_without_room_for_512_pages_gets_small_pages_and_no_collapse() {
+        use crate::mm::memcontrol::{GroupConfig, MemCgroups};
+        // No swap: the charge's one reclaim cannot take the range's pages away.
+        let (w, _) = boot(1024, 0, ThpEnabled::Always);
+        {
+            let mut k = w.borrow_mut();
+            let group = GroupConfig {
+                name: "A".into(),
+                parent: 0,
+                limit_pages: Some(300),
+                soft_limit_pages: None,
+                use_hierarchy: false,
+                swappiness: None,
+            };
+            let (frames, slots) = (k.pages.len(), k.swap.max as usize);
+            k.memcg = MemCgroups::new(&[group], frames, slots, 60);
+            for z in k.zones.iter_mut() {
+                z.memcg_lruvecs = vec![Default::default(); 1];
+            }
+            k.sched.set_spawn_cgroup(Some(1));
+        }
+        let w2 = w.clone();
+        run_task(&w, 25 * SEC, async move {
+            let w = w2;
+            let (mm, r) = {
+                let mut k = w.borrow_mut();
+                let task = k.sched.current();
+                k.mms.push(Mm {
+                    task: Some(task),
+                    next_vpn: 100,
+                    ..Mm::default()
+                });
+                let mm = k.mms.len() - 1;
+                (mm, first_range(k.mms[mm].mmap_anon(4 * HPAGE_PMD_NR, 0)))
+            };
+            for vpn in r..r + 200 {
+                handle_mm_fault(&w, mm, vpn, true).await.expect("a page");
+            }
+            {
+                let k = w.borrow();
+                // The huge page was allocated, its charge failed: small pages.
+                assert_eq!(k.events.get(VmEvent::thp_fault_alloc), 1);
+                assert_eq!(k.mms[mm].rss, 200);
+                let head = k.mms[mm].pte(r) & PTE_PFN_MASK;
+                assert!(!k.zones[k.page_zone(head)].in_thp(head));
+            }
+            // khugepaged finds the range and allocates, but cannot charge it either.
+            engine::sleep(&w, 21 * SEC).await;
+            let k = w.borrow();
+            assert!(k.events.get(VmEvent::thp_collapse_alloc) >= 1);
+            assert_eq!(k.mms[mm].rss, 200);
+            let head = k.mms[mm].pte(r) & PTE_PFN_MASK;
+            assert!(!k.zones[k.page_zone(head)].in_thp(head));
+            assert!(k.memcg.groups[1].res.usage <= 300);
+            invariants::check(&k).unwrap();
+        });
     }
 
     /// Three populated zones ask for 11 pageblocks each: 67,584 KiB, against the default's
