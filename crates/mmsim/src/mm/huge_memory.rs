@@ -585,6 +585,27 @@ mod tests {
     }
 
     #[test]
+    fn khugepaged_collapses_eight_ranges_a_wake_up() {
+        let (w, mm) = boot(1024, 0, ThpEnabled::Always);
+        {
+            let mut k = w.borrow_mut();
+            let start = k.mms[mm].mmap_anon(21 * HPAGE_PMD_NR, VM_BRK);
+            for vpn in start..start + 20 * HPAGE_PMD_NR {
+                handle_mm_fault_now(&mut k, mm, vpn).expect("a small page");
+            }
+        }
+        let w2 = w.clone();
+        run_task(&w, 20 * SEC, async move {
+            // Its first scan, at boot, finds the heap on its list.
+            engine::sleep(&w2, 5 * SEC).await;
+            assert_eq!(w2.borrow().events.get(VmEvent::thp_collapse_alloc), 8);
+            engine::sleep(&w2, 10 * SEC).await;
+            assert_eq!(w2.borrow().events.get(VmEvent::thp_collapse_alloc), 16);
+        });
+        assert_eq!(huge_pages(&w.borrow()), 16);
+    }
+
+    #[test]
     fn khugepaged_leaves_a_range_with_a_swapped_or_shared_page() {
         let (w, mm) = boot(1024, 64, ThpEnabled::Always);
         let mut k = w.borrow_mut();
