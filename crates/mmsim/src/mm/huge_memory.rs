@@ -585,6 +585,48 @@ mod tests {
     }
 
     #[test]
+    fn khugepaged_walks_its_list_range_by_range_and_drops_exited_mms() {
+        let (w, a) = boot(1024, 0, ThpEnabled::Madvise);
+        let mut k = w.borrow_mut();
+        // mm a: a mapping without MADV_HUGEPAGE, then one with two whole ranges and a
+        // partial one; mm b: two ranges from vpn 0; mm c: exited.
+        k.mms[a].mmap_anon(1000, 0);
+        let v2 = k.mms[a].mmap_anon(3 * HPAGE_PMD_NR + 100, VM_HUGEPAGE);
+        assert_eq!((v2, first_range(v2)), (1116, 1536));
+        k.mms.push(Mm::default());
+        let b = k.mms.len() - 1;
+        k.mms[b].mmap_anon(2 * HPAGE_PMD_NR, VM_HUGEPAGE);
+        k.mms.push(Mm {
+            dead: true,
+            khugepaged: true,
+            ..Mm::default()
+        });
+        let c = k.mms.len() - 1;
+        k.khugepaged.mm_slots = vec![a, b, c];
+        let mut walk = Vec::new();
+        for _ in 0..8 {
+            walk.push(next_scan_range(&mut k));
+        }
+        assert_eq!(
+            walk,
+            vec![
+                (Some((a, 1536)), 1 + HPAGE_PMD_NR),
+                (Some((a, 2048)), HPAGE_PMD_NR),
+                (None, 2),
+                (Some((b, 0)), HPAGE_PMD_NR),
+                (Some((b, 512)), HPAGE_PMD_NR),
+                (None, 1),
+                (None, 1),
+                (Some((a, 1536)), 1 + HPAGE_PMD_NR),
+            ]
+        );
+        assert_eq!(k.khugepaged.mm_slots, vec![a, b]);
+        assert!(!k.mms[c].khugepaged);
+        k.khugepaged.mm_slots.clear();
+        assert_eq!(next_scan_range(&mut k), (None, 0));
+    }
+
+    #[test]
     fn khugepaged_collapses_eight_ranges_a_wake_up() {
         let (w, mm) = boot(1024, 0, ThpEnabled::Always);
         {
