@@ -658,6 +658,30 @@ mod tests {
         }
         assert!(khugepaged_scan_pmd(&k, mm, r));
         let pfn = k.mms[mm].pte(r + 9) & PTE_PFN_MASK;
+        // A page someone holds, or not on the LRU, or a second mapping: no collapse.
+        for flag in [PG_LOCKED, PG_ISOLATED, PG_WRITEBACK] {
+            k.pages.set(pfn, flag);
+            assert!(!khugepaged_scan_pmd(&k, mm, r), "{flag:#x}");
+            k.pages.clear(pfn, flag);
+        }
+        k.pages.clear(pfn, PG_LRU);
+        assert!(!khugepaged_scan_pmd(&k, mm, r), "off the LRU");
+        k.pages.set(pfn, PG_LRU);
+        k.mapcount_add(pfn, 1);
+        assert!(!khugepaged_scan_pmd(&k, mm, r), "mapped twice");
+        k.mapcount_add(pfn, -1);
+        // A swap entry in the range.
+        let pte = k.mms[mm].pte(r + 9);
+        *k.mms[mm].pte_mut(r + 9) = 5;
+        assert!(!khugepaged_scan_pmd(&k, mm, r), "a swap entry");
+        *k.mms[mm].pte_mut(r + 9) = pte;
+        // Referenced by the page flag alone.
+        for vpn in r..r + HPAGE_PMD_NR {
+            *k.mms[mm].pte_mut(vpn) &= !PTE_YOUNG;
+        }
+        assert!(!khugepaged_scan_pmd(&k, mm, r), "nothing referenced");
+        k.pages.set(pfn, PG_REFERENCED);
+        assert!(khugepaged_scan_pmd(&k, mm, r), "PG_referenced");
         assert!(super::super::swapfile::add_to_swap(&mut k, pfn));
         assert!(!khugepaged_scan_pmd(&k, mm, r), "a page in the swap cache");
         // One page only, not referenced: nothing to gain.
@@ -703,6 +727,15 @@ mod tests {
             "exit frees, not splits"
         );
         invariants::check(&k).unwrap();
+        // Invariant 12: a marked pageblock of free frames, or a count that does not match.
+        let zi = k.page_zone(head2);
+        k.zones[zi].set_thp(head2, true);
+        let e = invariants::check(&k).unwrap_err();
+        assert!(e.contains("'transparent huge pages'") && e.contains("not an anonymous page"));
+        k.zones[zi].set_thp(head2, false);
+        k.zones[zi].mod_stat(ZoneStat::nr_anon_transparent_hugepages, 1);
+        let e = invariants::check(&k).unwrap_err();
+        assert!(e.contains("counts 1 huge pages, 0 pageblocks"), "{e}");
     }
 
     #[test]
