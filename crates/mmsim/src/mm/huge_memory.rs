@@ -588,11 +588,14 @@ mod tests {
     fn khugepaged_walks_its_list_range_by_range_and_drops_exited_mms() {
         let (w, a) = boot(1024, 0, ThpEnabled::Madvise);
         let mut k = w.borrow_mut();
-        // mm a: a mapping without MADV_HUGEPAGE, then one with two whole ranges and a
-        // partial one; mm b: two ranges from vpn 0; mm c: exited.
+        // mm a: a mapping without MADV_HUGEPAGE, then one with three whole ranges and 100
+        // pages of a fourth; mm b: two ranges from vpn 0; mm c: exited.
         k.mms[a].mmap_anon(1000, 0);
-        let v2 = k.mms[a].mmap_anon(3 * HPAGE_PMD_NR + 100, VM_HUGEPAGE);
-        assert_eq!((v2, first_range(v2)), (1116, 1536));
+        let v2 = k.mms[a].mmap_anon(4 * HPAGE_PMD_NR + 8, VM_HUGEPAGE);
+        assert_eq!(
+            (v2, first_range(v2), v2 + 4 * HPAGE_PMD_NR + 8),
+            (1116, 1536, 3172)
+        );
         k.mms.push(Mm::default());
         let b = k.mms.len() - 1;
         k.mms[b].mmap_anon(2 * HPAGE_PMD_NR, VM_HUGEPAGE);
@@ -604,7 +607,7 @@ mod tests {
         let c = k.mms.len() - 1;
         k.khugepaged.mm_slots = vec![a, b, c];
         let mut walk = Vec::new();
-        for _ in 0..8 {
+        for _ in 0..9 {
             walk.push(next_scan_range(&mut k));
         }
         assert_eq!(
@@ -612,6 +615,7 @@ mod tests {
             vec![
                 (Some((a, 1536)), 1 + HPAGE_PMD_NR),
                 (Some((a, 2048)), HPAGE_PMD_NR),
+                (Some((a, 2560)), HPAGE_PMD_NR),
                 (None, 2),
                 (Some((b, 0)), HPAGE_PMD_NR),
                 (Some((b, 512)), HPAGE_PMD_NR),
