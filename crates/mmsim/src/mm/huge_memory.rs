@@ -243,14 +243,15 @@ pub fn split_huge_page(k: &mut Kernel, pfn: Pfn) {
     k.count(VmEvent::thp_split, 1);
 }
 
-/// A frame of a huge page is freed (the process exited, or unmapped the range): the
-/// kernel frees the compound page whole, so the pageblock is no longer a huge page.
+/// Frame `pfn` of zone `zi` is freed: if it was part of a huge page (the process exited,
+/// or unmapped the range), the kernel frees the compound page whole, so the pageblock is
+/// no longer a huge page.
 #[inline]
-pub fn free_huge_page_frame(k: &mut Kernel, pfn: Pfn) {
-    let zi = k.page_zone(pfn);
-    if k.zones[zi].in_thp(pfn) {
-        k.zones[zi].set_thp(pfn, false);
-        k.zones[zi].mod_stat(ZoneStat::nr_anon_transparent_hugepages, -1);
+pub fn free_huge_page_frame(k: &mut Kernel, zi: usize, pfn: Pfn) {
+    let z = &mut k.zones[zi];
+    if z.in_thp(pfn) {
+        z.set_thp(pfn, false);
+        z.mod_stat(ZoneStat::nr_anon_transparent_hugepages, -1);
     }
 }
 

@@ -188,6 +188,8 @@ impl Zone {
 
     /// An empty zone spanning `[start, end)`.
     pub fn new(idx: usize, start_pfn: Pfn, end_pfn: Pfn) -> Zone {
+        let pageblocks = ((end_pfn as u64).div_ceil(PAGEBLOCK_NR_PAGES)
+            - (start_pfn as u64 >> PAGEBLOCK_ORDER)) as usize;
         Zone {
             idx,
             start_pfn,
@@ -198,17 +200,8 @@ impl Zone {
             lowmem_reserve: [0; MAX_NR_ZONES],
             free_area: Default::default(),
             // memmap_init_zone: every pageblock starts MOVABLE.
-            pageblock_mt: vec![
-                MIGRATE_MOVABLE as u8;
-                ((end_pfn as u64).div_ceil(PAGEBLOCK_NR_PAGES)
-                    - (start_pfn as u64 >> PAGEBLOCK_ORDER)) as usize
-            ],
-            pageblock_thp: vec![
-                false;
-                ((end_pfn as u64).div_ceil(PAGEBLOCK_NR_PAGES)
-                    - (start_pfn as u64 >> PAGEBLOCK_ORDER))
-                    as usize
-            ],
+            pageblock_mt: vec![MIGRATE_MOVABLE as u8; pageblocks],
+            pageblock_thp: vec![false; pageblocks],
             lruvec: Lruvec::default(),
             memcg_lruvecs: Vec::new(),
             vm_stat: [0; ZoneStat::COUNT],

@@ -674,11 +674,11 @@ fn free_hot_cold_page(k: &mut Kernel, pfn: Pfn, cold: bool) {
     );
     super::trace::mm_page_free(k, pfn, 0);
     super::memcontrol::uncharge_page(k, pfn);
-    super::huge_memory::free_huge_page_frame(k, pfn);
     k.pages.flags[pfn as usize] = 0;
     k.pages.mapping[pfn as usize] = 0;
     k.pages.private[pfn as usize] = 0;
     let zi = k.page_zone(pfn);
+    super::huge_memory::free_huge_page_frame(k, zi, pfn);
     let cpu = k.sched.this_cpu() as usize;
     if cpu >= k.zones[zi].pageset.len() {
         return free_one_page(k, pfn, 0);
