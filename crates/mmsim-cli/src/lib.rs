@@ -148,6 +148,10 @@ enum Command {
         /// (docs/seed-000-procedure.md §7).
         #[arg(long, value_name = "SIZE", value_parser = parse_page_cache)]
         page_cache: Option<u64>,
+        /// parallelio: no daemons run the active part of that page cache as their program
+        /// text; it stays unmapped (docs/seed-000-procedure.md §7).
+        #[arg(long)]
+        no_daemons: bool,
         /// transparent_hugepage/enabled: always (the default, what the published THP counts
         /// imply), madvise or never (docs/seed-000-procedure.md §6, docs/seed-004.md).
         #[arg(long, value_name = "MODE", value_parser = ["always", "madvise", "never"])]
@@ -425,6 +429,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             seed,
             pci_hole,
             page_cache,
+            no_daemons,
             thp,
             jobs,
             json: json_path,
@@ -445,6 +450,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 (seed.is_some(), "--seed"),
                 (pci_hole.is_some(), "--pci-hole"),
                 (page_cache.is_some(), "--page-cache"),
+                (no_daemons, "--no-daemons"),
                 (thp.is_some(), "--thp"),
                 (html.is_some(), "--html"),
             ];
@@ -559,6 +565,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             p.seed = seed.unwrap_or(p.seed);
             p.pci_hole = pci_hole.unwrap_or(p.pci_hole);
             p.page_cache = page_cache.unwrap_or(p.page_cache);
+            p.daemons = !no_daemons;
             use mmsim::mm::huge_memory::ThpEnabled;
             p.thp = match thp.as_deref() {
                 Some("always") => ThpEnabled::Always,

@@ -279,6 +279,13 @@ fn reproduce_parallelio_fast_is_the_same_at_any_thread_count_and_judges_every_cl
     let (code, _, err) = mmsim(&["reproduce", "stress-highalloc", "--page-cache", "1M"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--page-cache"), "{err}");
+    let (code, _, err) = mmsim(&["reproduce", "nowriteback", "--no-daemons"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--no-daemons does not apply"), "{err}");
+    assert!(
+        one.contains("(25 MiB active, the text the system's daemons run every 10 s)"),
+        "{one}"
+    );
     for row in [
         "Ops memcachetest-0M",
         "Kswapd efficiency",
@@ -708,7 +715,7 @@ fn messages_name_what_is_wrong() {
     );
     let (code, _, err) = mmsim(&["validate", &f]);
     assert_eq!(code, 2);
-    assert!(err.contains("\"micro\" or \"sync\""), "{err}");
+    assert!(err.contains("\"sync\" or \"daemons\""), "{err}");
     let ex = "examples/kswapd-balance.toml";
     for (args, says) in [
         (

@@ -111,7 +111,8 @@ pub fn host_memory_estimate(scenario: &Scenario) -> u64 {
                 mapped += pages(p.pool);
                 file += pages(p.steps.iter().copied().max().unwrap_or(0));
             }
-            WorkloadKind::Sync | WorkloadKind::Highalloc(_) => {}
+            // The daemons' text is the boot's page cache, counted with it.
+            WorkloadKind::Sync | WorkloadKind::Highalloc(_) | WorkloadKind::Daemons(_) => {}
             WorkloadKind::SimpleWriteback(p) => file += pages(p.size),
             WorkloadKind::Fsmark(p) => {
                 file += pages(p.files * p.file_size * u64::from(p.iterations));
@@ -330,6 +331,7 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         k.old_wb.fast_ramp_up(dirty_total);
     }
     let root = super_block::mount(&mut k, "/");
+    debug_assert_eq!(root, super_block::ROOT_SB);
     super_block::populate(&mut k, root, scenario.slab.files);
     let w: World = Rc::new(RefCell::new(k));
     let w2 = w.clone();
@@ -674,6 +676,13 @@ fn spawn_workload_tasks(w: &World, wl: &crate::scenario::Workload) {
             });
             w.borrow_mut().mms[mm].task = Some(t);
         }
+        WorkloadKind::Daemons(p) => {
+            let t = w.borrow_mut().sched.spawn(&wl.name, async move {
+                workload::delay_start(&w2, idx, start).await;
+                workload::daemons::run(w2, idx, mm, p).await;
+            });
+            w.borrow_mut().mms[mm].task = Some(t);
+        }
         WorkloadKind::Parallelio(p) => {
             let bdi = w
                 .borrow()
@@ -991,6 +1000,7 @@ fn state_note(kind: &WorkloadKind, st: &WorkloadStats, end: Nanos) -> Option<Str
         WorkloadKind::Micro(_) => "tests done",
         WorkloadKind::Highalloc(_) => "attempts made",
         WorkloadKind::Kbuild(_) => "units compiled",
+        WorkloadKind::Daemons(_) => "pages of text run",
         _ => "pages touched",
     };
     let unfinished_io = matches!(
@@ -1079,6 +1089,7 @@ pub fn summarise(
             }
             WorkloadKind::Micro(_) => m.extend(workload::micro::extract(&st.micro)),
             WorkloadKind::Sync => opt("sync_seconds", io_secs),
+            WorkloadKind::Daemons(_) => opt("runs", Some(st.passes as f64)),
             WorkloadKind::Kbuild(_) => {
                 if let Some(kb) = &st.kbuild {
                     let n = kb.builds.len().max(1) as f64;

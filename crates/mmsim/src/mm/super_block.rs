@@ -25,7 +25,13 @@ pub struct SuperBlock {
     pub nr_deferred: u64,
     /// Its root dentry (`s_root`), pinned by the mount.
     pub root: u32,
+    /// The files whose pages boot left in the page cache ([`cache_boot_pages`]), in the
+    /// order it filled them: those with active pages first.
+    pub boot_files: Vec<u32>,
 }
+
+/// The system's root filesystem, mounted first.
+pub const ROOT_SB: u32 = 0;
 
 /// What a reclaimer's `shrink_slab` call carries through the shrinkers.
 #[derive(Clone, Copy, Debug)]
@@ -87,17 +93,27 @@ pub fn populate(k: &mut Kernel, sb: u32, n: u64) {
 /// and 1 MiB (`docs/seed-000-procedure.md` §7).
 pub const BOOT_FILE_PAGES: u64 = 8;
 
+/// Pages per file of the active part of that page cache, the text of programs that keep
+/// running (1 MiB). Estimate from the era's binaries: what such text weighs lies mostly
+/// in shared libraries and daemons of 0.5-2 MiB (glibc's `libc.so` and `libm.so`,
+/// `libperl.so`, OpenSSL's `libcrypto.so`, `bash`, `sshd`), beside a few small tools
+/// (`vmstat`, `iostat`, `top`). Larger than mmap read-around's 128 KiB window, as seed
+/// 000's Sector Reads per major fault imply (`docs/seed-000-procedure.md` §7).
+pub const BOOT_TEXT_FILE_PAGES: u64 = 256;
+
 /// The page cache boot left (`[slab] page_cache`): `pages` clean, up-to-date pages of the
-/// system's files on superblock `sb`, whose blocks lie on device `bdi`,
-/// [`BOOT_FILE_PAGES`] per file, taken by the first of `populate`'s cached inodes in turn.
-/// The first `active` pages go onto the active file list (used again since boot), the
-/// rest onto the inactive one. Pages come from the free lists in zonelist order, as boot's
+/// system's files on superblock `sb`, whose blocks lie on device `bdi`, taken by the
+/// first of `populate`'s cached inodes in turn. The first `active` pages, in files of
+/// [`BOOT_TEXT_FILE_PAGES`], go onto the active file list (used again since boot); the
+/// rest, in files of [`BOOT_FILE_PAGES`], onto the inactive one. Pages come from the free lists in zonelist order, as boot's
 /// allocations do: the highest zone first, down to its low watermark. Returns the pages
 /// cached, fewer than asked only if the free lists ran out.
 pub fn cache_boot_pages(k: &mut Kernel, sb: u32, bdi: usize, pages: u64, active: u64) -> u64 {
     use super::page::{Lru, PG_ACTIVE, PG_UPTODATE};
     use super::page_alloc::{alloc_flags, get_page_from_freelist};
-    let files = pages.div_ceil(BOOT_FILE_PAGES) as usize;
+    let active = active.min(pages);
+    let files = (active.div_ceil(BOOT_TEXT_FILE_PAGES) + (pages - active).div_ceil(BOOT_FILE_PAGES))
+        as usize;
     let root = k.super_blocks[sb as usize].root;
     let root_inode = k.dcache.dentries[root as usize].inode;
     let inodes: Vec<u32> = (0..k.icache.inodes.len() as u32)
@@ -109,7 +125,11 @@ pub fn cache_boot_pages(k: &mut Kernel, sb: u32, bdi: usize, pages: u64, active:
         .collect();
     let mut cached = 0;
     for (f, &vi) in inodes.iter().enumerate() {
-        let n = BOOT_FILE_PAGES.min(pages - cached);
+        let n = if cached < active {
+            BOOT_TEXT_FILE_PAGES.min(active - cached)
+        } else {
+            BOOT_FILE_PAGES.min(pages - cached)
+        };
         let ino = inode::new_file(k, &format!("boot-file{f}"), bdi);
         let sector = k.bdis[bdi].next_free_sector;
         k.bdis[bdi].next_free_sector += n * super::backing_dev::PAGE_SECTORS as u64;
@@ -117,6 +137,7 @@ pub fn cache_boot_pages(k: &mut Kernel, sb: u32, bdi: usize, pages: u64, active:
         k.inodes[ino].add_extent(0, sector, n);
         k.icache.inodes[vi as usize].file = ino as u32;
         k.inodes[ino].vfs = vi;
+        k.super_blocks[sb as usize].boot_files.push(ino as u32);
         for index in 0..n {
             let Some(pfn) =
                 get_page_from_freelist(k, Gfp::HIGHUSER_MOVABLE, 0, alloc_flags::WMARK_LOW)

@@ -15,7 +15,8 @@ use crate::presets;
 use crate::report::timeseries::TimeSeries;
 use crate::report::RunResult;
 use crate::scenario::{
-    BlockDevice, Machine, ParallelioParams, RunParams, Scenario, SlabParams, Workload, WorkloadKind,
+    BlockDevice, DaemonsParams, Machine, ParallelioParams, RunParams, Scenario, SlabParams,
+    Workload, WorkloadKind,
 };
 use crate::sim::{self, RunOptions, SimError};
 
@@ -445,6 +446,10 @@ pub struct Procedure {
     /// perl and the monitors, the toolchain of the warm-up's builds); `--page-cache`
     /// sets it, 0 for none.
     pub page_cache: u64,
+    /// The system's daemons (MMTests' monitors, sshd, the shells) run the active part of
+    /// that page cache as their program text every 10 s (`workload::daemons`,
+    /// `docs/seed-000-procedure.md` §7); `--no-daemons` leaves it unmapped.
+    pub daemons: bool,
     /// memcachetest's run per iteration (`MEMCACHETEST_DURATION`, 200 s).
     pub duration: Nanos,
     /// Iterations per IO step. MMTests' public config says 5 (`PARALLELIO_ITERATIONS`),
@@ -509,6 +514,7 @@ impl Procedure {
             swap_on: SwapOn::TestDisk,
             pci_hole: 0,
             page_cache: 100 << 20,
+            daemons: true,
             duration: 200 * SEC,
             iterations: 1,
             seed: 1,
@@ -538,6 +544,7 @@ impl Procedure {
             seed: self.seed,
             pci_hole: self.pci_hole,
             page_cache: self.page_cache,
+            daemons: self.daemons,
             thp: self.thp,
             ..Procedure::published()
         };
@@ -600,6 +607,7 @@ impl Procedure {
             "pci_hole_bytes": self.pci_hole,
             "page_cache_bytes": self.page_cache,
             "page_cache_active_bytes": self.page_cache_active(),
+            "daemons": self.runs_daemons(),
             "transparent_hugepage": self.thp.name(),
             "run_seconds": self.duration / SEC,
             "iterations": self.iterations,
@@ -614,11 +622,21 @@ impl Procedure {
             "no page cache left by boot".into()
         } else {
             format!(
-                "{} MiB of page cache left by boot ({} MiB active) on sda's root filesystem",
+                "{} MiB of page cache left by boot ({} MiB active, {}) on sda's root filesystem",
                 self.page_cache >> 20,
-                self.page_cache_active() >> 20
+                self.page_cache_active() >> 20,
+                if self.runs_daemons() {
+                    "the text the system's daemons run every 10 s"
+                } else {
+                    "run by no program"
+                }
             )
         }
+    }
+
+    /// Whether the daemons run: asked for, and there is active page cache to run.
+    pub fn runs_daemons(&self) -> bool {
+        self.daemons && self.page_cache_active() > 0
     }
 
     /// The active part of the boot's page cache: a quarter (estimate, §7).
@@ -740,7 +758,7 @@ impl Procedure {
                 page_cache_active: self.page_cache_active(),
                 ..Default::default()
             },
-            workloads: vec![Workload {
+            workloads: std::iter::once(Workload {
                 name: "parallelio".into(),
                 start: 0,
                 cgroup: None,
@@ -756,7 +774,19 @@ impl Procedure {
                     steps,
                     warmup,
                 }),
-            }],
+            })
+            .chain(self.runs_daemons().then(|| Workload {
+                name: "daemons".into(),
+                start: 0,
+                cgroup: None,
+                cpus: Vec::new(),
+                background: true,
+                kind: WorkloadKind::Daemons(DaemonsParams {
+                    text: self.page_cache_active(),
+                    interval: DaemonsParams::INTERVAL,
+                }),
+            }))
+            .collect(),
             cgroups: Vec::new(),
         }
     }
@@ -1193,8 +1223,8 @@ mod tests {
     use super::*;
 
     /// The published machine has 100 MiB of page cache from boot, a quarter of it
-    /// active, which its scenario carries and its description names; another size is not
-    /// a different procedure (no caveat), and 0 is said as none.
+    /// active and run by the daemons, which its scenario carries and its description
+    /// names; another size is not a different procedure (no caveat), and 0 is said as none.
     #[test]
     fn the_machine_has_the_page_cache_its_boot_left_and_says_so() {
         let p = Procedure::published();
@@ -1204,13 +1234,34 @@ mod tests {
             (s.slab.page_cache, s.slab.page_cache_active),
             (100 << 20, 25 << 20)
         );
+        let daemons = WorkloadKind::Daemons(DaemonsParams {
+            text: 25 << 20,
+            interval: 10 * SEC,
+        });
+        assert_eq!(s.workloads.len(), 2);
+        assert_eq!(
+            (&s.workloads[1].kind, s.workloads[1].background),
+            (&daemons, true)
+        );
         let d = p.describe();
         assert!(
             d.contains(
-                "; 100 MiB of page cache left by boot (25 MiB active) on sda's root filesystem;"
+                "; 100 MiB of page cache left by boot (25 MiB active, the text the system's \
+                 daemons run every 10 s) on sda's root filesystem;"
             ),
             "{d}"
         );
+        assert_eq!(p.to_json()["daemons"], true);
+        // --no-daemons: the same cache, unmapped, said so; not a different procedure.
+        let idle = Procedure {
+            daemons: false,
+            ..Procedure::published()
+        };
+        assert_eq!(idle.scenario(Run::Sequential).workloads.len(), 1);
+        let d = idle.describe();
+        assert!(d.contains("(25 MiB active, run by no program)"), "{d}");
+        assert!(!d.contains("Caveat"), "{d}");
+        assert_eq!(idle.to_json()["daemons"], false);
         let none = Procedure {
             page_cache: 0,
             ..Procedure::published()
@@ -1219,6 +1270,9 @@ mod tests {
         assert!(d.contains("; no page cache left by boot;"), "{d}");
         assert!(!d.contains("Caveat"), "{d}");
         assert_eq!(none.scenario(Run::Sequential).slab.page_cache, 0);
+        // No active page cache, no daemons to run it.
+        assert_eq!(none.scenario(Run::Sequential).workloads.len(), 1);
+        assert!(!none.runs_daemons());
         let other = Procedure {
             page_cache: 6 << 20,
             ..Procedure::published()

@@ -409,6 +409,25 @@ pub enum WorkloadKind {
     /// `type = "sync"`: one `sync(2)` at `start`: every dirty page of every file written
     /// and waited for (NFS: committed).
     Sync,
+    /// `type = "daemons"`: the system's long-running programs, one process that maps
+    /// `text` bytes of the boot's page cache (its active part first) as executable and runs
+    /// all of it every `interval`; it never finishes (see [`DaemonsParams`]).
+    Daemons(DaemonsParams),
+}
+
+/// `type = "daemons"`: MMTests' monitors, sshd and the shells as one process
+/// (`workload::daemons`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DaemonsParams {
+    /// Bytes of program text, whole pages, at most `[slab] page_cache_active`.
+    pub text: u64,
+    /// How often the programs run: MMTests' MONITOR_UPDATE_FREQUENCY.
+    pub interval: Nanos,
+}
+
+impl DaemonsParams {
+    /// MMTests' monitors sample every 10 s (`mmtests.md` §4).
+    pub const INTERVAL: Nanos = 10_000_000_000;
 }
 
 /// `type = "simple-writeback"`: MMTests' simple-writeback (`mmtests.md` §6.4). For each CPU

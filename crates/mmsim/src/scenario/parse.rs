@@ -306,7 +306,17 @@ fn resolve(cx: &Cx<'_>, entries: &[tree::Entry], name: &str) -> Res<Scenario> {
 
     let swap_size = swap.as_ref().map_or(0, |s| s.size);
     let workloads = match opt(&root, "workload") {
-        Some(item) => workloads::workloads(cx, &item, ram, swap_size, cpus, &devices, &cgroups)?,
+        Some(item) => {
+            let host = workloads::Host {
+                ram,
+                swap: swap_size,
+                ncpus: cpus,
+                devices: &devices,
+                cgroups: &cgroups,
+                page_cache_active: slab.page_cache_active,
+            };
+            workloads::workloads(cx, &item, &host)?
+        }
         None => Vec::new(),
     };
 

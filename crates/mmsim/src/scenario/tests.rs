@@ -2199,3 +2199,61 @@ fn kbuild_takes_the_median_cpu_time_of_a_compile() {
     ));
     assert_err(&e, "workload[0].compile_cpu", 10, "greater than 0");
 }
+
+// ----------------------------------------------------------------------------------------
+// The daemons.
+
+const DAEMONS_MACHINE: &str = "[machine]\nram = \"4G\"\n[[device]]\nname = \"sda\"\ntype = \"hdd\"\nfilesystem = \"ext4\"\n[slab]\npage_cache = \"100M\"\npage_cache_active = \"25M\"\n";
+
+/// The (text, interval) of a daemons workload with `keys`, on [`DAEMONS_MACHINE`].
+fn daemons_with(keys: &str) -> (u64, u64) {
+    let s = ok(&format!(
+        "{DAEMONS_MACHINE}[[workload]]\ntype = \"daemons\"\n{keys}"
+    ));
+    let w = &s.workloads[0];
+    assert_eq!(w.name, "daemons");
+    assert!(w.background, "the daemons never finish");
+    match &w.kind {
+        WorkloadKind::Daemons(p) => (p.text, p.interval),
+        other => panic!("not daemons: {other:?}"),
+    }
+}
+
+#[test]
+fn daemons_run_all_of_the_active_page_cache_every_10s_in_the_background() {
+    assert_eq!(daemons_with(""), (25 * M, 10 * S));
+    let keys = "text = \"10M\"\ninterval = \"2s\"\nbackground = true\n";
+    assert_eq!(daemons_with(keys), (10 * M, 2 * S));
+    // All of the active part is the bound, inclusive; sizes round down to pages.
+    assert_eq!(daemons_with("text = 26218495\n"), (25 * M, 10 * S));
+}
+
+#[test]
+fn daemons_need_active_page_cache_a_positive_interval_and_the_background() {
+    let daemons_err = |keys: &str| {
+        err(&format!(
+            "{DAEMONS_MACHINE}[[workload]]\ntype = \"daemons\"\n{keys}"
+        ))
+    };
+    for (keys, key, says) in [
+        (
+            "text = \"26M\"\n",
+            "text",
+            "at most [slab] page_cache_active",
+        ),
+        ("text = \"1K\"\n", "text", "at least a page"),
+        ("interval = \"0s\"\n", "interval", "greater than 0"),
+        ("background = false\n", "background", "never finish"),
+    ] {
+        assert_err(&daemons_err(keys), &format!("workload[0].{key}"), 12, says);
+    }
+    let e = daemons_err("intervall = \"5s\"\n");
+    assert_eq!(e.suggestion.as_deref(), Some("interval"), "{e}");
+    let e = err("[machine]\nram = \"4G\"\n[[workload]]\ntype = \"daemons\"\n");
+    assert_eq!(e.key, "workload[0].type", "{e}");
+    assert!(e.message.contains("set [slab] page_cache"), "{e}");
+    let e = err(&format!(
+        "{DAEMONS_MACHINE}[[workload]]\ntype = \"deamons\"\n"
+    ));
+    assert_eq!(e.suggestion.as_deref(), Some("daemons"), "{e}");
+}

@@ -3,6 +3,7 @@
 //! takes faults through the kernel.
 
 pub mod cat;
+pub mod daemons;
 pub mod dd;
 pub mod fsmark;
 pub mod highalloc;

@@ -7,7 +7,9 @@ use super::*;
 use crate::engine::SEC;
 use crate::mm::dcache::{self, DCACHE_LRU, DCACHE_REFERENCED};
 use crate::mm::inode::{self, I_DIRTY_PAGES, I_LRU, I_REFERENCED};
-use crate::mm::page::{PG_DIRTY, PG_LOCKED, PG_LRU, PG_RECLAIM, PG_UPTODATE, PG_WRITEBACK};
+use crate::mm::page::{
+    PG_ACTIVE, PG_DIRTY, PG_LOCKED, PG_LRU, PG_RECLAIM, PG_UPTODATE, PG_WRITEBACK,
+};
 use crate::mm::super_block::{self, PruneCx};
 use crate::mm::{filemap, invariants, namei};
 use crate::sim::{add_test_disk, run_task};
@@ -459,7 +461,7 @@ fn a_stolen_inode_behind_others_waits_and_busy_pages_are_kept() {
 /// cannot drop to the inactive tail (`lru_deactivate_fn`: `pgdeactivate`, `pgrotated`).
 #[test]
 fn deactivate_page_sends_a_clean_page_to_the_inactive_tail_and_a_dirty_one_to_its_head() {
-    use crate::mm::page::{Lru, PG_ACTIVE, PG_REFERENCED};
+    use crate::mm::page::{Lru, PG_REFERENCED};
     use crate::mm::swap::{add_page_to_lru_list, deactivate_page, del_page_from_lru_list};
     let w = machine(0);
     add_test_disk(&w, "sda", "ext4");
@@ -824,10 +826,11 @@ fn each_superblock_shrinker_is_traced_at_its_own_address() {
     );
 }
 
-/// `[slab] page_cache`: boot leaves clean, up-to-date pages of the system's files, 32 KiB
-/// per file, allocated as boot allocates (Normal first), the active part on the active
-/// file list; each file hangs off one of the root filesystem's cached inodes, its blocks
-/// on the first disk. Pruning those inodes steals the pages (§6, §7).
+/// `[slab] page_cache`: boot leaves clean, up-to-date pages of the system's files,
+/// allocated as boot allocates (Normal first), the active part on the active file list in
+/// files of 1 MiB (program text), the rest in files of 32 KiB; each file hangs off one of
+/// the root filesystem's cached inodes, its blocks on the first disk. Pruning those
+/// inodes steals the pages (§6, §7).
 #[test]
 fn the_page_cache_boot_left_lies_in_normal_and_goes_with_its_inodes() {
     let mut s = crate::sim::scenario_for_test(4608, 0);
@@ -850,15 +853,25 @@ fn the_page_cache_boot_left_lies_in_normal_and_goes_with_its_inodes() {
     let files: Vec<usize> = (0..k.inodes.len())
         .filter(|&f| k.inodes[f].name.starts_with("boot-file"))
         .collect();
-    assert_eq!(files.len(), 32);
-    for &f in &files {
+    // The active 64 pages in one text file (a quarter of BOOT_TEXT_FILE_PAGES), then 24
+    // files of 8; the superblock lists them in that order.
+    assert_eq!(files.len(), 25);
+    let listed: Vec<usize> = k.super_blocks[0]
+        .boot_files
+        .iter()
+        .map(|&f| f as usize)
+        .collect();
+    assert_eq!(listed, files);
+    for (i, &f) in files.iter().enumerate() {
         let file = &k.inodes[f];
-        assert_eq!((file.nrpages, file.bdi), (8, 0));
+        let n = if i == 0 { 64 } else { 8 };
+        assert_eq!((file.nrpages, file.bdi), (n, 0));
         let vi = &k.icache.inodes[file.vfs as usize];
         assert_eq!((vi.sb, vi.file), (0, f as u32), "a root inode holds it");
-        for index in 0..8 {
+        for index in 0..n {
             let pfn = filemap::find_get_page(&k, f, index).expect("cached");
             assert!(k.pages.test(pfn, PG_UPTODATE) && !k.pages.test(pfn, PG_DIRTY));
+            assert_eq!(k.pages.test(pfn, PG_ACTIVE), i == 0);
         }
     }
     invariants::check(&k).expect("invariants");

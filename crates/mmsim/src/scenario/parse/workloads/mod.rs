@@ -3,6 +3,7 @@
 //! workload's type; it also checks the workloads' memory together against RAM + swap and
 //! gives unnamed ones their default names.
 
+mod daemons;
 mod files;
 mod fsmark;
 mod highalloc;
@@ -36,27 +37,36 @@ const WORKLOAD_TYPES: &[&str] = &[
     "fsmark",
     "micro",
     "sync",
+    "daemons",
 ];
 const COMMON_WORKLOAD_KEYS: &[&str] = &["type", "name", "start", "cgroup", "cpus", "background"];
 
+/// What the workloads run on: the rest of the scenario, parsed before them.
+pub(super) struct Host<'a> {
+    /// RAM in bytes.
+    pub ram: u64,
+    /// Swap in bytes.
+    pub swap: u64,
+    /// CPUs.
+    pub ncpus: u32,
+    /// The `[[device]]`s.
+    pub devices: &'a [BlockDevice],
+    /// The `[[cgroup]]`s.
+    pub cgroups: &'a [CgroupSpec],
+    /// `[slab] page_cache_active`: the boot's page cache that programs run from.
+    pub page_cache_active: u64,
+}
+
 /// The `[[workload]]` tables, checked together against RAM + swap and for unique names.
-pub(super) fn workloads(
-    cx: &Cx<'_>,
-    item: &Item<'_>,
-    ram: u64,
-    swap: u64,
-    ncpus: u32,
-    devices: &[BlockDevice],
-    cgroups: &[CgroupSpec],
-) -> Res<Vec<Workload>> {
-    let limit = u128::from(ram) + u128::from(swap);
+pub(super) fn workloads(cx: &Cx<'_>, item: &Item<'_>, host: &Host<'_>) -> Res<Vec<Workload>> {
+    let limit = u128::from(host.ram) + u128::from(host.swap);
     let mut total: u128 = 0;
     let mut out: Vec<Workload> = Vec::new();
     // The explicit name of each workload, if it has one.
     let mut explicit: Vec<Option<String>> = Vec::new();
     for t in array_of_tables(cx, item, "workload")? {
         let t = t?;
-        let (w, mem_item, mem, name) = workload(cx, &t, ram, ncpus, devices, cgroups)?;
+        let (w, mem_item, mem, name) = workload(cx, &t, host)?;
         total += u128::from(mem);
         if total > limit {
             let (span, key) = match mem_item {
@@ -117,6 +127,7 @@ fn assign_names(out: &mut [Workload], explicit: &[Option<String>]) {
             WorkloadKind::SimpleWriteback(_) => "simple-writeback",
             WorkloadKind::Fsmark(_) => "fsmark",
             WorkloadKind::Micro(_) => "micro",
+            WorkloadKind::Daemons(_) => "daemons",
         };
         let idx = match next.iter().position(|(t, _)| *t == ty) {
             Some(i) => i,
@@ -180,11 +191,15 @@ type NameSource<'a> = Option<(String, Option<&'a Range<usize>>)>;
 fn workload<'a>(
     cx: &Cx<'_>,
     t: &Table<'a>,
-    ram: u64,
-    ncpus: u32,
-    devices: &[BlockDevice],
-    cgroups: &[CgroupSpec],
+    host: &Host<'_>,
 ) -> Res<(Workload, MemSource<'a>, u64, NameSource<'a>)> {
+    let Host {
+        ram,
+        ncpus,
+        devices,
+        cgroups,
+        ..
+    } = *host;
     let ty_item = t.required(
         cx,
         "type",
@@ -198,7 +213,7 @@ fn workload<'a>(
             quoted_list(WORKLOAD_TYPES)
         ),
     )?;
-    const TYPES: [(&str, &[&str]); 13] = [
+    const TYPES: [(&str, &[&str]); 14] = [
         ("memcachetest", memcachetest::KEYS),
         ("mem_eater", mem_eater::KEYS),
         ("dd", files::DD_KEYS),
@@ -212,6 +227,7 @@ fn workload<'a>(
         ("fsmark", fsmark::FSMARK_KEYS),
         ("micro", fsmark::MICRO_KEYS),
         ("sync", &[]),
+        ("daemons", daemons::KEYS),
     ];
     let Some(&(_, own)) = TYPES.iter().find(|(name, _)| *name == ty) else {
         let e = ty_item.fail(
@@ -307,13 +323,29 @@ fn workload<'a>(
         ),
         "fsmark" => (fsmark::fsmark(cx, t, ram, devices)?, None, 0),
         "micro" => fsmark::micro(cx, t, ram, devices)?,
+        "daemons" => (daemons::daemons(cx, t, host.page_cache_active)?, None, 0),
         _ => (files::dd(cx, t, devices)?, None, 0),
     };
     let cpus = match opt(t, "cpus") {
         Some(item) => cpu_list(cx, &item, ncpus)?,
         None => Vec::new(),
     };
-    let background = boolean(cx, t, "background")?.unwrap_or(false);
+    // The daemons never finish: a run that waits for the workloads does not wait for them.
+    let background = match kind {
+        WorkloadKind::Daemons(_) => {
+            if let Some(item) = opt(t, "background") {
+                if boolean(cx, t, "background")? == Some(false) {
+                    return Err(item.fail(
+                        cx,
+                        "the daemons never finish, so they always run in the background; \
+                         leave `background` out",
+                    ));
+                }
+            }
+            true
+        }
+        _ => boolean(cx, t, "background")?.unwrap_or(false),
+    };
     let w = Workload {
         name: name.as_ref().map_or_else(String::new, |(n, _)| n.clone()),
         start,
