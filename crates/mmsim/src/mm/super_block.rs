@@ -105,9 +105,10 @@ pub const BOOT_TEXT_FILE_PAGES: u64 = 256;
 /// system's files on superblock `sb`, whose blocks lie on device `bdi`, taken by the
 /// first of `populate`'s cached inodes in turn. The first `active` pages, in files of
 /// [`BOOT_TEXT_FILE_PAGES`], go onto the active file list (used again since boot); the
-/// rest, in files of [`BOOT_FILE_PAGES`], onto the inactive one. Pages come from the free lists in zonelist order, as boot's
-/// allocations do: the highest zone first, down to its low watermark. Returns the pages
-/// cached, fewer than asked only if the free lists ran out.
+/// rest, in files of [`BOOT_FILE_PAGES`], onto the inactive one. Pages come from the free
+/// lists in zonelist order, as boot's allocations do: the highest zone first, down to its
+/// low watermark. Returns the pages cached, fewer than asked only if the free lists ran
+/// out.
 pub fn cache_boot_pages(k: &mut Kernel, sb: u32, bdi: usize, pages: u64, active: u64) -> u64 {
     use super::page::{Lru, PG_ACTIVE, PG_UPTODATE};
     use super::page_alloc::{alloc_flags, get_page_from_freelist};

@@ -160,10 +160,16 @@ mod tests {
             .map(|z| z.stat(ZoneStat::nr_active_file))
             .sum();
         assert!(active >= 2048, "{active} active file pages");
+        drop(k);
+        // A run every second for 60 s, each over all 2048 pages (the `runs` metric).
+        let mut k = w.borrow_mut();
+        let st = crate::workload::stats(&mut k, mm);
+        assert!((59..=61).contains(&st.passes), "{} runs", st.passes);
+        assert_eq!((st.progress, st.progress_total), (2048, 2048));
     }
 
     /// `map_text` takes the boot's files in order, text first, up to the pages asked for,
-    /// pins each file's dentry once, and passes over a file whose inode is gone.
+    /// and pins each file's dentry once per mapping.
     #[test]
     fn map_text_takes_the_boots_files_in_order_and_pins_each_once() {
         let w = crate::sim::boot_for_test(256, 0, "3.9");
@@ -205,5 +211,83 @@ mod tests {
         assert_eq!(pinned.len(), 40);
         assert_eq!(k.dcache.dentries[pinned[0] as usize].d_count, 2);
         assert_eq!(k.dcache.dentries[pinned[39] as usize].d_count, 1);
+    }
+
+    /// A file the superblock's shrinker took before the daemons started is passed over:
+    /// its dentry gone (the inode waits on the inode LRU), or its inode gone too.
+    #[test]
+    fn map_text_passes_over_files_the_shrinker_took() {
+        use crate::mm::super_block::{prune_super, PruneCx};
+        let w = crate::sim::boot_for_test(256, 0, "3.9");
+        crate::sim::add_test_disk(&w, "sda", "ext4");
+        let mut k = w.borrow_mut();
+        crate::mm::super_block::cache_boot_pages(&mut k, ROOT_SB, 0, 600, 300);
+        let files = k.super_blocks[ROOT_SB as usize].boot_files.clone();
+        let mut cx = PruneCx {
+            gfp: crate::mm::Gfp::KERNEL,
+            kswapd: true,
+            cpu: 0,
+            reap: 0,
+        };
+        // Whether a file still has its inode, and whether that inode still has a dentry.
+        let state = |k: &Kernel, f: u32| {
+            let vi = k.inodes[f as usize].vfs;
+            let dentry = vi != NIL && k.dcache.dentries.iter().any(|d| d.live() && d.inode == vi);
+            (vi != NIL, dentry)
+        };
+        // map_text maps exactly the files whose inode and dentry are both still there.
+        let check = |k: &mut Kernel| {
+            let whole = files
+                .iter()
+                .filter(|&&f| state(k, f) == (true, true))
+                .count();
+            let mm = crate::workload::new_task(k, "daemons");
+            let (ranges, pinned) = map_text(k, mm, 600);
+            assert_eq!((ranges.len(), pinned.len()), (whole, whole));
+            for &d in &pinned {
+                dcache::dput(k, d);
+            }
+            crate::mm::memory::exit_mmap(k, mm);
+            whole
+        };
+        let mut seen = [false; 2];
+        for _ in 0..8 {
+            prune_super(&mut k, ROOT_SB as usize, 20_000, &mut cx);
+            let dentry_gone = files.iter().any(|&f| state(&k, f) == (true, false));
+            let inode_gone = files.iter().any(|&f| state(&k, f) == (false, false));
+            if (dentry_gone && !seen[0]) || (inode_gone && !seen[1]) {
+                check(&mut k);
+            }
+            seen[0] |= dentry_gone;
+            seen[1] |= inode_gone;
+        }
+        assert_eq!(seen, [true, true], "the shrinker left both states behind");
+        assert_eq!(check(&mut k), 0, "the shrinker took every file");
+    }
+
+    /// Killed, the daemons leave nothing behind: the mappings go with the mm and each
+    /// file's dentry is unused again.
+    #[test]
+    fn a_killed_daemon_unmaps_its_text_and_lets_its_files_go() {
+        let w = crate::sim::boot_for_test(256, 0, "3.9");
+        crate::sim::add_test_disk(&w, "sda", "ext4");
+        let (mm, pinned, files) = {
+            let mut k = w.borrow_mut();
+            crate::mm::super_block::cache_boot_pages(&mut k, ROOT_SB, 0, 600, 300);
+            let mm = crate::workload::new_task(&mut k, "daemons");
+            let (_, pinned) = map_text(&mut k, mm, 300);
+            let files = k.super_blocks[ROOT_SB as usize].boot_files.clone();
+            (mm, pinned, files)
+        };
+        quit(&w, mm, mm, &pinned);
+        let k = w.borrow();
+        for &d in &pinned {
+            assert_eq!(k.dcache.dentries[d as usize].d_count, 0);
+        }
+        assert!(files
+            .iter()
+            .all(|&f| k.inodes[f as usize].i_mmap.is_empty()));
+        assert!(k.mms[mm].vmas.is_empty());
+        crate::mm::invariants::check(&k).expect("invariants");
     }
 }
