@@ -55,10 +55,10 @@ pub async fn run(w: World, idx: usize, mm: usize, p: DaemonsParams) {
 /// are passed over. Returns the mappings' virtual pages and the dentries pinned.
 pub fn map_text(k: &mut Kernel, mm: usize, pages: u64) -> (Vec<Range<u32>>, Vec<u32>) {
     let files = k.super_blocks[ROOT_SB as usize].boot_files.clone();
-    // Each inode's dentry, from one pass over the dentries.
+    // Each inode's dentry, from one pass over the dentries (a freed one names none).
     let mut dentry_of = vec![NIL; k.icache.inodes.len()];
     for (d, de) in k.dcache.dentries.iter().enumerate() {
-        if de.live() && de.inode != NIL {
+        if de.inode != NIL {
             dentry_of[de.inode as usize] = d as u32;
         }
     }
