@@ -55,8 +55,8 @@
 //!
 //! [[workload]]              # any number, including none
 //! type = "memcachetest"     # required: memcachetest, mem_eater, dd, cat, mmap, parallelio,
-//!                           # highalloc, kbuild, stress-highalloc, simple-writeback or sync
-//!                           # (one sync(2) at `start`, no other keys)
+//!                           # highalloc, kbuild, stress-highalloc, simple-writeback, fsmark,
+//!                           # micro, sync (one sync(2) at `start`, no other keys) or daemons
 //! name = "mc"               # optional; default: the type name, then "-2", "-3"... for
 //!                           # repeats; names must be unique
 //! start = "0s"              # time, default "0s"
@@ -105,6 +105,10 @@
 //! increments = 3            # integer 1..=100, default 3 (MMTests' step sizes)
 //! steps = [0, "1G"]         # dd sizes in whole MiB instead of increments
 //! warmup = true             # boolean, default true
+//! # daemons keys (the system's programs, run from [slab] page_cache_active; always in
+//! # the background):
+//! text = "25M"              # size, whole pages, 1 page..=page_cache_active; default all
+//! interval = "10s"          # time > 0, default "10s": every page of the text runs this often
 //! ```
 //!
 //! [[cgroup]]                # any number: memory cgroups (v1) below the root
