@@ -419,6 +419,15 @@ fn split_free_page_keeps_the_low_watermark_plus_the_block() {
     assert_eq!(k.zones[Z].free_pages(), free - 512);
 }
 
+/// A migrate scan of the pageblock from `block` for an order-9 MOVABLE request in `mode`,
+/// the free scanner at the zone's end.
+fn migrate_scan_from(k: &Kernel, block: u64, mode: MigrateMode) -> CompactControl {
+    let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, mode);
+    cc.migrate_pfn = block;
+    cc.free_pfn = start_free_pfn(&k.zones[Z]);
+    cc
+}
+
 #[test]
 fn isolation_steps_over_a_transparent_huge_page() {
     // 3.x cannot migrate a THP: the scanner skips its pageblock whole, in any mode.
@@ -427,9 +436,7 @@ fn isolation_steps_over_a_transparent_huge_page() {
     let (_, _, pfns) = checkerboard(&mut k, 600);
     let block = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
     k.zones[Z].set_thp(block as Pfn, true);
-    let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::SyncLight);
-    cc.migrate_pfn = block;
-    cc.free_pfn = start_free_pfn(&k.zones[Z]);
+    let mut cc = migrate_scan_from(&k, block, MigrateMode::SyncLight);
     assert_eq!(isolate_migratepages(&mut k, &mut cc), Isolate::Success);
     assert!(cc.migratepages.is_empty(), "{:?}", cc.migratepages);
     assert_eq!(cc.migrate_pfn, block + PAGEBLOCK_NR_PAGES);
@@ -442,15 +449,11 @@ fn async_isolation_skips_pageblocks_that_are_not_movable() {
     let (_, _, pfns) = checkerboard(&mut k, 600);
     let block = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
     k.zones[Z].set_pageblock_migratetype(block as Pfn, MIGRATE_UNMOVABLE);
-    let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::Async);
-    cc.migrate_pfn = block;
-    cc.free_pfn = start_free_pfn(&k.zones[Z]);
+    let mut cc = migrate_scan_from(&k, block, MigrateMode::Async);
     assert_eq!(isolate_migratepages(&mut k, &mut cc), Isolate::Success);
     assert!(cc.migratepages.is_empty(), "{:?}", cc.migratepages);
     assert_eq!(cc.migrate_pfn, block + PAGEBLOCK_NR_PAGES);
-    let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::SyncLight);
-    cc.migrate_pfn = block;
-    cc.free_pfn = start_free_pfn(&k.zones[Z]);
+    let mut cc = migrate_scan_from(&k, block, MigrateMode::SyncLight);
     assert_eq!(isolate_migratepages(&mut k, &mut cc), Isolate::Success);
     assert_eq!(cc.migratepages.len(), COMPACT_CLUSTER_MAX);
     assert_eq!(
@@ -982,9 +985,7 @@ fn too_many_isolated_is_more_than_half_the_lru_and_async_gives_up_on_it() {
         (MigrateMode::Async, Isolate::Abort),
         (MigrateMode::SyncLight, Isolate::Throttle),
     ] {
-        let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, mode);
-        cc.migrate_pfn = block;
-        cc.free_pfn = start_free_pfn(&k.zones[Z]);
+        let mut cc = migrate_scan_from(&k, block, mode);
         assert_eq!(isolate_migratepages(&mut k, &mut cc), want);
         assert!(cc.migratepages.is_empty());
     }
@@ -1012,9 +1013,7 @@ fn the_migrate_scanner_counts_every_frame_and_may_reach_the_free_scanners_block(
     // Some LRU pages: each frame counted once.
     let (_, _, pfns) = checkerboard(&mut k, 8);
     let block = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
-    let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::SyncLight);
-    cc.migrate_pfn = block;
-    cc.free_pfn = start_free_pfn(&k.zones[Z]);
+    let mut cc = migrate_scan_from(&k, block, MigrateMode::SyncLight);
     isolate_migratepages(&mut k, &mut cc);
     assert_eq!(cc.stats.migrate_scanned, PAGEBLOCK_NR_PAGES);
     assert_eq!(cc.migratepages.len(), 8);
