@@ -97,8 +97,9 @@ pub const BOOT_FILE_PAGES: u64 = 8;
 /// running (1 MiB). Estimate from the era's binaries: what such text weighs lies mostly
 /// in shared libraries and daemons of 0.5-2 MiB (glibc's `libc.so` and `libm.so`,
 /// `libperl.so`, OpenSSL's `libcrypto.so`, `bash`, `sshd`), beside a few small tools
-/// (`vmstat`, `iostat`, `top`). Larger than mmap read-around's 128 KiB window, as seed
-/// 000's Sector Reads per major fault imply (`docs/seed-000-procedure.md` §7).
+/// (`vmstat`, `iostat`, `top`). Not derived from a reproduced figure; seed 000's Sector
+/// Reads per major fault (a whole 128 KiB read-around window) agree with files this large
+/// (`docs/seed-000-procedure.md` §7).
 pub const BOOT_TEXT_FILE_PAGES: u64 = 256;
 
 /// The page cache boot left (`[slab] page_cache`): `pages` clean, up-to-date pages of the
