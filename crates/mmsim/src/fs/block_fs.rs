@@ -9,7 +9,8 @@
 //!   running transaction and writes it at the commit;
 //! - block allocation: every filesystem allocates 32 MiB extents at writeback (ext4, xfs
 //!   and btrfs delay it; for ext2 and ext3, which allocate at `write()`, the placement is
-//!   the same); the raw device maps pages one to one;
+//!   the same), and packs files smaller than [`SMALL_FILE_PAGES`] one after another; the
+//!   raw device maps pages one to one;
 //! - how `writepage` answers reclaim ([`ReclaimWritepage`]).
 
 use super::buffer::{self, BlockWrite};
@@ -28,6 +29,13 @@ use crate::presets::Switch;
 
 /// Block allocation granularity for a streaming file (ext4's mballoc preallocation), pages.
 pub const EXT4_EXTENT_PAGES: u64 = 8192;
+
+/// A file smaller than this many pages gets just the blocks it needs, next to the small
+/// file allocated before it: ext4's mballoc serves requests below `mb_stream_req` (16
+/// blocks) from the CPU's locality-group preallocation, and ext3 and xfs put a
+/// directory's files near its inode. A tree of small files written by `cp -r` or a build
+/// therefore lies packed on the disk, not one file per streaming extent.
+pub const SMALL_FILE_PAGES: u64 = 16;
 
 /// How a filesystem's `writepage` answers reclaim (3.x).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,10 +205,23 @@ impl BlockFs {
             return s;
         }
         let bdi = k.inodes[ino].bdi;
-        let first = index / EXT4_EXTENT_PAGES * EXT4_EXTENT_PAGES;
+        let size = k.inodes[ino].size_pages.max(index + 1);
+        let (first, len) = if size < SMALL_FILE_PAGES {
+            (index, size - index)
+        } else {
+            // A file that has grown past a small file's blocks streams on from their end.
+            let end = k.inodes[ino].extents_end();
+            let rounded = index / EXT4_EXTENT_PAGES * EXT4_EXTENT_PAGES;
+            let first = if end <= index {
+                rounded.max(end)
+            } else {
+                rounded
+            };
+            (first, EXT4_EXTENT_PAGES)
+        };
         let sector = k.bdis[bdi].next_free_sector;
-        k.bdis[bdi].next_free_sector += EXT4_EXTENT_PAGES * PAGE_SECTORS as u64;
-        k.inodes[ino].add_extent(first, sector, EXT4_EXTENT_PAGES);
+        k.bdis[bdi].next_free_sector += len * PAGE_SECTORS as u64;
+        k.inodes[ino].add_extent(first, sector, len);
         sector + (index - first) * PAGE_SECTORS as u64
     }
 
@@ -582,6 +603,56 @@ mod tests {
             assert_eq!(fs.ioends, name == "Xfs", "{name}");
             assert_eq!(fs.allocates_blocks, name != "Raw", "{name}");
         }
+    }
+
+    /// Small files lie packed, each on just the blocks it needs, in the order writeback
+    /// maps them; a file of `SMALL_FILE_PAGES` or more gets a streaming extent of its own.
+    #[test]
+    fn small_files_are_packed_and_larger_ones_get_a_streaming_extent() {
+        use crate::fs::buffer::testing::{machine, new_file};
+        use crate::fs::Filesystem;
+        let w = machine("3.9", Filesystem::Ext4);
+        let mut k = w.borrow_mut();
+        let file = |k: &mut Kernel, pages: u64| {
+            let ino = new_file(k);
+            k.inodes[ino].size_pages = pages;
+            ino
+        };
+        let (a, b, c, d) = (
+            file(&mut k, 3),
+            file(&mut k, 15),
+            file(&mut k, 16),
+            file(&mut k, 2),
+        );
+        let s = PAGE_SECTORS as u64;
+        let base = EXT4.map_block(&mut k, a, 0);
+        assert_eq!(EXT4.map_block(&mut k, a, 2), base + 2 * s);
+        assert_eq!(
+            EXT4.map_block(&mut k, b, 0),
+            base + 3 * s,
+            "right after a's 3 pages"
+        );
+        assert_eq!(EXT4.map_block(&mut k, b, 14), base + 17 * s);
+        assert_eq!(
+            EXT4.map_block(&mut k, c, 1),
+            base + 19 * s,
+            "c's extent starts at page 0"
+        );
+        assert_eq!(
+            EXT4.map_block(&mut k, d, 0),
+            base + (18 + EXT4_EXTENT_PAGES) * s,
+            "after c's whole extent"
+        );
+        // Mapped blocks stay where they were put.
+        assert_eq!(EXT4.map_block(&mut k, a, 1), base + s);
+        assert_eq!(EXT4.map_block(&mut k, c, 15), base + 33 * s);
+        // a grows to 40 pages: its new extent starts where its small one ended, so its
+        // first pages keep their blocks.
+        k.inodes[a].size_pages = 40;
+        let d_end = base + (20 + EXT4_EXTENT_PAGES) * s;
+        assert_eq!(EXT4.map_block(&mut k, a, 10), d_end + 7 * s);
+        assert_eq!(EXT4.map_block(&mut k, a, 3), d_end);
+        assert_eq!(EXT4.map_block(&mut k, a, 2), base + 2 * s);
     }
 
     /// ext2's `writepage` from reclaim (`block_write_full_page`): kswapd and direct reclaim

@@ -214,6 +214,13 @@ impl Inode {
         e.map(|&(first, sector, _)| sector + (index - first) * 8)
     }
 
+    /// The page after the last extent allocated (0 for a file without blocks).
+    pub fn extents_end(&self) -> u64 {
+        self.extents
+            .last()
+            .map_or(0, |&(first, _, len)| first + len)
+    }
+
     /// Record an allocated extent of `len` pages from page `first` at `sector`.
     pub fn add_extent(&mut self, first: u64, sector: u64, len: u64) {
         if let Some(&(f, _, l)) = self.extents.last() {
