@@ -653,6 +653,11 @@ mod tests {
         assert_eq!(EXT4.map_block(&mut k, a, 10), d_end + 7 * s);
         assert_eq!(EXT4.map_block(&mut k, a, 3), d_end);
         assert_eq!(EXT4.map_block(&mut k, a, 2), base + 2 * s);
+        // A page past the recorded size (not yet grown) still gets its block.
+        let (e, f) = (file(&mut k, 0), file(&mut k, 1));
+        let e0 = EXT4.map_block(&mut k, e, 0);
+        assert_eq!(EXT4.map_block(&mut k, e, 0), e0);
+        assert_eq!(EXT4.map_block(&mut k, f, 0), e0 + s);
     }
 
     /// ext2's `writepage` from reclaim (`block_write_full_page`): kswapd and direct reclaim
