@@ -34,7 +34,9 @@ pub const EXT4_EXTENT_PAGES: u64 = 8192;
 /// file allocated before it: ext4's mballoc serves requests below `mb_stream_req` (16
 /// blocks) from the CPU's locality-group preallocation, and ext3 and xfs put a
 /// directory's files near its inode. A tree of small files written by `cp -r` or a build
-/// therefore lies packed on the disk, not one file per streaming extent.
+/// therefore lies packed on the disk, not one file per streaming extent. Simplification:
+/// one packing point per device, where ext3's Orlov allocator would give separate trees'
+/// top directories block groups of their own.
 pub const SMALL_FILE_PAGES: u64 = 16;
 
 /// How a filesystem's `writepage` answers reclaim (3.x).
