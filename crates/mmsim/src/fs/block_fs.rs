@@ -660,6 +660,23 @@ mod tests {
         let e0 = EXT4.map_block(&mut k, e, 0);
         assert_eq!(EXT4.map_block(&mut k, e, 0), e0);
         assert_eq!(EXT4.map_block(&mut k, f, 0), e0 + s);
+        // A small file first mapped part-way gets the pages from there to its end.
+        let (g, h) = (file(&mut k, 5), file(&mut k, 1));
+        let g2 = EXT4.map_block(&mut k, g, 2);
+        assert_eq!(EXT4.map_block(&mut k, h, 0), g2 + 3 * s);
+        // A streaming extent is aligned to its size in the file.
+        let big = file(&mut k, 3 * EXT4_EXTENT_PAGES);
+        let at = EXT4.map_block(&mut k, big, EXT4_EXTENT_PAGES + 8);
+        assert_eq!(
+            at,
+            g2 + 4 * s + 8 * s,
+            "8 pages into an extent right after h's page"
+        );
+        assert_eq!(EXT4.map_block(&mut k, big, EXT4_EXTENT_PAGES), at - 8 * s);
+        assert_eq!(
+            EXT4.map_block(&mut k, big, 2 * EXT4_EXTENT_PAGES - 1),
+            at + (EXT4_EXTENT_PAGES - 9) * s
+        );
     }
 
     /// ext2's `writepage` from reclaim (`block_write_full_page`): kswapd and direct reclaim
