@@ -77,6 +77,7 @@ pub enum Switch {
     RemoveLumpyReclaim,
     CompactionCachedFreePfn,
     CompactionCachedFreePfnNearFree,
+    RemoveGfpNoKswapd,
     ReclaimCompactionScaleByFailures,
     CompactionCapture,
     CompactionAbortOnContention,
@@ -633,6 +634,17 @@ pub static SWITCHES: &[SwitchDef] = &[
               cache moves only after a wrap, or once when it still points at the zone end.",
     },
     SwitchDef {
+        switch: Switch::RemoveGfpNoKswapd,
+        name: "remove_gfp_no_kswapd",
+        patch: "c6543459 mm: remove __GFP_NO_KSWAPD (mmotm, August 2012; in 3.7-rc1, reverted by 82b212f4)",
+        series: MAINLINE,
+        doc: "GFP_TRANSHUGE loses __GFP_NO_KSWAPD, so a THP fault wakes kswapd; and the slow path's \
+              test for failing without direct reclaim when compaction is deferred or contended \
+              becomes 'movable and not __GFP_REPEAT' instead of '__GFP_NO_KSWAPD', which takes in \
+              every movable high-order allocation that is not hugetlbfs's (stress-highalloc's \
+              GFP_HIGHUSER_MOVABLE among them).",
+    },
+    SwitchDef {
         switch: Switch::ReclaimCompactionScaleByFailures,
         name: "reclaim_compaction_scale_by_failures",
         patch: "mm: vmscan: Scale number of pages reclaimed by reclaim/compaction based on failures (patch 2)",
@@ -747,8 +759,10 @@ const V3_4: &[Switch] = &[
     Switch::KswapdCompactPgdat,
 ];
 
-/// 3.6-rc1 as in mmotm (seed 004's baseline): 7db8889a as merged.
-const V3_6_RC1_AKPM: &[Switch] = &[Switch::CompactionCachedFreePfn];
+/// 3.6-rc1 as in mmotm (seed 004's baseline): 7db8889a as merged, and mmotm's removal of
+/// __GFP_NO_KSWAPD (the letter: "the series is based on latest mmotm and takes into account
+/// the __GFP_NO_KSWAPD flag is going away").
+const V3_6_RC1_AKPM: &[Switch] = &[Switch::CompactionCachedFreePfn, Switch::RemoveGfpNoKswapd];
 
 /// Seed 004's series, V4: patch 1 is a comment; patch 4 fixes 7db8889a as de74f1cc did.
 const HIGHALLOC_V4: &[Switch] = &[
@@ -911,7 +925,7 @@ pub static PRESETS: &[Preset] = &[
     Preset {
         name: "3.6-rc1-akpm",
         base: Base::V3_9,
-        summary: "3.9 with 3.6-rc1's compaction: 7db8889a's cached free pfn as merged (seed 004's baseline)",
+        summary: "3.9 with 3.6-rc1-mmotm's compaction: 7db8889a's cached free pfn as merged, and __GFP_NO_KSWAPD removed (seed 004's baseline)",
         on: &[
             MAINLINE_3_9,
             MAINLINE_3_5_SCAN,
@@ -1220,6 +1234,14 @@ mod tests {
     fn seed_004s_presets_are_3_6_rc1_akpm_and_the_v4_series_on_it() {
         let akpm = resolve("3.6-rc1-akpm", &[]).unwrap();
         assert!(akpm.switches.on(Switch::CompactionCachedFreePfn));
+        assert!(
+            akpm.switches.on(Switch::RemoveGfpNoKswapd),
+            "mmotm's, August 2012"
+        );
+        for release in ["3.5", "3.9", "3.3.6", "3.4"] {
+            let k = resolve(release, &[]).unwrap();
+            assert!(!k.switches.on(Switch::RemoveGfpNoKswapd), "{release}");
+        }
         assert!(!akpm.switches.on(Switch::CompactionCachedFreePfnNearFree));
         let v4 = resolve("highalloc-v4", &[]).unwrap();
         for s in V3_6_RC1_AKPM.iter().chain(HIGHALLOC_V4) {

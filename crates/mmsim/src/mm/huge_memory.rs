@@ -44,6 +44,7 @@ use super::vmstat::{VmEvent, ZoneStat};
 use super::{memcontrol, Gfp, Kernel, World};
 use crate::calibration::{COPY_PAGE_NS, MINOR_FAULT_NS, PAGE_SIZE, TOUCH_PAGE_NS};
 use crate::engine::{self, CpuMode, Nanos, SEC};
+use crate::presets::Switch;
 
 /// `/sys/kernel/mm/transparent_hugepage/enabled`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -97,8 +98,15 @@ pub struct Khugepaged {
 }
 
 /// `alloc_hugepage_gfpmask` with `defrag` at its 3.x default (`always`; khugepaged's own
-/// `defrag` at `yes`): `GFP_TRANSHUGE`, which may compact and reclaim directly.
-pub const THP_GFP: Gfp = Gfp::TRANSHUGE;
+/// `defrag` at `yes`): `GFP_TRANSHUGE`, which may compact and reclaim directly, without
+/// `__GFP_NO_KSWAPD` under c6543459.
+pub fn thp_gfp(k: &Kernel) -> Gfp {
+    if k.sw.on(Switch::RemoveGfpNoKswapd) {
+        Gfp(Gfp::TRANSHUGE.0 & !Gfp::NO_KSWAPD)
+    } else {
+        Gfp::TRANSHUGE
+    }
+}
 
 /// Whether a mapping may hold transparent huge pages (`transparent_hugepage_enabled`): an
 /// anonymous one, under `always`, or under `madvise` with `MADV_HUGEPAGE`.
@@ -191,7 +199,8 @@ pub async fn do_huge_pmd_anonymous_page(
     }) else {
         return Ok(None);
     };
-    let page = match alloc_pages(w, THP_GFP, HPAGE_PMD_ORDER).await {
+    let gfp = thp_gfp(&w.borrow());
+    let page = match alloc_pages(w, gfp, HPAGE_PMD_ORDER).await {
         Ok(page) => page,
         Err(AllocError::Killed) => return Err(AllocError::Killed),
         Err(_) => {
@@ -371,7 +380,8 @@ fn khugepaged_scan_pmd(k: &Kernel, mm: usize, r: u32) -> bool {
 /// `collapse_huge_page`: allocate a huge page, copy the range's pages into it, free them,
 /// map it. Returns false only when the allocation failed (khugepaged then naps).
 async fn collapse_huge_page(w: &World, mm: usize, r: u32) -> bool {
-    let page = match alloc_pages(w, THP_GFP, HPAGE_PMD_ORDER).await {
+    let gfp = thp_gfp(&w.borrow());
+    let page = match alloc_pages(w, gfp, HPAGE_PMD_ORDER).await {
         Ok(page) => page,
         Err(_) => {
             w.borrow_mut().count(VmEvent::thp_collapse_alloc_failed, 1);

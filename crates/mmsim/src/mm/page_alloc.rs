@@ -19,6 +19,7 @@ use super::vmstat::{VmEvent, ZoneStat};
 use super::{oom_kill, vmscan, Gfp, Kernel, World};
 use crate::calibration::{KERNEL_RESERVED_BYTES, PAGE_SIZE, STRUCT_PAGE_BYTES};
 use crate::engine::{self, HZ_50};
+use crate::presets::Switch;
 
 /// Frames below 16 MiB are ZONE_DMA.
 pub const DMA_END_PFN: u64 = (16 << 20) / PAGE_SIZE;
@@ -866,6 +867,17 @@ fn should_alloc_retry(gfp: Gfp, order: u32, pages_reclaimed: u64) -> bool {
     gfp.has(Gfp::REPEAT) && pages_reclaimed < 1 << order
 }
 
+/// Whether an allocation whose compaction was deferred or contended fails instead of
+/// reclaiming: one "that does not heavily disrupt the system", `__GFP_NO_KSWAPD` (THP's)
+/// in releases, a movable one without `__GFP_REPEAT` under c6543459.
+fn gives_up_before_reclaim(k: &Kernel, gfp: Gfp) -> bool {
+    if k.sw.on(Switch::RemoveGfpNoKswapd) {
+        gfp.0 & (Gfp::MOVABLE | Gfp::REPEAT) == Gfp::MOVABLE
+    } else {
+        gfp.has(Gfp::NO_KSWAPD)
+    }
+}
+
 async fn alloc_pages_slowpath(w: &World, gfp: Gfp, order: u32) -> Result<Pfn, AllocError> {
     let preferred;
     {
@@ -914,8 +926,9 @@ async fn alloc_pages_slowpath(w: &World, gfp: Gfp, order: u32) -> Result<Pfn, Al
             }
             migration = MigrateMode::SyncLight;
             // A THP fault does not reclaim for a zone whose compaction is deferred, or
-            // (c67fe375) when compaction backed out on contention.
-            if (deferred || contended) && gfp.has(Gfp::NO_KSWAPD) {
+            // (c67fe375) when compaction backed out on contention; without __GFP_NO_KSWAPD
+            // (c6543459) no movable allocation but hugetlbfs's does.
+            if (deferred || contended) && gives_up_before_reclaim(&w.borrow(), gfp) {
                 return Err(AllocError::NoMemory);
             }
             // __alloc_pages_direct_reclaim
@@ -972,6 +985,36 @@ mod tests {
         setup_per_zone_wmarks(&mut z, mfk);
         setup_per_zone_lowmem_reserve(&mut z, &[256, 256, 32]);
         z
+    }
+
+    /// c6543459: which allocations fail without direct reclaim once compaction is deferred
+    /// or contended, and that THP's mask then wakes kswapd.
+    #[test]
+    fn removing_gfp_no_kswapd_makes_every_movable_allocation_but_hugetlbfs_give_up() {
+        let thp = Gfp::TRANSHUGE;
+        let plain = Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::NOWARN);
+        let hugetlb = Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::COMP | Gfp::REPEAT);
+        for (preset, removed) in [("3.9", false), ("3.6-rc1-akpm", true)] {
+            let w = crate::sim::boot_for_test(64, 0, preset);
+            let k = w.borrow();
+            assert!(gives_up_before_reclaim(&k, thp), "{preset}: THP always");
+            assert_eq!(gives_up_before_reclaim(&k, plain), removed, "{preset}");
+            assert!(
+                !gives_up_before_reclaim(&k, hugetlb),
+                "{preset}: __GFP_REPEAT"
+            );
+            assert!(
+                !gives_up_before_reclaim(&k, Gfp::KERNEL),
+                "{preset}: unmovable"
+            );
+            let mask = crate::mm::huge_memory::thp_gfp(&k);
+            assert_eq!(mask.has(Gfp::NO_KSWAPD), !removed, "{preset}");
+            assert_eq!(
+                mask.0 | Gfp::NO_KSWAPD,
+                thp.0,
+                "{preset}: nothing else changes"
+            );
+        }
     }
 
     #[test]

@@ -65,8 +65,9 @@ pub const LETTER: [Column; 2] = [
 
 /// C6's kernels: V1's patches 1-5 (reclaim scaling, capture and 7db8889a as merged) and
 /// 1-6 (with its fix), as the V4 switches express them: the full series without the
-/// contention abort (V1 had none), with and without the fix. V1's base was 3.5 and its
-/// patch 3 (a kswapd change) was dropped later; neither is modelled.
+/// contention abort (V1 had none), with and without the fix, on 3.5's `__GFP_NO_KSWAPD`
+/// (V1's base was 3.5, before mmotm removed it). V1's patch 3 (a kswapd change) was
+/// dropped later and is not modelled.
 pub const C6: [Column; 2] = [
     Column {
         label: "v1-1-5",
@@ -74,6 +75,7 @@ pub const C6: [Column; 2] = [
         set: &[
             ("compaction_abort_on_contention", false),
             ("compaction_cached_free_pfn_near_free", false),
+            ("remove_gfp_no_kswapd", false),
         ],
         published: [0.0, 0.0, 86.0],
         source: "V1 cover letter, 3.5 + patches 1-5",
@@ -81,7 +83,10 @@ pub const C6: [Column; 2] = [
     Column {
         label: "v1-1-6",
         preset: "highalloc-v4",
-        set: &[("compaction_abort_on_contention", false)],
+        set: &[
+            ("compaction_abort_on_contention", false),
+            ("remove_gfp_no_kswapd", false),
+        ],
         published: [62.0, 63.0, 86.0],
         source: "V1 cover letter, 3.5 + patches 1-6",
     },
@@ -141,9 +146,10 @@ pub const VERSIONS: [Column; 4] = [
         set: &[
             ("compaction_cached_free_pfn_near_free", true),
             ("compaction_abort_on_contention", true),
+            ("remove_gfp_no_kswapd", false),
         ],
         published: [38.0, 46.0, 86.0],
-        source: "V5 cover letter: the fix of 7db8889a and the contention abort",
+        source: "V5 cover letter: 3.6-rc2 mmotm with the removal of __GFP_NO_KSWAPD reverted, the fix of 7db8889a and the contention abort",
     },
 ];
 
