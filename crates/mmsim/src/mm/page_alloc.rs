@@ -926,8 +926,8 @@ async fn alloc_pages_slowpath(w: &World, gfp: Gfp, order: u32) -> Result<Pfn, Al
             }
             migration = MigrateMode::SyncLight;
             // A THP fault does not reclaim for a zone whose compaction is deferred, or
-            // (c67fe375) when compaction backed out on contention; without __GFP_NO_KSWAPD
-            // (c6543459) no movable allocation but hugetlbfs's does.
+            // (c67fe375) when compaction backed out on contention; under c6543459 no
+            // movable allocation does, but hugetlbfs's (__GFP_REPEAT).
             if (deferred || contended) && gives_up_before_reclaim(&w.borrow(), gfp) {
                 return Err(AllocError::NoMemory);
             }
