@@ -78,6 +78,8 @@ pub enum Switch {
     CompactionCachedFreePfn,
     CompactionCachedFreePfnNearFree,
     RemoveGfpNoKswapd,
+    KswapdZoneBalancedForCompaction,
+    KswapdNoPerZoneCompactionRecheck,
     ReclaimCompactionScaleByFailures,
     CompactionCapture,
     CompactionAbortOnContention,
@@ -645,6 +647,27 @@ pub static SWITCHES: &[SwitchDef] = &[
               GFP_HIGHUSER_MOVABLE among them).",
     },
     SwitchDef {
+        switch: Switch::KswapdZoneBalancedForCompaction,
+        name: "kswapd_zone_balanced_for_compaction",
+        patch: "60cefed4 mm: vmscan: fix endless loop in kswapd balancing (3.7)",
+        series: MAINLINE,
+        doc: "kswapd's zone_balanced asks, for order > 0, that compaction_suitable is not SKIPPED \
+              as well as the high watermark at the order, wherever kswapd tests a zone (end zone, \
+              shrink, balanced pages, sleep). Without it (3.0-3.6) only the watermark is tested.",
+    },
+    SwitchDef {
+        switch: Switch::KswapdNoPerZoneCompactionRecheck,
+        name: "kswapd_no_per_zone_compaction_recheck",
+        patch: "c702418f mm: vmscan: do not keep kswapd looping forever due to individual \
+                uncompactable zones (3.7)",
+        series: MAINLINE,
+        doc: "Removes the per-zone checks that end a high-order balance_pgdat: without it \
+              (3.0-3.6), any zone up to the end zone below its order-0 high watermark sends kswapd \
+              back to loop_again at order 0, and (with fe2c2a10) any zone where compaction_suitable \
+              is SKIPPED sends it back at the same order, so one small zone can keep kswapd from \
+              compact_pgdat and from sleeping.",
+    },
+    SwitchDef {
         switch: Switch::ReclaimCompactionScaleByFailures,
         name: "reclaim_compaction_scale_by_failures",
         patch: "mm: vmscan: Scale number of pages reclaimed by reclaim/compaction based on failures (patch 2)",
@@ -725,6 +748,12 @@ const MAINLINE_3_3: &[Switch] = &[
 const MAINLINE_3_9_KSWAPD: &[Switch] = &[
     Switch::KswapdNoCongestionWait,
     Switch::KswapdWritepageByPriority,
+];
+
+/// 3.7's kswapd fixes for high-order balancing, which the 3.0-3.6 presets lack.
+const MAINLINE_3_7_KSWAPD: &[Switch] = &[
+    Switch::KswapdZoneBalancedForCompaction,
+    Switch::KswapdNoPerZoneCompactionRecheck,
 ];
 
 /// Mainline changes every preset's 3.9 base carries.
@@ -830,6 +859,7 @@ pub static PRESETS: &[Preset] = &[
             MAINLINE_3_5_SCAN,
             MAINLINE_3_6_MEMCG,
             MAINLINE_3_8_SCAN,
+            MAINLINE_3_7_KSWAPD,
         ],
     },
     Preset {
@@ -842,6 +872,7 @@ pub static PRESETS: &[Preset] = &[
             MAINLINE_3_5_SCAN,
             MAINLINE_3_6_MEMCG,
             MAINLINE_3_8_SCAN,
+            MAINLINE_3_7_KSWAPD,
             KS_SWITCHES,
         ],
     },
@@ -854,6 +885,7 @@ pub static PRESETS: &[Preset] = &[
             MAINLINE_3_5_SCAN,
             MAINLINE_3_6_MEMCG,
             MAINLINE_3_8_SCAN,
+            MAINLINE_3_7_KSWAPD,
             KS_SWITCHES,
             LD_SWITCHES,
         ],
@@ -868,6 +900,7 @@ pub static PRESETS: &[Preset] = &[
             MAINLINE_3_5_SCAN,
             MAINLINE_3_6_MEMCG,
             MAINLINE_3_8_SCAN,
+            MAINLINE_3_7_KSWAPD,
             KS_SWITCHES,
             LD_SWITCHES,
         ],
@@ -882,6 +915,7 @@ pub static PRESETS: &[Preset] = &[
             MAINLINE_3_5_SCAN,
             MAINLINE_3_6_MEMCG,
             MAINLINE_3_8_SCAN,
+            MAINLINE_3_7_KSWAPD,
             KS_SWITCHES,
             LD_SWITCHES,
             SOFTLIMIT_SWITCHES,
@@ -955,6 +989,7 @@ pub static PRESETS: &[Preset] = &[
             MAINLINE_3_5_SCAN,
             MAINLINE_3_6_MEMCG,
             MAINLINE_3_8_SCAN,
+            MAINLINE_3_7_KSWAPD,
         ],
     },
     Preset {
@@ -966,6 +1001,7 @@ pub static PRESETS: &[Preset] = &[
             MAINLINE_3_5_SCAN,
             MAINLINE_3_6_MEMCG,
             MAINLINE_3_8_SCAN,
+            MAINLINE_3_7_KSWAPD,
             IOLESS_SWITCHES,
         ],
     },
@@ -1200,6 +1236,7 @@ mod tests {
             MAINLINE_3_5_SCAN,
             MAINLINE_3_6_MEMCG,
             MAINLINE_3_8_SCAN,
+            MAINLINE_3_7_KSWAPD,
         ]
         .concat();
         assert!(SWITCHES

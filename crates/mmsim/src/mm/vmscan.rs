@@ -293,7 +293,10 @@ pub fn zone_balanced(k: &Kernel, zi: usize, order: u32, gap: u64, classzone: usi
     if !zone_watermark_ok(z, order, z.high_wmark() + gap, classzone, 0) {
         return false;
     }
-    order == 0 || compaction::compaction_suitable(k, zi, Some(order)) != CompactResult::Skipped
+    // 60cefed4 (3.7): before it, kswapd's tests were the watermark alone.
+    order == 0
+        || !k.sw.on(Switch::KswapdZoneBalancedForCompaction)
+        || compaction::compaction_suitable(k, zi, Some(order)) != CompactResult::Skipped
 }
 
 /// The order kswapd checks a zone at (`testorder`, 3.4+ `fe2c2a10`): 0 once compaction could
@@ -318,6 +321,38 @@ pub fn pgdat_needs_compaction(k: &Kernel, order: u32, end_zone: usize, classzone
             let z = &k.zones[i];
             !z.populated() || !zone_watermark_ok(z, order, z.low_wmark(), classzone, 0)
         })
+}
+
+/// Where the per-zone checks that ended a high-order `balance_pgdat` before c702418f (3.7)
+/// send kswapd back to `loop_again`: `Some(order)` to restart at, or `None` to go on to
+/// compaction. A zone that compaction would skip for want of free pages (with fe2c2a10)
+/// restarts at the same order; a zone below its order-0 high watermark restarts at order 0.
+/// A zone that passes loses ZONE_CONGESTED.
+pub fn kswapd_recheck_zones(
+    k: &mut Kernel,
+    order: u32,
+    end_zone: usize,
+    priority: i32,
+) -> Option<u32> {
+    if order == 0 || k.sw.on(Switch::KswapdNoPerZoneCompactionRecheck) {
+        return None;
+    }
+    for i in 0..=end_zone {
+        let z = &k.zones[i];
+        if !z.populated() || (z.all_unreclaimable && priority != DEF_PRIORITY) {
+            continue;
+        }
+        if k.sw.on(Switch::ReclaimAtOrder0WithCompaction)
+            && compaction::compaction_suitable(k, i, Some(order)) == CompactResult::Skipped
+        {
+            return Some(order);
+        }
+        if !zone_watermark_ok(z, 0, z.high_wmark(), 0, 0) {
+            return Some(0);
+        }
+        k.zones[i].clear_flag(ZONE_CONGESTED);
+    }
+    None
 }
 
 /// kswapd's balance gap: min(low watermark, 1% of the zone).

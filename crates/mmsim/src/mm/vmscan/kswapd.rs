@@ -177,7 +177,12 @@ pub(super) async fn balance_pgdat_v39(w: &World, mut order: u32, classzone: &mut
         }
         charge(w, &mut sc).await;
         if balanced {
-            break;
+            let recheck = kswapd_recheck_zones(&mut w.borrow_mut(), order, end_zone, sc.priority);
+            match recheck {
+                Some(o) => order = o,
+                None => break,
+            }
+            continue;
         }
         if sc.nr_reclaimed < SWAP_CLUSTER_MAX {
             order = 0;

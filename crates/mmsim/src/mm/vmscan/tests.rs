@@ -2204,6 +2204,89 @@ fn kswapd_balances_at_the_full_order_and_never_compacts_in_3_3() {
     }
 }
 
+/// A fresh DMA zone as the small zone of the 3.7 kswapd loops: free blocks of order 9 well
+/// above its high watermark, but fewer free pages than compaction's low watermark + 2 <<
+/// order, so compaction_suitable says SKIPPED.
+fn small_zone_compaction_would_skip(k: &mut Kernel) {
+    let z = &mut k.zones[ZONE_DMA];
+    let free = z.free_pages();
+    z.watermark[WMARK_MIN] = 8;
+    z.watermark[WMARK_HIGH] = 10;
+    z.watermark[WMARK_LOW] = free + 1 - (2 << 9);
+}
+
+#[test]
+fn before_60cefed4_kswapd_tests_a_zone_by_its_watermark_alone() {
+    for (preset, with_fix) in [("3.6-rc1-akpm", false), ("3.9", true)] {
+        let w = world(0, preset);
+        let mut k = w.borrow_mut();
+        small_zone_compaction_would_skip(&mut k);
+        assert_eq!(
+            compaction::compaction_suitable(&k, ZONE_DMA, Some(9)),
+            CompactResult::Skipped,
+            "test setup"
+        );
+        let z = &k.zones[ZONE_DMA];
+        assert!(
+            zone_watermark_ok(z, 9, z.high_wmark(), ZONE_DMA, 0),
+            "test setup"
+        );
+        assert_eq!(
+            zone_balanced(&k, ZONE_DMA, 9, 0, ZONE_DMA),
+            !with_fix,
+            "{preset}: order 9"
+        );
+        assert!(
+            zone_balanced(&k, ZONE_DMA, 0, 0, ZONE_DMA),
+            "{preset}: order 0"
+        );
+    }
+}
+
+#[test]
+fn before_c702418f_one_zone_sends_a_high_order_kswapd_back_to_loop_again() {
+    let w = world(0, "3.6-rc1-akpm");
+    let mut k = w.borrow_mut();
+    for zi in 0..=Z {
+        k.zones[zi].set_flag(ZONE_CONGESTED);
+    }
+    // Every zone compactable and above its order-0 high watermark: on to compaction, and
+    // the zones passed lose ZONE_CONGESTED.
+    assert_eq!(kswapd_recheck_zones(&mut k, 9, Z, DEF_PRIORITY), None);
+    assert!((0..=Z).all(|zi| !k.zones[zi].test_flag(ZONE_CONGESTED)));
+    assert_eq!(
+        kswapd_recheck_zones(&mut k, 0, Z, DEF_PRIORITY),
+        None,
+        "order 0: no checks"
+    );
+    // A small zone compaction would skip: again at the same order (fe2c2a10's test).
+    small_zone_compaction_would_skip(&mut k);
+    k.zones[Z].set_flag(ZONE_CONGESTED);
+    assert_eq!(kswapd_recheck_zones(&mut k, 9, Z, DEF_PRIORITY), Some(9));
+    assert!(k.zones[Z].test_flag(ZONE_CONGESTED), "stopped at DMA");
+    // ... unless it is unreclaimable and kswapd is past its first priority.
+    k.zones[ZONE_DMA].all_unreclaimable = true;
+    assert_eq!(kswapd_recheck_zones(&mut k, 9, Z, DEF_PRIORITY - 1), None);
+    assert_eq!(kswapd_recheck_zones(&mut k, 9, Z, DEF_PRIORITY), Some(9));
+    k.zones[ZONE_DMA].all_unreclaimable = false;
+    // Without fe2c2a10 (3.3) only the order-0 test is made; DMA is above its high mark.
+    k.sw.set(Switch::ReclaimAtOrder0WithCompaction, false);
+    assert_eq!(kswapd_recheck_zones(&mut k, 9, Z, DEF_PRIORITY), None);
+    // A zone below its order-0 high watermark: again at order 0.
+    let free = k.zones[Z].free_pages();
+    k.zones[Z].watermark[WMARK_HIGH] = free + 1;
+    assert_eq!(kswapd_recheck_zones(&mut k, 9, Z, DEF_PRIORITY), Some(0));
+    k.sw.set(Switch::ReclaimAtOrder0WithCompaction, true);
+    assert_eq!(
+        kswapd_recheck_zones(&mut k, 9, Z, DEF_PRIORITY),
+        Some(9),
+        "DMA first"
+    );
+    // 3.7 removed the checks.
+    k.sw.set(Switch::KswapdNoPerZoneCompactionRecheck, true);
+    assert_eq!(kswapd_recheck_zones(&mut k, 9, Z, DEF_PRIORITY), None);
+}
+
 // ---------------------------------------------------------------------------------------
 // Seed 002: filesystem writeback from reclaim (3.0 against the series, merged in 3.2)
 
