@@ -13,7 +13,7 @@ use super::page::NIL;
 use super::slab::{self, CacheId};
 use super::super_block::PruneCx;
 use super::{inode, Gfp, Kernel};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// `DCACHE_REFERENCED`: used since the shrinker last passed; it gets another pass.
 pub const DCACHE_REFERENCED: u8 = 1 << 0;
@@ -55,8 +55,8 @@ pub struct Dcache {
     /// The hashed named dentries (`dentry_hashtable`): superblock → name → dentry (looked
     /// up by `&str`, without building a key), and back. The system's cached files are
     /// nameless: nothing looks them up.
-    names: HashMap<u32, HashMap<String, u32>>,
-    hashed_as: HashMap<u32, (u32, String)>,
+    names: FxHashMap<u32, FxHashMap<String, u32>>,
+    hashed_as: FxHashMap<u32, (u32, String)>,
     /// Live dentries.
     pub nr_dentry: u64,
 }

@@ -277,7 +277,9 @@ pub fn new_file(k: &mut Kernel, name: &str, bdi: usize) -> usize {
     let ino = k.inodes.len() - 1;
     // The first live file of a name is the one a lookup finds.
     k.file_index
-        .entry((bdi, name.to_string()))
+        .entry(bdi)
+        .or_default()
+        .entry(name.to_string())
         .or_default()
         .push(ino);
     ino
@@ -286,14 +288,17 @@ pub fn new_file(k: &mut Kernel, name: &str, bdi: usize) -> usize {
 /// An unlinked file leaves the name index; another live file of the name, if any, takes
 /// its place.
 pub fn unindex_file(k: &mut Kernel, ino: usize) {
-    let key = (k.inodes[ino].bdi, std::mem::take(&mut k.inodes[ino].name));
-    if let Some(live) = k.file_index.get_mut(&key) {
+    let bdi = k.inodes[ino].bdi;
+    let Some(names) = k.file_index.get_mut(&bdi) else {
+        return;
+    };
+    let name = k.inodes[ino].name.as_str();
+    if let Some(live) = names.get_mut(name) {
         live.retain(|&i| i != ino);
         if live.is_empty() {
-            k.file_index.remove(&key);
+            names.remove(name);
         }
     }
-    k.inodes[ino].name = key.1;
 }
 
 /// The superblock of device `bdi`'s filesystem; the system's (0) for none.

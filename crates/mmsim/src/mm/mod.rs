@@ -251,9 +251,10 @@ pub struct Kernel {
     pub mms: Vec<Mm>,
     /// Files; a file page's `mapping` is its index here.
     pub inodes: Vec<inode::Inode>,
-    /// The live files of each (device, name), oldest first: the first is the one the
-    /// directories' lookup finds. Kept beside `inodes` (never iterated).
-    pub file_index: std::collections::HashMap<(usize, String), Vec<usize>>,
+    /// The live files of each device and name, oldest first: the first is the one the
+    /// directories' lookup finds. Kept beside `inodes` (never iterated); looked up by
+    /// `&str`, without building a key.
+    pub file_index: rustc_hash::FxHashMap<usize, rustc_hash::FxHashMap<String, Vec<usize>>>,
     /// Backing devices with a filesystem or raw block IO.
     pub bdis: Vec<backing_dev::Bdi>,
     /// The per-bdi shares of writeback completions (`writeout_completions`).

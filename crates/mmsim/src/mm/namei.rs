@@ -31,7 +31,8 @@ pub struct OpenFile {
 /// The file called `name` on device `bdi`, if it exists.
 pub fn file_on_disk(k: &Kernel, bdi: usize, name: &str) -> Option<usize> {
     k.file_index
-        .get(&(bdi, name.to_string()))
+        .get(&bdi)?
+        .get(name)
         .and_then(|live| live.first().copied())
 }
 
