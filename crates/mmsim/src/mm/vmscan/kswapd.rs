@@ -53,8 +53,9 @@ pub(super) fn kswapd_shrink_slab(k: &mut Kernel, zi: usize, sc: &mut ScanControl
 }
 
 /// `balance_pgdat` of 3.9 (`kernel-reclaim.md` §2.7): priorities 12 → 0, back to 12 after
-/// every 32 pages, until the node is balanced. Returns the order it balanced for and sets
-/// `classzone` to the end zone.
+/// every 32 pages, until the node is balanced; before c702418f (3.0-3.6) a balanced
+/// high-order pass rechecks each zone and may start again (`kswapd_recheck_zones`).
+/// Returns the order it balanced for and sets `classzone` to the end zone.
 pub(super) async fn balance_pgdat_v39(w: &World, mut order: u32, classzone: &mut usize) -> u32 {
     let laptop = w.borrow().vm.laptop_mode;
     let mut sc = ScanControl::new(Gfp::KERNEL, order, true, laptop);
