@@ -342,7 +342,8 @@ pub fn move_freepages_block(pages: &mut Pages, z: &mut Zone, pfn: Pfn, mt: usize
 /// `__rmqueue_fallback`: steal the largest free block of another type. A large block
 /// (order ≥ pageblock_order / 2), or any block for a RECLAIMABLE request, brings the rest
 /// of its pageblock's free pages along, and the pageblock changes type when they are at
-/// least half of it; a block of a whole pageblock or more changes type outright.
+/// least half of it; a block of a whole pageblock or more changes type outright. A small
+/// block for an unmovable request is split onto the list it came from.
 fn rmqueue_fallback(pages: &mut Pages, z: &mut Zone, order: usize, start_mt: usize) -> Option<Pfn> {
     for current in (order..MAX_ORDER).rev() {
         for &mt in &FALLBACKS[start_mt] {
@@ -350,11 +351,15 @@ fn rmqueue_fallback(pages: &mut Pages, z: &mut Zone, order: usize, start_mt: usi
             if head == super::page::NIL {
                 continue;
             }
+            // A small block taken for an unmovable request leaves its buddies on the
+            // other type's list, so the next request steals again, maybe elsewhere.
+            let mut split_mt = mt;
             if current >= PAGEBLOCK_ORDER / 2 || start_mt == MIGRATE_RECLAIMABLE {
                 let moved = move_freepages_block(pages, z, head, start_mt);
                 if moved >= 1 << (PAGEBLOCK_ORDER - 1) {
                     z.set_pageblock_migratetype(head, start_mt);
                 }
+                split_mt = start_mt;
             }
             del_from_free_list(pages, z, head, current);
             if current >= PAGEBLOCK_ORDER {
@@ -362,7 +367,7 @@ fn rmqueue_fallback(pages: &mut Pages, z: &mut Zone, order: usize, start_mt: usi
                     z.set_pageblock_migratetype(head + (b << PAGEBLOCK_ORDER), start_mt);
                 }
             }
-            expand(pages, z, head, order, current, start_mt);
+            expand(pages, z, head, order, current, split_mt);
             return Some(head);
         }
     }
@@ -1292,7 +1297,8 @@ mod tests {
     }
 
     /// A small block (order below pageblock_order / 2) is taken alone for an unmovable
-    /// request: the rest of its pageblock stays movable. A reclaimable request moves the
+    /// request: the rest of its pageblock stays movable, and so do the block's own
+    /// remainders (`expand` onto the list it came from). A reclaimable request moves the
     /// pageblock's free pages even then, and with more than half of it free, its type.
     #[test]
     fn small_steals_leave_the_pageblock_unless_the_request_is_reclaimable() {
@@ -1319,11 +1325,15 @@ mod tests {
                 );
             } else {
                 assert_eq!(block, MIGRATE_MOVABLE);
+                assert_eq!(moved, 0, "the remainders stay movable");
                 assert_eq!(
-                    lists(&z, mt),
-                    [1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0],
-                    "remainders only"
+                    &lists(&z, MIGRATE_MOVABLE)[..4],
+                    [65, 65, 65, 63],
+                    "an order-3 block split, its buddies on the movable lists"
                 );
+                // So the next unmovable request steals again: another order-3 block.
+                rmqueue(&mut pages, &mut z, 0, mt).unwrap();
+                assert_eq!(lists(&z, MIGRATE_MOVABLE)[3], 62);
             }
         }
     }
