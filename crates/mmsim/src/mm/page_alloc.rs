@@ -343,7 +343,7 @@ pub fn move_freepages_block(pages: &mut Pages, z: &mut Zone, pfn: Pfn, mt: usize
 /// (order ≥ pageblock_order / 2), or any block for a RECLAIMABLE request, brings the rest
 /// of its pageblock's free pages along, and the pageblock changes type when they are at
 /// least half of it; a block of a whole pageblock or more changes type outright. A small
-/// block for an unmovable request is split onto the list it came from.
+/// block for a request that is not reclaimable is split onto the list it came from.
 fn rmqueue_fallback(pages: &mut Pages, z: &mut Zone, order: usize, start_mt: usize) -> Option<Pfn> {
     for current in (order..MAX_ORDER).rev() {
         for &mt in &FALLBACKS[start_mt] {
@@ -351,8 +351,8 @@ fn rmqueue_fallback(pages: &mut Pages, z: &mut Zone, order: usize, start_mt: usi
             if head == super::page::NIL {
                 continue;
             }
-            // A small block taken for an unmovable request leaves its buddies on the
-            // other type's list, so the next request steals again, maybe elsewhere.
+            // A small block taken for a request that is not reclaimable leaves its buddies
+            // on the other type's list, so the next request steals again, maybe elsewhere.
             let mut split_mt = mt;
             if current >= PAGEBLOCK_ORDER / 2 || start_mt == MIGRATE_RECLAIMABLE {
                 let moved = move_freepages_block(pages, z, head, start_mt);
