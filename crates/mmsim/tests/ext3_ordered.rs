@@ -8,19 +8,21 @@ use mmsim::presets;
 use mmsim::scenario::{MemEaterThen, Scenario, Workload, WorkloadKind};
 use mmsim::sim;
 
-/// A 128 MiB machine with swap, for 7 s: a dd of 768 MiB (no fdatasync) to ext3 on a
+/// A 128 MiB machine with swap, for 7 s: a dd of 64 MiB (no fdatasync) to ext3 on a
 /// 7200 rpm disk, and a mem_eater that maps 40% of RAM from 4 s on (a second before the
 /// journal's first commit, so that reclaim meets pages under its IO) and re-touches it
-/// every 5 s. `dirty_background_ratio` 40 (`dirty_ratio` 50) keeps the flusher from
-/// writing dd's pages before the commit does, so that the commit writes many.
+/// every 5 s. `dirty_background_ratio` 70 (`dirty_ratio` 80) is above what dd dirties, so
+/// the flusher leaves dd's pages alone and the commit writes them all.
 fn ext3_dd_beside_an_eater() -> Scenario {
     const RAM_MIB: u64 = 128;
-    let mut s = common::single_dd(RAM_MIB, 768, 7);
+    const DD_MIB: u64 = 64;
+    const BG_RATIO: u32 = 70;
+    let mut s = common::single_dd(RAM_MIB, DD_MIB, 7);
     s.name = "ext3-dd-beside-an-eater".into();
     s.machine.devices[0].filesystem = Filesystem::Ext3;
     s.machine.swap = common::anon_pressure(RAM_MIB, 7).machine.swap;
-    s.vm.dirty.dirty_background_ratio = 40;
-    s.vm.dirty.dirty_ratio = 50;
+    s.vm.dirty.dirty_background_ratio = BG_RATIO;
+    s.vm.dirty.dirty_ratio = BG_RATIO + 10;
     if let WorkloadKind::Dd(dd) = &mut s.workloads[0].kind {
         dd.conv = mmsim::scenario::DdConv::None;
     }
