@@ -295,7 +295,7 @@ impl AddressSpaceOps for BlockFs {
         if self.buffer_migrate {
             migrate::buffer_migrate_page(k, pfn, mode)
         } else {
-            migrate::fallback_migrate_page(k, pfn, mode)
+            migrate::fallback_migrate_page(k, pfn, mode, self.buffer_heads)
         }
     }
 

@@ -9,8 +9,8 @@
 
 use super::fs_ops::page_aops;
 use super::page::{
-    Pfn, PG_ANON, PG_BH_LOCKED, PG_DIRTY, PG_ISOLATED, PG_LOCKED, PG_PRIVATE, PG_SWAPBACKED,
-    PG_SWAPCACHE, PG_WRITEBACK,
+    Pfn, PG_ANON, PG_BH_DIRTY, PG_BH_LOCKED, PG_DIRTY, PG_ISOLATED, PG_LOCKED, PG_PRIVATE,
+    PG_SWAPBACKED, PG_SWAPCACHE, PG_WRITEBACK,
 };
 use super::vmstat::ZoneStat;
 use super::{page_alloc, rmap, swap, Kernel};
@@ -96,8 +96,18 @@ pub fn buffer_migrate_page(k: &Kernel, pfn: Pfn, _mode: MigrateMode) -> Result<(
 }
 
 /// `fallback_migrate_page`, for a mapping without `->migratepage`: a dirty page would have to
-/// be written first (`MIGRATE_SYNC` only), and private data must be released first.
-pub fn fallback_migrate_page(k: &Kernel, pfn: Pfn, mode: MigrateMode) -> Result<(), MigrateError> {
+/// be written first (`MIGRATE_SYNC` only), and private data must be released first
+/// (`try_to_release_page`). Where the private data are buffer heads (the block device's
+/// `def_blk_aops`), clean and unlocked ones are freed before the move (in
+/// [`migrate_pages`]) and a dirty or locked one makes the page `-EAGAIN`; other private
+/// data (btrfs's) exist in mmsim only while the page is dirty or under IO, so a clean page
+/// that has them is one whose IO just ended: `-EAGAIN`.
+pub fn fallback_migrate_page(
+    k: &Kernel,
+    pfn: Pfn,
+    mode: MigrateMode,
+    buffers: bool,
+) -> Result<(), MigrateError> {
     if k.pages.test(pfn, PG_DIRTY) {
         return Err(if mode == MigrateMode::Sync {
             MigrateError::Again
@@ -105,12 +115,21 @@ pub fn fallback_migrate_page(k: &Kernel, pfn: Pfn, mode: MigrateMode) -> Result<
             MigrateError::Busy
         });
     }
-    if k.pages.test(pfn, PG_PRIVATE) {
-        // try_to_release_page of a clean page: mmsim's filesystems keep private data only
-        // while the page is dirty or under IO, so this is a page whose IO just ended.
+    if k.pages.test(pfn, PG_PRIVATE) && (!buffers || k.pages.test(pfn, PG_BH_DIRTY | PG_BH_LOCKED))
+    {
         return Err(MigrateError::Again);
     }
     Ok(())
+}
+
+/// Whether moving page `pfn` releases its buffers first (`fallback_migrate_page`'s
+/// `try_to_release_page`) rather than moving them with it (`buffer_migrate_page`).
+fn releases_buffers(k: &Kernel, pfn: Pfn) -> bool {
+    if !k.pages.is_file_cache(pfn) || !k.pages.test(pfn, PG_PRIVATE) {
+        return false;
+    }
+    let a_ops = page_aops(k, pfn);
+    a_ops.buffer_heads() && !a_ops.has_migratepage()
 }
 
 /// Move isolated page `old` to free frame `new` of the same zone: contents, flags, owner,
@@ -194,6 +213,10 @@ pub fn migrate_pages(
             };
             match migrate_check(k, pfn, mode) {
                 Ok(()) => {
+                    if releases_buffers(k, pfn) {
+                        let released = crate::fs::buffer::try_to_release_page(k, pfn);
+                        debug_assert!(released, "migrate_check allowed only clean buffers");
+                    }
                     move_to_new_page(k, pfn, new);
                     list.remove(i);
                     putback_lru_page(k, new);

@@ -247,6 +247,13 @@ fn migration_refuses_locked_writeback_and_unmovable_private_pages() {
     );
     assert!(isolatable(&k, dirty_btrfs, SyncLight));
     assert!(isolatable(&k, dirty3, Async));
+    // btrfs's private data (not buffers) outlive nothing but its IO: a clean page that still
+    // has them is waited for.
+    let private_btrfs = file_page(&mut k, disk, PG_PRIVATE);
+    assert_eq!(
+        migrate_check(&k, private_btrfs, SyncLight),
+        Err(MigrateError::Again)
+    );
     let clean_btrfs = file_page(&mut k, disk, 0);
     assert_eq!(migrate_check(&k, clean_btrfs, Async), Ok(()));
     assert!(
@@ -258,28 +265,90 @@ fn migration_refuses_locked_writeback_and_unmovable_private_pages() {
     assert!(!isolatable(&k, wb, Async) && isolatable(&k, wb, SyncLight));
 }
 
+/// A clean, up-to-date page-cache page at `index` of file `ino`, on the inactive list.
+fn cached_page(k: &mut Kernel, ino: usize, index: u64) -> Pfn {
+    let pfn = take(k);
+    k.held_blocks.pop();
+    k.pages.flags[pfn as usize] = PG_UPTODATE;
+    crate::mm::filemap::add_to_page_cache_lru(k, pfn, ino, index);
+    pfn
+}
+
+/// Isolate file page `old` as compaction would and migrate it, async, to a free frame:
+/// the new frame.
+fn migrate_file_page(k: &mut Kernel, old: Pfn) -> Pfn {
+    swap::del_page_from_lru_list(k, old);
+    k.pages.set(old, PG_ISOLATED);
+    k.zones[Z].mod_stat(ZoneStat::nr_isolated_file, 1);
+    let new = take(k);
+    k.held_blocks.pop();
+    let r = migrate::migrate_pages(k, &mut vec![old], |_| Some(new), MigrateMode::Async);
+    assert_eq!(r.succeeded, 1);
+    new
+}
+
 #[test]
 fn a_file_page_moves_in_its_page_cache_slot_with_its_dirty_tag() {
     let w = world();
     let ext3 = add_test_disk(&w, "sdc", "ext3");
     let mut k = w.borrow_mut();
     let ino = crate::mm::inode::new_inode(&mut k, "f", ext3);
-    let old = take(&mut k);
-    k.held_blocks.pop();
-    k.pages.flags[old as usize] = PG_UPTODATE;
-    crate::mm::filemap::add_to_page_cache_lru(&mut k, old, ino, 7);
+    let old = cached_page(&mut k, ino, 7);
     let mut task = crate::mm::page_writeback::DirtyTask::default();
     crate::mm::page_writeback::set_page_dirty(&mut k, old, &mut task);
-    swap::del_page_from_lru_list(&mut k, old);
-    k.pages.set(old, PG_ISOLATED);
-    k.zones[Z].mod_stat(ZoneStat::nr_isolated_file, 1);
-    let new = take(&mut k);
-    k.held_blocks.pop();
-    let r = migrate::migrate_pages(&mut k, &mut vec![old], |_| Some(new), MigrateMode::Async);
-    assert_eq!(r.succeeded, 1);
+    let new = migrate_file_page(&mut k, old);
     assert_eq!(k.inodes[ino].find_page(7), Some(new));
     assert!(k.pages.test(new, PG_DIRTY | PG_PRIVATE));
     assert_eq!(k.pages.lru(new), Lru::InactiveFile);
+    invariants::check(&k).unwrap();
+}
+
+#[test]
+fn a_block_device_page_moves_without_its_clean_buffers_and_waits_for_busy_ones() {
+    // def_blk_aops has no ->migratepage (3.x): fallback_migrate_page releases the buffers
+    // (try_to_release_page) and moves the bare page; dirty or locked buffers keep it.
+    let w = world();
+    let raw = add_test_disk(&w, "sdd", "raw");
+    let ext3 = add_test_disk(&w, "sde", "ext3");
+    let mut k = w.borrow_mut();
+    let dev = crate::mm::inode::new_inode(&mut k, "sdd", raw);
+    let buffered = |k: &mut Kernel, ino: usize, index: u64, bh: u32| {
+        let pfn = cached_page(k, ino, index);
+        crate::fs::buffer::create_empty_buffers(k, pfn);
+        k.pages.set(pfn, bh);
+        pfn
+    };
+    let bhs = |k: &Kernel| {
+        k.slab
+            .cache(crate::mm::slab::CacheId::BufferHead)
+            .active_objs
+    };
+    let clean = buffered(&mut k, dev, 0, 0);
+    let locked = buffered(&mut k, dev, 1, PG_BH_LOCKED);
+    use MigrateMode::*;
+    assert_eq!(migrate_check(&k, clean, Async), Ok(()));
+    assert_eq!(
+        migrate_check(&k, locked, SyncLight),
+        Err(MigrateError::Again)
+    );
+    let before = bhs(&k);
+    let new = migrate_file_page(&mut k, clean);
+    assert_eq!(k.inodes[dev].find_page(0), Some(new));
+    assert!(
+        !k.pages.test(new, PG_PRIVATE),
+        "the buffers were freed, not moved"
+    );
+    assert_eq!(bhs(&k), before - 1);
+    // ext3's buffer_migrate_page moves clean buffers along with the page.
+    let f = crate::mm::inode::new_inode(&mut k, "f", ext3);
+    let old = buffered(&mut k, f, 0, 0);
+    let bh = k.pages.private[old as usize];
+    let before = bhs(&k);
+    let new = migrate_file_page(&mut k, old);
+    assert!(k.pages.test(new, PG_PRIVATE));
+    assert_eq!(k.pages.private[new as usize], bh);
+    assert_eq!(bhs(&k), before);
+    k.pages.clear(locked, PG_BH_LOCKED);
     invariants::check(&k).unwrap();
 }
 
