@@ -211,10 +211,7 @@ fn migration_refuses_locked_writeback_and_unmovable_private_pages() {
     let mut k = w.borrow_mut();
     let file_page = |k: &mut Kernel, bdi: usize, flags: u32| {
         let ino = crate::mm::inode::new_inode(k, "f", bdi);
-        let pfn = take(k);
-        k.held_blocks.pop();
-        k.pages.flags[pfn as usize] = PG_UPTODATE;
-        crate::mm::filemap::add_to_page_cache_lru(k, pfn, ino, 0);
+        let pfn = cached_page(k, ino, 0);
         k.pages.set(pfn, flags);
         pfn
     };
