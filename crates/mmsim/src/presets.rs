@@ -83,6 +83,9 @@ pub enum Switch {
     ReclaimCompactionScaleByFailures,
     CompactionCapture,
     CompactionAbortOnContention,
+    CompactionAbortWhenContended,
+    CompactionSkipBits,
+    CompactionMigrateScanOneBlock,
     SoftReclaimInShrinkZone,
     SoftReclaimInLimitReclaim,
 }
@@ -696,6 +699,39 @@ pub static SWITCHES: &[SwitchDef] = &[
               contention itself is not modelled.",
     },
     SwitchDef {
+        switch: Switch::CompactionAbortWhenContended,
+        name: "compaction_abort_when_contended",
+        patch: "e64c5237 mm: compaction: abort compaction loop if lock is contended or run too long (3.7)",
+        series: MAINLINE,
+        doc: "With compaction_abort_on_contention: a migrate-scanner step that backs out ends the \
+              run (ISOLATE_ABORT, PARTIAL) instead of migrating what it isolated and going on.",
+    },
+    SwitchDef {
+        switch: Switch::CompactionSkipBits,
+        name: "compaction_skip_bits",
+        patch: "bb13ffeb mm: compaction: cache if a pageblock was scanned and no pages were isolated \
+                (3.7; with c89511ab's restart from the cached pfns and 62997027's reset rules)",
+        series: MAINLINE,
+        doc: "A pageblock that a scanner went through whole without isolating a page gets \
+              PB_migrate_skip, and both scanners pass over it; until a run first isolates \
+              something, such blocks move the zone's compact_cached_migrate_pfn up and \
+              compact_cached_free_pfn down, and every run (any order) starts its scanners there. \
+              The bits and pfns are reset when kswapd goes to sleep after a direct or proc run \
+              reached COMPLETE (compact_blockskip_flush, cleared by an allocation compaction \
+              served), or when a direct or proc run starts with compaction just past its longest \
+              deferral (compaction_restarting). Without it (3.3-3.6) every run starts at the zone's \
+              ends and nothing is remembered.",
+    },
+    SwitchDef {
+        switch: Switch::CompactionMigrateScanOneBlock,
+        name: "compaction_migrate_scan_one_block",
+        patch: "mm: compaction: do not accidentally skip pageblocks in the migrate scanner \
+                (Mel Gorman, 2012-12-20; 3.8)",
+        series: MAINLINE,
+        doc: "A migrate-scanner step that starts part-way into a pageblock scans to the end of \
+              that block only; without it the step runs on to the end of the next block.",
+    },
+    SwitchDef {
         switch: Switch::SoftReclaimInShrinkZone,
         name: "soft_reclaim_in_shrink_zone",
         patch: "3b38722e memcg, vmscan: integrate soft reclaim tighter with zone shrinking code (1/8)",
@@ -754,6 +790,16 @@ const MAINLINE_3_9_KSWAPD: &[Switch] = &[
 const MAINLINE_3_7_KSWAPD: &[Switch] = &[
     Switch::KswapdZoneBalancedForCompaction,
     Switch::KswapdNoPerZoneCompactionRecheck,
+];
+
+/// The 3.6-3.8 compaction that 3.9 runs, which the presets of seed 004's era lack: c67fe375
+/// (merged for 3.6 as seed 004's patch 5), e64c5237's abort, 3.7's skip bits and cached
+/// pfns, and 3.8's one-block migrate step.
+const MAINLINE_3_9_COMPACTION: &[Switch] = &[
+    Switch::CompactionAbortOnContention,
+    Switch::CompactionAbortWhenContended,
+    Switch::CompactionSkipBits,
+    Switch::CompactionMigrateScanOneBlock,
 ];
 
 /// Mainline changes every preset's 3.9 base carries.
@@ -860,6 +906,7 @@ pub static PRESETS: &[Preset] = &[
             MAINLINE_3_6_MEMCG,
             MAINLINE_3_8_SCAN,
             MAINLINE_3_7_KSWAPD,
+            MAINLINE_3_9_COMPACTION,
         ],
     },
     Preset {
@@ -873,6 +920,7 @@ pub static PRESETS: &[Preset] = &[
             MAINLINE_3_6_MEMCG,
             MAINLINE_3_8_SCAN,
             MAINLINE_3_7_KSWAPD,
+            MAINLINE_3_9_COMPACTION,
             KS_SWITCHES,
         ],
     },
@@ -886,6 +934,7 @@ pub static PRESETS: &[Preset] = &[
             MAINLINE_3_6_MEMCG,
             MAINLINE_3_8_SCAN,
             MAINLINE_3_7_KSWAPD,
+            MAINLINE_3_9_COMPACTION,
             KS_SWITCHES,
             LD_SWITCHES,
         ],
@@ -901,6 +950,7 @@ pub static PRESETS: &[Preset] = &[
             MAINLINE_3_6_MEMCG,
             MAINLINE_3_8_SCAN,
             MAINLINE_3_7_KSWAPD,
+            MAINLINE_3_9_COMPACTION,
             KS_SWITCHES,
             LD_SWITCHES,
         ],
@@ -916,6 +966,7 @@ pub static PRESETS: &[Preset] = &[
             MAINLINE_3_6_MEMCG,
             MAINLINE_3_8_SCAN,
             MAINLINE_3_7_KSWAPD,
+            MAINLINE_3_9_COMPACTION,
             KS_SWITCHES,
             LD_SWITCHES,
             SOFTLIMIT_SWITCHES,
@@ -990,6 +1041,7 @@ pub static PRESETS: &[Preset] = &[
             MAINLINE_3_6_MEMCG,
             MAINLINE_3_8_SCAN,
             MAINLINE_3_7_KSWAPD,
+            MAINLINE_3_9_COMPACTION,
         ],
     },
     Preset {
@@ -1002,6 +1054,7 @@ pub static PRESETS: &[Preset] = &[
             MAINLINE_3_6_MEMCG,
             MAINLINE_3_8_SCAN,
             MAINLINE_3_7_KSWAPD,
+            MAINLINE_3_9_COMPACTION,
             IOLESS_SWITCHES,
         ],
     },
@@ -1237,6 +1290,7 @@ mod tests {
             MAINLINE_3_6_MEMCG,
             MAINLINE_3_8_SCAN,
             MAINLINE_3_7_KSWAPD,
+            MAINLINE_3_9_COMPACTION,
         ]
         .concat();
         assert!(SWITCHES

@@ -96,6 +96,28 @@ fn a_highalloc_pass_compacts_counts_and_gives_its_blocks_back() {
     assert_eq!(r.vmstat, again.vmstat);
 }
 
+#[test]
+fn skip_bits_spare_the_scanners_blocks_they_found_nothing_in() {
+    // 3.7's PB_migrate_skip and cached pfns (kernel-compaction.md §6.9): the same pass with
+    // them scans fewer frames than 3.3-3.6's restart from the zone's ends.
+    let s = load_str(SCENARIO, "t.toml", "t").unwrap();
+    let scanned = |skip: bool| {
+        let kernel =
+            presets::resolve("3.9", &[("compaction_skip_bits".to_string(), skip)]).unwrap();
+        let r = sim::run(&s, &kernel, 1, Default::default()).unwrap();
+        assert!(vmstat(&r, "compact_stall") > 0);
+        (
+            vmstat(&r, "compact_migrate_scanned"),
+            vmstat(&r, "compact_free_scanned"),
+        )
+    };
+    let (with, without) = (scanned(true), scanned(false));
+    assert!(
+        with.0 < without.0 && with.1 < without.1,
+        "migrate and free scanned: {with:?} with skip bits, {without:?} without"
+    );
+}
+
 const KBUILD: &str = r#"
 [machine]
 ram = "1G"

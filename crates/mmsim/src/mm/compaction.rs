@@ -8,9 +8,11 @@
 //!
 //! Versions: the migrate scanner starts at the zone start every run; the free scanner at the
 //! zone end (≤3.5) or, for order > 0, at the zone's cached pfn with one wrap (3.6,
-//! `compaction_cached_free_pfn`). Seed 004's capture (3.7's 1fb3f8ca) and c67fe375's
-//! back-out on `need_resched` are switches; lock contention, 3.7's pageblock skip bits and
-//! cached migrate pfn are not modelled yet.
+//! `compaction_cached_free_pfn`). From 3.7 (`compaction_skip_bits`) a block a scanner found
+//! nothing in is marked and passed over, and both scanners start at the zone's cached pfns,
+//! until kswapd's sleep or the end of a long deferral resets them. Seed 004's capture (3.7's
+//! 1fb3f8ca) and c67fe375's back-out on `need_resched` are switches; lock contention is not
+//! modelled.
 
 use super::migrate::{self, MigrateMode};
 use super::mmzone::{
@@ -68,10 +70,57 @@ pub fn defer_compaction(z: &mut Zone, order: u32) {
 
 /// What an allocation that compaction served resets (`__alloc_pages_direct_compact`).
 pub fn compaction_succeeded(z: &mut Zone, order: u32) {
+    z.compact_blockskip_flush = false;
     z.compact_considered = 0;
     z.compact_defer_shift = 0;
     if order >= z.compact_order_failed {
         z.compact_order_failed = order + 1;
+    }
+}
+
+/// `compaction_restarting` (3.7): a run for `order` that follows the longest deferral, after
+/// repeated failures at or below it.
+pub fn compaction_restarting(z: &Zone, order: Option<u32>) -> bool {
+    let Some(order) = order else { return false };
+    order >= z.compact_order_failed
+        && z.compact_defer_shift == COMPACT_MAX_DEFER_SHIFT
+        && z.compact_considered >= 1 << z.compact_defer_shift
+}
+
+/// `__reset_isolation_suitable` (3.7): clear every skip bit of the zone and send both
+/// cached pfns back to the zone's ends.
+pub fn reset_isolation_suitable_zone(z: &mut Zone) {
+    z.compact_cached_migrate_pfn = z.start_pfn as u64;
+    z.compact_cached_free_pfn = z.end_pfn as u64;
+    z.compact_blockskip_flush = false;
+    z.pageblock_skip.fill(false);
+}
+
+/// `reset_isolation_suitable` (3.7), as kswapd goes to sleep: reset each zone in which a
+/// direct or proc run reached COMPLETE since.
+pub fn reset_isolation_suitable(k: &mut Kernel) {
+    if !k.sw.on(Switch::CompactionSkipBits) {
+        return;
+    }
+    for z in k.zones.iter_mut() {
+        if z.populated() && z.compact_blockskip_flush {
+            reset_isolation_suitable_zone(z);
+        }
+    }
+}
+
+/// `update_pageblock_skip` (3.7): a scanner went through the range starting at `pfn` whole
+/// and isolated nothing. The block gets its skip bit and, until the run first isolated
+/// something, becomes where the next run starts.
+fn update_pageblock_skip(k: &mut Kernel, cc: &CompactControl, pfn: u64, migrate_scanner: bool) {
+    let z = &mut k.zones[cc.zone];
+    z.set_pageblock_skip(pfn as Pfn);
+    if migrate_scanner {
+        if !cc.finished_update_migrate && pfn > z.compact_cached_migrate_pfn {
+            z.compact_cached_migrate_pfn = pfn;
+        }
+    } else if !cc.finished_update_free && pfn < z.compact_cached_free_pfn {
+        z.compact_cached_free_pfn = pfn;
     }
 }
 
@@ -132,6 +181,13 @@ pub struct CompactControl {
     pub captured: Option<Pfn>,
     /// CPU time the run has used since the task last waited for a CPU (its timeslice).
     pub slice: u64,
+    /// The run is kswapd's (`current_is_kswapd()`): it neither asks for nor does a reset
+    /// of the skip bits.
+    pub kswapd: bool,
+    /// 3.7: a scanner has isolated something (or, async, met a block of another type), so
+    /// blocks it skips no longer move the zone's cached pfns.
+    pub finished_update_migrate: bool,
+    pub finished_update_free: bool,
 }
 
 /// Counts of one run.
@@ -171,6 +227,9 @@ impl CompactControl {
             capture: false,
             captured: None,
             slice: 0,
+            kswapd: false,
+            finished_update_migrate: false,
+            finished_update_free: false,
         }
     }
 
@@ -216,6 +275,10 @@ pub fn compact_finished(k: &mut Kernel, cc: &mut CompactControl) -> CompactResul
             z.compact_cached_free_pfn = cc.free_pfn;
             cc.wrapped = true;
             return CompactResult::Continue;
+        }
+        if !cc.kswapd {
+            // 62997027: let kswapd clear the skip bits when it next sleeps.
+            z.compact_blockskip_flush = true;
         }
         return CompactResult::Complete;
     }
@@ -295,13 +358,18 @@ fn isolatable(k: &Kernel, pfn: Pfn, mode: MigrateMode) -> bool {
 }
 
 /// `isolate_migratepages` and `isolate_migratepages_range` (§6.5): scan the rest of the
-/// current pageblock (or, mid-block, up to the end of the next), isolating up to 32 LRU
-/// pages. Async runs look only at MOVABLE pageblocks.
+/// current pageblock (or, mid-block before 3.8, up to the end of the next), isolating up to
+/// 32 LRU pages. Async runs look only at MOVABLE pageblocks; with skip bits (3.7) a range
+/// scanned whole without isolating a page marks its block.
 pub fn isolate_migratepages(k: &mut Kernel, cc: &mut CompactControl) -> Isolate {
     let zi = cc.zone;
     let (zstart, zend) = (k.zones[zi].start_pfn as u64, k.zones[zi].end_pfn as u64);
     let low = cc.migrate_pfn.max(zstart);
-    let end = (low + PAGEBLOCK_NR_PAGES).next_multiple_of(PAGEBLOCK_NR_PAGES);
+    let end = if k.sw.on(Switch::CompactionMigrateScanOneBlock) {
+        (low + 1).next_multiple_of(PAGEBLOCK_NR_PAGES)
+    } else {
+        (low + PAGEBLOCK_NR_PAGES).next_multiple_of(PAGEBLOCK_NR_PAGES)
+    };
     if end > cc.free_pfn {
         cc.migrate_pfn = end;
         return Isolate::None;
@@ -313,13 +381,23 @@ pub fn isolate_migratepages(k: &mut Kernel, cc: &mut CompactControl) -> Isolate 
             Isolate::Throttle
         };
     }
+    let skip_bits = k.sw.on(Switch::CompactionSkipBits);
     let mut pfn = low;
     let mut last_block = u64::MAX;
     let (mut anon, mut file) = (0i64, 0i64);
     while pfn < end.min(zend) {
         if pfn == low && cc.must_back_out(k) {
+            if k.sw.on(Switch::CompactionAbortWhenContended) {
+                // e64c5237: the run ends here.
+                return Isolate::Abort;
+            }
             // c67fe375: stop this step; what was isolated is migrated.
             break;
+        }
+        if skip_bits && k.zones[zi].pageblock_skip(pfn as Pfn) {
+            // Isolation failed here recently: pass the block over.
+            pfn = ((pfn >> PAGEBLOCK_ORDER) + 1) << PAGEBLOCK_ORDER;
+            continue;
         }
         let f = k.pages.flags[pfn as usize];
         if f & PG_BUDDY != 0 {
@@ -334,6 +412,9 @@ pub fn isolate_migratepages(k: &mut Kernel, cc: &mut CompactControl) -> Isolate 
         if cc.mode == MigrateMode::Async && block != last_block {
             last_block = block;
             if k.zones[zi].pageblock_migratetype(pfn as Pfn) != MIGRATE_MOVABLE {
+                // The block still counts as scanned (and gets its skip bit), but the
+                // cached pfn stops here.
+                cc.finished_update_migrate = true;
                 pfn = (block + 1) << PAGEBLOCK_ORDER;
                 continue;
             }
@@ -356,9 +437,13 @@ pub fn isolate_migratepages(k: &mut Kernel, cc: &mut CompactControl) -> Isolate 
             anon += 1;
         }
         cc.migratepages.push(p);
+        cc.finished_update_migrate = true;
         if cc.migratepages.len() == COMPACT_CLUSTER_MAX {
             break;
         }
+    }
+    if skip_bits && pfn >= end.min(zend) && cc.migratepages.is_empty() && low < zend {
+        update_pageblock_skip(k, cc, low, true);
     }
     let z = &mut k.zones[zi];
     z.mod_stat(ZoneStat::nr_isolated_anon, anon);
@@ -443,6 +528,7 @@ pub fn isolate_freepages(k: &mut Kernel, cc: &mut CompactControl) {
     let (zstart, zend) = (k.zones[zi].start_pfn as u64, k.zones[zi].end_pfn as u64);
     let incremental = cc.incremental(k);
     let near_free = k.sw.on(Switch::CompactionCachedFreePfnNearFree);
+    let skip_bits = k.sw.on(Switch::CompactionSkipBits);
     let low = cc.migrate_pfn + PAGEBLOCK_NR_PAGES;
     let mut pfn = cc.free_pfn;
     let mut high = low.min(pfn);
@@ -459,11 +545,19 @@ pub fn isolate_freepages(k: &mut Kernel, cc: &mut CompactControl) {
                 pfn = pfn.min(cached);
             }
         }
-        if pfn >= zstart && pfn < zend && suitable_migration_target(k, zi, pfn) {
-            let end = (pfn + PAGEBLOCK_NR_PAGES).min(zend);
+        if pfn >= zstart
+            && pfn < zend
+            && suitable_migration_target(k, zi, pfn)
+            && !(skip_bits && k.zones[zi].pageblock_skip(pfn as Pfn))
+        {
+            let end = (pfn + 1).next_multiple_of(PAGEBLOCK_NR_PAGES).min(zend);
             let isolated = isolate_freepages_block(k, cc, pfn, end);
             nfree += isolated as usize;
+            if skip_bits && isolated == 0 {
+                update_pageblock_skip(k, cc, pfn, false);
+            }
             if isolated > 0 {
+                cc.finished_update_free = true;
                 high = high.max(pfn);
                 if incremental && (!near_free || cc.wrapped) {
                     k.zones[zi].compact_cached_free_pfn = high;
@@ -586,13 +680,32 @@ pub async fn compact_zone(w: &World, cc: &mut CompactControl) -> CompactResult {
             return ret;
         }
         let incremental = cc.incremental(&k);
+        let skip_bits = k.sw.on(Switch::CompactionSkipBits);
         let z = &mut k.zones[cc.zone];
-        cc.migrate_pfn = z.start_pfn as u64;
-        cc.free_pfn = if incremental {
-            z.compact_cached_free_pfn
+        if skip_bits {
+            // c89511ab: both scanners start where the zone's cache says.
+            let (start, end) = (z.start_pfn as u64, z.end_pfn as u64);
+            if !(start..=end).contains(&z.compact_cached_free_pfn) {
+                z.compact_cached_free_pfn = start_free_pfn(z);
+            }
+            if !(start..=end).contains(&z.compact_cached_migrate_pfn) {
+                z.compact_cached_migrate_pfn = start;
+            }
+            cc.migrate_pfn = z.compact_cached_migrate_pfn;
+            cc.free_pfn = z.compact_cached_free_pfn;
+            if !cc.kswapd && compaction_restarting(z, cc.order) {
+                // 62997027: after the longest deferral, forget the skip bits (this run
+                // still starts at the pfns it read).
+                reset_isolation_suitable_zone(z);
+            }
         } else {
-            start_free_pfn(z)
-        };
+            cc.migrate_pfn = z.start_pfn as u64;
+            cc.free_pfn = if incremental {
+                z.compact_cached_free_pfn
+            } else {
+                start_free_pfn(z)
+            };
+        }
         cc.start_free_pfn = cc.free_pfn;
     }
     let ret = loop {
@@ -692,6 +805,7 @@ pub async fn compact_pgdat(w: &World, order: u32) {
         }
         if !compaction_deferred(&mut w.borrow_mut(), zi, order) {
             let mut cc = CompactControl::new(zi, Some(order), MIGRATE_MOVABLE, MigrateMode::Async);
+            cc.kswapd = true;
             compact_zone(w, &mut cc).await;
         }
         let mut k = w.borrow_mut();

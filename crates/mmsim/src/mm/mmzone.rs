@@ -132,6 +132,9 @@ pub struct Zone {
     /// Per pageblock: its frames are one transparent huge page, mapped by a PMD. On x86-64
     /// a THP is exactly one pageblock (`HPAGE_PMD_ORDER` = `pageblock_order`).
     pub pageblock_thp: Vec<bool>,
+    /// Per pageblock: `PB_migrate_skip` (3.7, bb13ffeb), a scanner found nothing to isolate
+    /// there.
+    pub pageblock_skip: Vec<bool>,
     /// The LRU lists: the zone's (memcg off), or the root group's
     /// (`mem_cgroup_zone_lruvec(zone, root_mem_cgroup)`).
     pub lruvec: Lruvec,
@@ -156,6 +159,11 @@ pub struct Zone {
     /// `compact_cached_free_pfn` (3.6, 7db8889a): where the next order > 0 run starts its
     /// free scanner.
     pub compact_cached_free_pfn: u64,
+    /// `compact_cached_migrate_pfn` (3.7): where the next run starts its migrate scanner.
+    pub compact_cached_migrate_pfn: u64,
+    /// `compact_blockskip_flush` (3.7): a direct or proc run reached COMPLETE, so kswapd
+    /// resets the skip bits when it goes to sleep.
+    pub compact_blockskip_flush: bool,
     /// `pageset`: each CPU's [`PerCpuPages`]; empty until `setup_zone_pageset` (the boot
     /// pageset, through which every free goes straight to the buddy lists).
     pub pageset: Vec<PerCpuPages>,
@@ -202,6 +210,7 @@ impl Zone {
             // memmap_init_zone: every pageblock starts MOVABLE.
             pageblock_mt: vec![MIGRATE_MOVABLE as u8; pageblocks],
             pageblock_thp: vec![false; pageblocks],
+            pageblock_skip: vec![false; pageblocks],
             lruvec: Lruvec::default(),
             memcg_lruvecs: Vec::new(),
             vm_stat: [0; ZoneStat::COUNT],
@@ -213,6 +222,8 @@ impl Zone {
             compact_defer_shift: 0,
             compact_order_failed: 0,
             compact_cached_free_pfn: (end_pfn as u64) & !(PAGEBLOCK_NR_PAGES - 1),
+            compact_cached_migrate_pfn: start_pfn as u64,
+            compact_blockskip_flush: false,
             pageset: Vec::new(),
             pcp_high: 0,
             pcp_batch: 1,
@@ -243,6 +254,19 @@ impl Zone {
     pub fn set_thp(&mut self, pfn: Pfn, thp: bool) {
         let i = self.pageblock_index(pfn);
         self.pageblock_thp[i] = thp;
+    }
+
+    /// `get_pageblock_skip` of the pageblock holding `pfn`.
+    #[inline]
+    pub fn pageblock_skip(&self, pfn: Pfn) -> bool {
+        self.pageblock_skip[self.pageblock_index(pfn)]
+    }
+
+    /// `set_pageblock_skip` of the pageblock holding `pfn`.
+    #[inline]
+    pub fn set_pageblock_skip(&mut self, pfn: Pfn) {
+        let i = self.pageblock_index(pfn);
+        self.pageblock_skip[i] = true;
     }
 
     #[inline]

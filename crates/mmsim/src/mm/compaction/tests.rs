@@ -512,6 +512,8 @@ fn isolation_steps_over_a_transparent_huge_page() {
 fn async_isolation_skips_pageblocks_that_are_not_movable() {
     let w = world();
     let mut k = w.borrow_mut();
+    // 3.3-3.6: no skip bit remembers the async scan (3.7's quirk has its own test).
+    k.sw.set(Switch::CompactionSkipBits, false);
     let (_, _, pfns) = checkerboard(&mut k, 600);
     let block = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
     k.zones[Z].set_pageblock_migratetype(block as Pfn, MIGRATE_UNMOVABLE);
@@ -853,7 +855,9 @@ fn async_compaction_backs_out_when_a_task_waits_for_a_cpu() {
     let block = {
         let mut k = w.borrow_mut();
         let (_, _, pfns) = checkerboard(&mut k, 600);
+        // c67fe375 as 3.6 has it: the migrate scanner's back-out ends only its step.
         k.sw.set(Switch::CompactionAbortOnContention, true);
+        k.sw.set(Switch::CompactionAbortWhenContended, false);
         pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1)
     };
     // Three CPU hogs on the two CPUs: one is always waiting.
@@ -891,6 +895,14 @@ fn async_compaction_backs_out_when_a_task_waits_for_a_cpu() {
                 assert_eq!(cc.freepages.is_empty(), backs_out, "{mode:?}");
                 release_freepages(&mut k, &mut cc);
             }
+            // e64c5237 (3.7): the back-out ends the run.
+            k.sw.set(Switch::CompactionAbortWhenContended, true);
+            let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::Async);
+            cc.migrate_pfn = start;
+            cc.free_pfn = end;
+            cc.slice = crate::calibration::sched_slice(2);
+            assert_eq!(isolate_migratepages(&mut k, &mut cc), Isolate::Abort);
+            assert!(cc.contended && cc.migratepages.is_empty());
             k.sw.set(Switch::CompactionAbortOnContention, false);
             let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::Async);
             cc.migrate_pfn = start;
@@ -1194,4 +1206,224 @@ fn freeing_a_block_counts_every_page_and_leaves_no_owner_on_its_frames() {
         (0, 0)
     );
     invariants::check(&k).unwrap();
+}
+
+/// The free buddy block holding `pfn`: its head and order.
+fn free_block_holding(k: &Kernel, pfn: Pfn) -> (Pfn, usize) {
+    (0..MAX_ORDER)
+        .rev()
+        .map(|o| (pfn & !((1 << o) - 1), o))
+        .find(|&(h, o)| {
+            k.pages.flags[h as usize] & PG_BUDDY != 0 && k.pages.mapping[h as usize] as usize == o
+        })
+        .expect("a free frame")
+}
+
+/// Take the pageblock `block` off the free lists whole (a fresh zone's top is free) and
+/// keep it, giving back the rest of the buddy block it was part of.
+fn hold_pageblock(k: &mut Kernel, block: Pfn) {
+    let (head, order) = free_block_holding(k, block);
+    let super::Kernel { pages, zones, .. } = k;
+    page_alloc::take_free_block(pages, &mut zones[Z], head, order);
+    for part in (head..head + (1 << order)).step_by(PAGEBLOCK_NR_PAGES as usize) {
+        if part != block {
+            page_alloc::free_pages(k, part, PAGEBLOCK_ORDER as u32);
+        }
+    }
+    k.held_blocks.push((block, PAGEBLOCK_ORDER as u32));
+}
+
+#[test]
+fn a_migrate_scan_that_isolates_nothing_marks_the_block_and_moves_the_cached_pfn() {
+    // §6.5/§6.9 (3.7): a range scanned whole with nothing isolated sets the block's skip
+    // bit, and the cached migrate pfn moves up to it until the run isolates a page.
+    let w = world();
+    let mut k = w.borrow_mut();
+    assert!(
+        k.sw.on(Switch::CompactionSkipBits),
+        "3.9 has 3.7's skip bits"
+    );
+    let (_, _, pfns) = checkerboard(&mut k, 600);
+    let used = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+    let zend = k.zones[Z].end_pfn as u64;
+    let free = [zend - 4 * PAGEBLOCK_NR_PAGES, zend - 2 * PAGEBLOCK_NR_PAGES];
+    let start = k.zones[Z].compact_cached_migrate_pfn;
+    assert_eq!(start, k.zones[Z].start_pfn as u64);
+    let mut cc = migrate_scan_from(&k, free[0], MigrateMode::SyncLight);
+    cc.free_pfn = zend;
+    assert_eq!(isolate_migratepages(&mut k, &mut cc), Isolate::Success);
+    assert!(cc.migratepages.is_empty());
+    assert!(k.zones[Z].pageblock_skip(free[0] as Pfn));
+    assert_eq!(k.zones[Z].compact_cached_migrate_pfn, free[0]);
+    // Once the run has isolated pages, an empty block gets its bit but keeps the cache.
+    cc.migrate_pfn = used;
+    isolate_migratepages(&mut k, &mut cc);
+    assert_eq!(cc.migratepages.len(), COMPACT_CLUSTER_MAX);
+    assert!(!k.zones[Z].pageblock_skip(used as Pfn));
+    for p in std::mem::take(&mut cc.migratepages) {
+        migrate::putback_lru_page(&mut k, p);
+    }
+    cc.migrate_pfn = free[1];
+    isolate_migratepages(&mut k, &mut cc);
+    assert!(k.zones[Z].pageblock_skip(free[1] as Pfn));
+    assert_eq!(k.zones[Z].compact_cached_migrate_pfn, free[0]);
+    // A marked block is passed over: a new run scans none of it.
+    let mut cc = migrate_scan_from(&k, free[0], MigrateMode::SyncLight);
+    cc.free_pfn = zend;
+    isolate_migratepages(&mut k, &mut cc);
+    assert_eq!(cc.stats.migrate_scanned, 0);
+    assert_eq!(cc.migrate_pfn, free[0] + PAGEBLOCK_NR_PAGES);
+    // The reset forgets it all.
+    reset_isolation_suitable_zone(&mut k.zones[Z]);
+    let z = &k.zones[Z];
+    assert!(!z.pageblock_skip(free[0] as Pfn) && !z.pageblock_skip(free[1] as Pfn));
+    assert_eq!(
+        (z.compact_cached_migrate_pfn, z.compact_cached_free_pfn),
+        (z.start_pfn as u64, zend)
+    );
+    invariants::check(&k).unwrap();
+}
+
+#[test]
+fn an_async_scan_marks_a_block_of_another_type_which_sync_compaction_then_skips() {
+    // The 3.7 quirk of §6.5: async passes over a non-MOVABLE block, isolating nothing, so
+    // the block is marked and later sync runs skip it; the cache stays where it was.
+    let w = world();
+    let mut k = w.borrow_mut();
+    let (_, _, pfns) = checkerboard(&mut k, 600);
+    let block = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+    k.zones[Z].set_pageblock_migratetype(block as Pfn, MIGRATE_UNMOVABLE);
+    let mut cc = migrate_scan_from(&k, block, MigrateMode::Async);
+    isolate_migratepages(&mut k, &mut cc);
+    assert!(cc.migratepages.is_empty());
+    assert!(k.zones[Z].pageblock_skip(block as Pfn));
+    assert_eq!(
+        k.zones[Z].compact_cached_migrate_pfn,
+        k.zones[Z].start_pfn as u64
+    );
+    let mut cc = migrate_scan_from(&k, block, MigrateMode::SyncLight);
+    assert_eq!(isolate_migratepages(&mut k, &mut cc), Isolate::Success);
+    assert!(cc.migratepages.is_empty(), "skipped despite its LRU pages");
+    assert_eq!(cc.migrate_pfn, block + PAGEBLOCK_NR_PAGES);
+    // Without skip bits (3.3-3.6) sync compaction takes the block's pages.
+    k.sw.set(Switch::CompactionSkipBits, false);
+    let mut cc = migrate_scan_from(&k, block, MigrateMode::SyncLight);
+    isolate_migratepages(&mut k, &mut cc);
+    assert_eq!(cc.migratepages.len(), COMPACT_CLUSTER_MAX);
+    for &p in &cc.migratepages {
+        migrate::putback_lru_page(&mut k, p);
+    }
+    invariants::check(&k).unwrap();
+}
+
+#[test]
+fn a_step_begun_inside_a_pageblock_ends_with_it_from_3_8() {
+    let w = world();
+    let mut k = w.borrow_mut();
+    let zend = k.zones[Z].end_pfn as u64;
+    let block = zend - 4 * PAGEBLOCK_NR_PAGES;
+    for (one_block, end) in [
+        (true, block + PAGEBLOCK_NR_PAGES),
+        (false, block + 2 * PAGEBLOCK_NR_PAGES),
+    ] {
+        k.sw.set(Switch::CompactionMigrateScanOneBlock, one_block);
+        reset_isolation_suitable_zone(&mut k.zones[Z]);
+        let mut cc = migrate_scan_from(&k, block + 100, MigrateMode::SyncLight);
+        cc.free_pfn = zend;
+        isolate_migratepages(&mut k, &mut cc);
+        assert_eq!(cc.migrate_pfn, end, "one block: {one_block}");
+    }
+}
+
+#[test]
+fn the_free_scanner_marks_a_block_without_free_pages_and_passes_marked_blocks_over() {
+    // §6.6 (3.7): a suitable block scanned whole that gave no free page is marked, and
+    // the cached free pfn moves down to it until the run isolates free pages.
+    let w = world();
+    let mut k = w.borrow_mut();
+    // The upper half of the highest free order-10 block (boot's slab holds the zone's top).
+    let head = (0..crate::mm::mmzone::MIGRATE_TYPES)
+        .flat_map(|mt| k.zones[Z].free_area[MAX_ORDER - 1].free_list[mt].iter(&k.pages))
+        .max()
+        .expect("a free order-10 block") as u64;
+    let top = head + PAGEBLOCK_NR_PAGES;
+    hold_pageblock(&mut k, top as Pfn);
+    let scan = |k: &mut Kernel| {
+        let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::Async);
+        cc.migrate_pfn = k.zones[Z].start_pfn as u64;
+        cc.free_pfn = top;
+        cc.nr_migratepages = COMPACT_CLUSTER_MAX;
+        isolate_freepages(k, &mut cc);
+        cc
+    };
+    let mut cc = scan(&mut k);
+    assert!(k.zones[Z].pageblock_skip(top as Pfn));
+    assert_eq!(k.zones[Z].compact_cached_free_pfn, top);
+    assert!(cc.finished_update_free);
+    let below = top - PAGEBLOCK_NR_PAGES;
+    assert!(cc
+        .freepages
+        .iter()
+        .all(|&p| (below..top).contains(&(p as u64))));
+    assert!(!k.zones[Z].pageblock_skip(below as Pfn));
+    release_freepages(&mut k, &mut cc);
+    // Its pages free again, the marked block is still passed over.
+    let (pfn, order) = k.held_blocks.pop().unwrap();
+    page_alloc::free_pages(&mut k, pfn, order);
+    let mut cc = scan(&mut k);
+    assert!(!cc.freepages.is_empty());
+    assert!(cc.freepages.iter().all(|&p| (p as u64) < top));
+    release_freepages(&mut k, &mut cc);
+    invariants::check(&k).unwrap();
+}
+
+#[test]
+fn skip_bits_are_flushed_when_kswapd_sleeps_after_a_complete_run_or_when_deferral_ends() {
+    // §6.9 (62997027): a direct or proc run that reaches COMPLETE asks for the flush,
+    // kswapd's does not; an allocation compaction served cancels it; kswapd flushes on
+    // sleeping; compaction_restarting says when a direct run clears the bits itself.
+    let w = world();
+    let mut k = w.borrow_mut();
+    let block = k.zones[Z].end_pfn as u64 - 2 * PAGEBLOCK_NR_PAGES;
+    let met = |k: &mut Kernel, kswapd: bool| {
+        let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::Async);
+        cc.kswapd = kswapd;
+        cc.migrate_pfn = block;
+        cc.free_pfn = block;
+        compact_finished(k, &mut cc)
+    };
+    k.zones[Z].set_pageblock_skip(block as Pfn);
+    assert_eq!(met(&mut k, true), CompactResult::Complete);
+    assert!(!k.zones[Z].compact_blockskip_flush, "kswapd's run");
+    reset_isolation_suitable(&mut k);
+    assert!(k.zones[Z].pageblock_skip(block as Pfn), "no flush asked");
+    assert_eq!(met(&mut k, false), CompactResult::Complete);
+    assert!(k.zones[Z].compact_blockskip_flush);
+    compaction_succeeded(&mut k.zones[Z], 9);
+    assert!(
+        !k.zones[Z].compact_blockskip_flush,
+        "an allocation succeeded"
+    );
+    met(&mut k, false);
+    reset_isolation_suitable(&mut k);
+    assert!(!k.zones[Z].pageblock_skip(block as Pfn));
+    assert!(!k.zones[Z].compact_blockskip_flush);
+    // Without the switch there is nothing to flush.
+    k.zones[Z].set_pageblock_skip(block as Pfn);
+    met(&mut k, false);
+    k.sw.set(Switch::CompactionSkipBits, false);
+    reset_isolation_suitable(&mut k);
+    assert!(k.zones[Z].pageblock_skip(block as Pfn));
+    // Restarting: the longest deferral (64 calls) just ended, at or above the failed order.
+    let z = &mut k.zones[Z];
+    compaction_succeeded(z, 9);
+    for _ in 0..COMPACT_MAX_DEFER_SHIFT {
+        defer_compaction(z, 4);
+    }
+    assert!(!compaction_restarting(z, Some(9)), "still deferred");
+    z.compact_considered = 64;
+    assert!(compaction_restarting(z, Some(9)));
+    assert!(compaction_restarting(z, Some(4)));
+    assert!(!compaction_restarting(z, Some(3)), "below the failed order");
+    assert!(!compaction_restarting(z, None), "a proc run's order is -1");
 }

@@ -442,6 +442,8 @@ pub(super) async fn kswapd_try_to_sleep(w: &World, order: u32, classzone: usize)
     let sleep = prepare_kswapd_sleep(&mut w.borrow_mut(), order, remaining, classzone);
     if sleep {
         trace::mm_vmscan_kswapd_sleep(&mut w.borrow_mut());
+        // 62997027: compaction may succeed again once kswapd is done.
+        compaction::reset_isolation_suitable(&mut w.borrow_mut());
         w.borrow_mut().pgdat.kswapd_sleeping = true;
         engine::wait_event(w, q, None, false).await;
         w.borrow_mut().pgdat.kswapd_sleeping = false;
