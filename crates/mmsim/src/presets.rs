@@ -75,6 +75,7 @@ pub enum Switch {
     ReclaimAtOrder0WithCompaction,
     KswapdCompactPgdat,
     RemoveLumpyReclaim,
+    CompactionAbortOnEnomem,
     CompactionCachedFreePfn,
     CompactionCachedFreePfnNearFree,
     RemoveGfpNoKswapd,
@@ -622,6 +623,15 @@ pub static SWITCHES: &[SwitchDef] = &[
               it isolated runs the batch again synchronously.",
     },
     SwitchDef {
+        switch: Switch::CompactionAbortOnEnomem,
+        name: "compaction_abort_on_enomem",
+        patch: "4bf2bba3 mm, thp: abort compaction if migration page cannot be charged to memcg (3.5)",
+        series: MAINLINE,
+        doc: "A migration batch that ran out of target pages (migrate_pages' -ENOMEM: the free \
+              scanner found none) ends the run, PARTIAL. Without it (3.3-3.4) the migrate \
+              scanner goes on, putting back what it isolates, until the scanners meet.",
+    },
+    SwitchDef {
         switch: Switch::CompactionCachedFreePfn,
         name: "compaction_cached_free_pfn",
         patch: "7db8889a mm: have order > 0 compaction start off where it left (3.6-rc1)",
@@ -719,8 +729,10 @@ pub static SWITCHES: &[SwitchDef] = &[
               The bits and pfns are reset when kswapd goes to sleep after a direct or proc run \
               reached COMPLETE (compact_blockskip_flush, cleared by an allocation compaction \
               served), or when a direct or proc run starts with compaction just past its longest \
-              deferral (compaction_restarting). Without it (3.3-3.6) every run starts at the zone's \
-              ends and nothing is remembered.",
+              deferral (compaction_restarting). A free-scanner step that starts inside a block \
+              ends with it (\"mm: compaction: check pfn_valid when entering a new \
+              MAX_ORDER_NR_PAGES block during isolation for free\", 3.7). Without it (3.3-3.6) \
+              every run starts at the zone's ends and nothing is remembered.",
     },
     SwitchDef {
         switch: Switch::CompactionMigrateScanOneBlock,
@@ -825,6 +837,7 @@ const MAINLINE_3_9: &[Switch] = &[
     Switch::ReclaimAtOrder0WithCompaction,
     Switch::KswapdCompactPgdat,
     Switch::RemoveLumpyReclaim,
+    Switch::CompactionAbortOnEnomem,
 ];
 
 /// 3.4's reclaim and compaction: 3.5 without c53919ad.

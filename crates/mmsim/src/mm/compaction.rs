@@ -550,7 +550,14 @@ pub fn isolate_freepages(k: &mut Kernel, cc: &mut CompactControl) {
             && suitable_migration_target(k, zi, pfn)
             && !(skip_bits && k.zones[zi].pageblock_skip(pfn as Pfn))
         {
-            let end = (pfn + 1).next_multiple_of(PAGEBLOCK_NR_PAGES).min(zend);
+            // From 3.7 (the fix that followed c89511ab) a scan that starts inside a block
+            // ends with it; 3.6 took a block's length from wherever it started.
+            let end = if skip_bits {
+                (pfn + 1).next_multiple_of(PAGEBLOCK_NR_PAGES)
+            } else {
+                pfn + PAGEBLOCK_NR_PAGES
+            }
+            .min(zend);
             let isolated = isolate_freepages_block(k, cc, pfn, end);
             nfree += isolated as usize;
             if skip_bits && isolated == 0 {
@@ -630,6 +637,8 @@ fn release_freepages(k: &mut Kernel, cc: &mut CompactControl) {
 enum Step {
     /// Spend this much CPU time (what it scanned and copied).
     Cpu(u64),
+    /// Spend it, then end the run.
+    CpuThenDone(u64, CompactResult),
     /// Too many pages isolated: wait for reclaim to put some back.
     Throttle,
     /// The run is over.
@@ -656,6 +665,7 @@ fn compact_step(k: &mut Kernel, cc: &mut CompactControl) -> Step {
     list.clear();
     cc.migratepages = list;
     cc.nr_migratepages = 0;
+    let out_of_targets = r.nomem && k.sw.on(Switch::CompactionAbortOnEnomem);
     if cc.capture && cc.captured.is_none() {
         compact_capture_page(k, cc);
     }
@@ -665,10 +675,47 @@ fn compact_step(k: &mut Kernel, cc: &mut CompactControl) -> Step {
     k.count(VmEvent::pgmigrate_fail, r.failed as u64);
     let scanned = cc.stats.migrate_scanned + cc.stats.free_scanned - scanned_before;
     // At least a frame's worth: a step that backed out still yields the CPU.
-    Step::Cpu(
-        (scanned * COMPACT_SCAN_PFN_NS + r.succeeded as u64 * MIGRATE_PAGE_NS)
-            .max(COMPACT_SCAN_PFN_NS),
-    )
+    let ns = (scanned * COMPACT_SCAN_PFN_NS + r.succeeded as u64 * MIGRATE_PAGE_NS)
+        .max(COMPACT_SCAN_PFN_NS);
+    if out_of_targets {
+        // 4bf2bba3: no page to move into; the run ends once this step's work is done.
+        return Step::CpuThenDone(ns, CompactResult::Partial);
+    }
+    Step::Cpu(ns)
+}
+
+/// Where a run's scanners start (`compact_zone`): the zone's ends (3.3-3.5), the cached
+/// free pfn for order > 0 (3.6), or both cached pfns (3.7+), which a direct or proc run
+/// that follows the longest deferral also resets.
+fn start_scanners(k: &mut Kernel, cc: &mut CompactControl) {
+    let incremental = cc.incremental(k);
+    let skip_bits = k.sw.on(Switch::CompactionSkipBits);
+    let z = &mut k.zones[cc.zone];
+    if skip_bits {
+        // c89511ab: both scanners start where the zone's cache says.
+        let (start, end) = (z.start_pfn as u64, z.end_pfn as u64);
+        if !(start..=end).contains(&z.compact_cached_free_pfn) {
+            z.compact_cached_free_pfn = start_free_pfn(z);
+        }
+        if !(start..=end).contains(&z.compact_cached_migrate_pfn) {
+            z.compact_cached_migrate_pfn = start;
+        }
+        cc.migrate_pfn = z.compact_cached_migrate_pfn;
+        cc.free_pfn = z.compact_cached_free_pfn;
+        if !cc.kswapd && compaction_restarting(z, cc.order) {
+            // 62997027: after the longest deferral, forget the skip bits (this run
+            // still starts at the pfns it read).
+            reset_isolation_suitable_zone(z);
+        }
+    } else {
+        cc.migrate_pfn = z.start_pfn as u64;
+        cc.free_pfn = if incremental {
+            z.compact_cached_free_pfn
+        } else {
+            start_free_pfn(z)
+        };
+    }
+    cc.start_free_pfn = cc.free_pfn;
 }
 
 /// `compact_zone` (§6.4): run the scanners until `compact_finished` says stop.
@@ -679,34 +726,7 @@ pub async fn compact_zone(w: &World, cc: &mut CompactControl) -> CompactResult {
         if matches!(ret, CompactResult::Skipped | CompactResult::Partial) {
             return ret;
         }
-        let incremental = cc.incremental(&k);
-        let skip_bits = k.sw.on(Switch::CompactionSkipBits);
-        let z = &mut k.zones[cc.zone];
-        if skip_bits {
-            // c89511ab: both scanners start where the zone's cache says.
-            let (start, end) = (z.start_pfn as u64, z.end_pfn as u64);
-            if !(start..=end).contains(&z.compact_cached_free_pfn) {
-                z.compact_cached_free_pfn = start_free_pfn(z);
-            }
-            if !(start..=end).contains(&z.compact_cached_migrate_pfn) {
-                z.compact_cached_migrate_pfn = start;
-            }
-            cc.migrate_pfn = z.compact_cached_migrate_pfn;
-            cc.free_pfn = z.compact_cached_free_pfn;
-            if !cc.kswapd && compaction_restarting(z, cc.order) {
-                // 62997027: after the longest deferral, forget the skip bits (this run
-                // still starts at the pfns it read).
-                reset_isolation_suitable_zone(z);
-            }
-        } else {
-            cc.migrate_pfn = z.start_pfn as u64;
-            cc.free_pfn = if incremental {
-                z.compact_cached_free_pfn
-            } else {
-                start_free_pfn(z)
-            };
-        }
-        cc.start_free_pfn = cc.free_pfn;
+        start_scanners(&mut k, cc);
     }
     let ret = loop {
         let step = {
@@ -729,6 +749,10 @@ pub async fn compact_zone(w: &World, cc: &mut CompactControl) -> CompactResult {
                 // Waiting for a CPU starts a new timeslice.
                 let waited = w.borrow().sched.now() - t0 > ns;
                 cc.slice = if waited { 0 } else { cc.slice + ns };
+            }
+            Step::CpuThenDone(ns, done) => {
+                engine::run_cpu(w, ns, CpuMode::System).await;
+                break done;
             }
         }
     };

@@ -1427,3 +1427,115 @@ fn skip_bits_are_flushed_when_kswapd_sleeps_after_a_complete_run_or_when_deferra
     assert!(!compaction_restarting(z, Some(3)), "below the failed order");
     assert!(!compaction_restarting(z, None), "a proc run's order is -1");
 }
+
+#[test]
+fn a_batch_with_nothing_to_move_into_ends_the_run_from_3_5() {
+    // 4bf2bba3: migrate_pages' -ENOMEM (the free scanner found no page) ends the run,
+    // PARTIAL; 3.3-3.4 went on scanning.
+    let w = world();
+    let mut k = w.borrow_mut();
+    let (_, _, pfns) = checkerboard(&mut k, 600);
+    let block = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+    for (on, ends) in [(true, true), (false, false)] {
+        k.sw.set(Switch::CompactionAbortOnEnomem, on);
+        // The free scanner may not go below the block after the migrate scanner's.
+        let mut cc = CompactControl::new(Z, None, MIGRATE_MOVABLE, MigrateMode::SyncLight);
+        cc.migrate_pfn = block;
+        cc.free_pfn = block + PAGEBLOCK_NR_PAGES;
+        let step = compact_step(&mut k, &mut cc);
+        assert_eq!(
+            matches!(step, Step::CpuThenDone(_, CompactResult::Partial)),
+            ends,
+            "{step:?}"
+        );
+        assert!(matches!(step, Step::Cpu(_) | Step::CpuThenDone(..)));
+        assert_eq!(cc.stats.migrated, 0);
+        assert!(cc.stats.isolated > 0, "the batch was isolated");
+        assert!(cc.migratepages.is_empty(), "and put back");
+        invariants::check(&k).unwrap();
+    }
+}
+
+#[test]
+fn a_marked_block_moves_a_cached_pfn_only_inwards_and_only_before_the_first_isolation() {
+    // §6.9: the migrate cache only moves up, the free cache only down, and neither once
+    // the run has isolated something (finished_update_*).
+    let w = world();
+    let mut k = w.borrow_mut();
+    let start = k.zones[Z].start_pfn as u64;
+    let mid = start + 8 * PAGEBLOCK_NR_PAGES;
+    k.zones[Z].compact_cached_migrate_pfn = mid;
+    k.zones[Z].compact_cached_free_pfn = mid;
+    let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::Async);
+    let cached = |k: &Kernel| {
+        let z = &k.zones[Z];
+        (z.compact_cached_migrate_pfn, z.compact_cached_free_pfn)
+    };
+    let (below, above) = (mid - PAGEBLOCK_NR_PAGES, mid + PAGEBLOCK_NR_PAGES);
+    update_pageblock_skip(&mut k, &cc, below, true);
+    update_pageblock_skip(&mut k, &cc, above, false);
+    assert_eq!(cached(&k), (mid, mid), "outwards: no move");
+    cc.finished_update_migrate = true;
+    cc.finished_update_free = true;
+    update_pageblock_skip(&mut k, &cc, above, true);
+    update_pageblock_skip(&mut k, &cc, below, false);
+    assert_eq!(cached(&k), (mid, mid), "after an isolation: no move");
+    assert!(k.zones[Z].pageblock_skip(above as Pfn) && k.zones[Z].pageblock_skip(below as Pfn));
+    cc.finished_update_migrate = false;
+    cc.finished_update_free = false;
+    update_pageblock_skip(&mut k, &cc, above, true);
+    update_pageblock_skip(&mut k, &cc, below, false);
+    assert_eq!(cached(&k), (above, below));
+}
+
+#[test]
+fn runs_start_at_the_cached_pfns_which_a_direct_run_after_the_longest_deferral_resets() {
+    // §6.4/§6.9 (3.7): both scanners start at the zone's cached pfns, put back at the
+    // zone's ends when outside it; a direct run that follows the longest deferral clears
+    // the skip bits (and the cache) but starts where the cache said; kswapd's does not.
+    let w = world();
+    let mut k = w.borrow_mut();
+    let (start, end) = (k.zones[Z].start_pfn as u64, k.zones[Z].end_pfn as u64);
+    let (m, f) = (start + 4 * PAGEBLOCK_NR_PAGES, end - 4 * PAGEBLOCK_NR_PAGES);
+    let run = |k: &mut Kernel, kswapd: bool| {
+        let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::Async);
+        cc.kswapd = kswapd;
+        start_scanners(k, &mut cc);
+        (cc.migrate_pfn, cc.free_pfn)
+    };
+    k.zones[Z].compact_cached_migrate_pfn = m;
+    k.zones[Z].compact_cached_free_pfn = f;
+    assert_eq!(run(&mut k, false), (m, f));
+    k.zones[Z].compact_cached_migrate_pfn = end + 1;
+    k.zones[Z].compact_cached_free_pfn = start - 1;
+    assert_eq!(run(&mut k, false), (start, start_free_pfn(&k.zones[Z])));
+    assert_eq!(
+        (
+            k.zones[Z].compact_cached_migrate_pfn,
+            k.zones[Z].compact_cached_free_pfn
+        ),
+        (start, start_free_pfn(&k.zones[Z])),
+        "and cached"
+    );
+    // Restarting after 64 deferred calls at order 9.
+    let z = &mut k.zones[Z];
+    for _ in 0..COMPACT_MAX_DEFER_SHIFT {
+        defer_compaction(z, 9);
+    }
+    z.compact_considered = 64;
+    z.compact_cached_migrate_pfn = m;
+    z.compact_cached_free_pfn = f;
+    z.set_pageblock_skip(m as Pfn);
+    assert_eq!(run(&mut k, true), (m, f));
+    assert!(
+        k.zones[Z].pageblock_skip(m as Pfn),
+        "kswapd leaves the bits"
+    );
+    assert_eq!(run(&mut k, false), (m, f), "it starts where the cache said");
+    let z = &k.zones[Z];
+    assert!(!z.pageblock_skip(m as Pfn));
+    assert_eq!(z.compact_cached_migrate_pfn, start);
+    // Without skip bits: the zone's start and end.
+    k.sw.set(Switch::CompactionSkipBits, false);
+    assert_eq!(run(&mut k, false), (start, start_free_pfn(&k.zones[Z])));
+}
