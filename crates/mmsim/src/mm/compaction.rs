@@ -666,7 +666,8 @@ fn compact_step(k: &mut Kernel, cc: &mut CompactControl) -> Step {
     cc.migratepages = list;
     cc.nr_migratepages = 0;
     let out_of_targets = r.nomem && k.sw.on(Switch::CompactionAbortOnEnomem);
-    if cc.capture && cc.captured.is_none() {
+    // A run that ends for want of targets leaves before the capture (§6.4).
+    if cc.capture && cc.captured.is_none() && !out_of_targets {
         compact_capture_page(k, cc);
     }
     cc.stats.migrated += r.succeeded as u64;

@@ -1454,6 +1454,22 @@ fn a_batch_with_nothing_to_move_into_ends_the_run_from_3_5() {
         assert!(cc.migratepages.is_empty(), "and put back");
         invariants::check(&k).unwrap();
     }
+    // With capture (patch 3) such a batch leaves before taking a block; without the end
+    // the capture after it goes ahead (free order-9 blocks are left at the zone's top).
+    k.sw.set(Switch::CompactionCapture, true);
+    for (on, captures) in [(true, false), (false, true)] {
+        k.sw.set(Switch::CompactionAbortOnEnomem, on);
+        let mut cc = CompactControl::new(Z, Some(9), MIGRATE_MOVABLE, MigrateMode::SyncLight);
+        cc.capture = true;
+        cc.migrate_pfn = block;
+        cc.free_pfn = block + PAGEBLOCK_NR_PAGES;
+        compact_step(&mut k, &mut cc);
+        assert_eq!(cc.captured.is_some(), captures, "enomem end: {on}");
+        if let Some(pfn) = cc.captured {
+            k.held_blocks.push((pfn, 9));
+        }
+        invariants::check(&k).unwrap();
+    }
 }
 
 #[test]
@@ -1538,4 +1554,28 @@ fn runs_start_at_the_cached_pfns_which_a_direct_run_after_the_longest_deferral_r
     // Without skip bits: the zone's start and end.
     k.sw.set(Switch::CompactionSkipBits, false);
     assert_eq!(run(&mut k, false), (start, start_free_pfn(&k.zones[Z])));
+}
+
+#[test]
+fn a_step_costs_the_frames_it_scanned_and_the_pages_it_copied() {
+    // The module's cost model (calibration.rs): COMPACT_SCAN_PFN_NS per frame either
+    // scanner looked at, MIGRATE_PAGE_NS per page moved.
+    let w = world();
+    let mut k = w.borrow_mut();
+    let (_, _, pfns) = checkerboard(&mut k, 600);
+    let block = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+    let mut cc = migrate_scan_from(&k, block, MigrateMode::SyncLight);
+    let Step::Cpu(ns) = compact_step(&mut k, &mut cc) else {
+        panic!("a step with targets to move into");
+    };
+    let s = cc.stats;
+    assert_eq!(s.migrated, COMPACT_CLUSTER_MAX as u64);
+    assert!(s.migrate_scanned > 0 && s.free_scanned > 0);
+    assert_eq!(
+        ns,
+        (s.migrate_scanned + s.free_scanned) * crate::calibration::COMPACT_SCAN_PFN_NS
+            + s.migrated * crate::calibration::MIGRATE_PAGE_NS
+    );
+    release_freepages(&mut k, &mut cc);
+    invariants::check(&k).unwrap();
 }
