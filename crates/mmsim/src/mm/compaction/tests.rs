@@ -1246,15 +1246,16 @@ fn a_migrate_scan_that_isolates_nothing_marks_the_block_and_moves_the_cached_pfn
     let (_, _, pfns) = checkerboard(&mut k, 600);
     let used = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
     let zend = k.zones[Z].end_pfn as u64;
-    let free = [zend - 4 * PAGEBLOCK_NR_PAGES, zend - 2 * PAGEBLOCK_NR_PAGES];
+    // Blocks with no LRU page: at the zone's top, boot left only its slab and free pages.
+    let bare = [zend - 4 * PAGEBLOCK_NR_PAGES, zend - 2 * PAGEBLOCK_NR_PAGES];
     let start = k.zones[Z].compact_cached_migrate_pfn;
     assert_eq!(start, k.zones[Z].start_pfn as u64);
-    let mut cc = migrate_scan_from(&k, free[0], MigrateMode::SyncLight);
+    let mut cc = migrate_scan_from(&k, bare[0], MigrateMode::SyncLight);
     cc.free_pfn = zend;
     assert_eq!(isolate_migratepages(&mut k, &mut cc), Isolate::Success);
     assert!(cc.migratepages.is_empty());
-    assert!(k.zones[Z].pageblock_skip(free[0] as Pfn));
-    assert_eq!(k.zones[Z].compact_cached_migrate_pfn, free[0]);
+    assert!(k.zones[Z].pageblock_skip(bare[0] as Pfn));
+    assert_eq!(k.zones[Z].compact_cached_migrate_pfn, bare[0]);
     // Once the run has isolated pages, an empty block gets its bit but keeps the cache.
     cc.migrate_pfn = used;
     isolate_migratepages(&mut k, &mut cc);
@@ -1263,20 +1264,20 @@ fn a_migrate_scan_that_isolates_nothing_marks_the_block_and_moves_the_cached_pfn
     for p in std::mem::take(&mut cc.migratepages) {
         migrate::putback_lru_page(&mut k, p);
     }
-    cc.migrate_pfn = free[1];
+    cc.migrate_pfn = bare[1];
     isolate_migratepages(&mut k, &mut cc);
-    assert!(k.zones[Z].pageblock_skip(free[1] as Pfn));
-    assert_eq!(k.zones[Z].compact_cached_migrate_pfn, free[0]);
+    assert!(k.zones[Z].pageblock_skip(bare[1] as Pfn));
+    assert_eq!(k.zones[Z].compact_cached_migrate_pfn, bare[0]);
     // A marked block is passed over: a new run scans none of it.
-    let mut cc = migrate_scan_from(&k, free[0], MigrateMode::SyncLight);
+    let mut cc = migrate_scan_from(&k, bare[0], MigrateMode::SyncLight);
     cc.free_pfn = zend;
     isolate_migratepages(&mut k, &mut cc);
     assert_eq!(cc.stats.migrate_scanned, 0);
-    assert_eq!(cc.migrate_pfn, free[0] + PAGEBLOCK_NR_PAGES);
+    assert_eq!(cc.migrate_pfn, bare[0] + PAGEBLOCK_NR_PAGES);
     // The reset forgets it all.
     reset_isolation_suitable_zone(&mut k.zones[Z]);
     let z = &k.zones[Z];
-    assert!(!z.pageblock_skip(free[0] as Pfn) && !z.pageblock_skip(free[1] as Pfn));
+    assert!(!z.pageblock_skip(bare[0] as Pfn) && !z.pageblock_skip(bare[1] as Pfn));
     assert_eq!(
         (z.compact_cached_migrate_pfn, z.compact_cached_free_pfn),
         (z.start_pfn as u64, zend)
