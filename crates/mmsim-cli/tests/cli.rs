@@ -622,7 +622,7 @@ fn validate_predicts_host_memory_and_run_refuses_a_machine_that_cannot_fit() {
 }
 
 #[test]
-fn the_readme_cites_only_files_that_exist_and_quotes_the_claim_count_of_docs() {
+fn the_readme_cites_only_files_that_exist_and_quotes_the_status_of_docs() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
     for cited in readme.split('`').skip(1).step_by(2) {
@@ -639,33 +639,70 @@ fn the_readme_cites_only_files_that_exist_and_quotes_the_claim_count_of_docs() {
             );
         }
     }
-    let docs = std::fs::read_to_string(format!("{root}/docs/reproduce-parallelio.txt")).unwrap();
+    // Each experiment's claim count and fidelity share, from its committed output, must be
+    // what the README quotes in the seed's status bullet and in the experiment's section.
+    let flat = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (seed, experiment) in [
+        ("000", "parallelio"),
+        ("001", "memcg-softlimit"),
+        ("002", "nowriteback"),
+        ("003", "dirty-throttling"),
+        ("004", "stress-highalloc"),
+    ] {
+        let docs =
+            std::fs::read_to_string(format!("{root}/docs/reproduce-{experiment}.txt")).unwrap();
+        let (held, fidelity) = docs_status(&docs);
+        let bullet = flat
+            .split(&format!("- **Seed {seed}**"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("the README has no status line for seed {seed}"))
+            .split(" - **")
+            .next()
+            .unwrap();
+        let section = flat
+            .split(&format!("## Reproduction: `mmsim reproduce {experiment}`"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("the README has no section for {experiment}"))
+            .split(" ## ")
+            .next()
+            .unwrap();
+        let bold = format!("**{held}");
+        assert!(
+            bullet.contains(&held),
+            "seed {seed}'s status line does not say docs' '{held}'"
+        );
+        assert!(
+            section.contains(&bold),
+            "the {experiment} section does not say docs' '{held}' in bold"
+        );
+        if let Some(percent) = fidelity {
+            let share = format!("{percent} of the published cells");
+            assert!(
+                bullet.contains(&share),
+                "seed {seed}'s status line does not say docs' '{share}'"
+            );
+            assert!(
+                section.contains(&percent),
+                "the {experiment} section does not quote docs' {percent}"
+            );
+        }
+    }
+}
+
+/// A reproduction's "N of M claims hold" and, where it prints one, its fidelity share ("48%").
+fn docs_status(docs: &str) -> (String, Option<String>) {
     let summary = docs
         .lines()
         .rev()
-        .find(|l| l.contains(" of 12 claims hold"))
-        .unwrap();
-    let count = summary.split(" of 12").next().unwrap();
-    assert!(
-        readme.contains(&format!("{count} of 12 claims hold")),
-        "the README does not quote docs' '{summary}'"
-    );
-    // Seeds 001's and 002's counts, each in its section of the README.
-    for (experiment, claims) in [("memcg-softlimit", 7), ("nowriteback", 6)] {
-        let docs =
-            std::fs::read_to_string(format!("{root}/docs/reproduce-{experiment}.txt")).unwrap();
-        let of = format!(" of {claims} claims hold");
-        let summary = docs.lines().rev().find(|l| l.contains(&of)).unwrap();
-        let count = summary.split(&of).next().unwrap();
-        let section = readme
-            .split(&format!("## Reproduction: `mmsim reproduce {experiment}`"))
-            .nth(1)
-            .expect("the README has the section");
-        assert!(
-            section.contains(&format!("**{count}{of}**")),
-            "the README does not quote docs' '{summary}'"
-        );
-    }
+        .find(|l| l.contains(" claims hold"))
+        .expect("the output ends with its claim count");
+    let held = summary.split(" claims hold").next().unwrap().to_string() + " claims hold";
+    let fidelity = docs.lines().find(|l| l.starts_with("Fidelity: ")).map(|l| {
+        let open = l.find('(').unwrap();
+        let close = l[open..].find(')').unwrap();
+        l[open + 1..open + close].to_string()
+    });
+    (held, fidelity)
 }
 
 #[test]
