@@ -265,6 +265,18 @@ pub fn would_queue_write(k: &mut Kernel, bdi: usize, bio: Option<&Bio>) -> bool 
     q.would_allocate(Class::Async, Some(&batch), now) || bio.is_some_and(|b| q.would_merge(b, ioc))
 }
 
+/// A reclaimer woken from the request pool's wait that then queued nothing (it looked at
+/// its page again and no longer writes it) passes the wake-up on while a request is free.
+/// `__freed_request` wakes one exclusive waiter per freed request, and in the kernel that
+/// waiter always takes one: its page is under writeback before `get_request` sleeps.
+pub fn pass_on_request_wakeup(k: &mut Kernel, bdi: usize, class: Class) {
+    let q = k.bdis[bdi].request_wq[class.index()];
+    let now = k.sched.now();
+    if k.sched.queue_has_waiters(q) && k.bdis[bdi].queue.would_allocate(class, None, now) {
+        k.sched.wake_one(q);
+    }
+}
+
 /// After a sleep for a request: the woken task becomes a batcher (`ioc_set_batching`).
 pub fn woken_for_request(k: &mut Kernel) {
     let now = k.sched.now();

@@ -1163,12 +1163,20 @@ pub async fn shrink_page_list(
     let mut kept = 0;
     let mut i = 0;
     let mut after_wait = false;
+    // The device whose request pool this reclaimer was just woken from.
+    let mut woken_for_request = None;
     let lumpy = !w.borrow().sw.on(Switch::RemoveLumpyReclaim);
     while i < list.len() {
         let pfn = list.get(i);
         let mut verdict = {
             let mut k = w.borrow_mut();
-            shrink_one_page(&mut k, zi, sc, st, pfn, after_wait)
+            let v = shrink_one_page(&mut k, zi, sc, st, pfn, after_wait);
+            if let Some(bdi) = woken_for_request.take() {
+                if !matches!(v, Verdict::WaitForRequest(_)) {
+                    backing_dev::pass_on_request_wakeup(&mut k, bdi, crate::block::Class::Async);
+                }
+            }
+            v
         };
         after_wait = false;
         if let Verdict::WaitForRelease(ino) = verdict {
@@ -1184,6 +1192,7 @@ pub async fn shrink_page_list(
                 let q = w.borrow().bdis[bdi].request_wq[crate::block::Class::Async.index()];
                 engine::wait_event(w, q, None, false).await;
                 backing_dev::woken_for_request(&mut w.borrow_mut());
+                woken_for_request = Some(bdi);
                 // The same page again, now that a request is free and reclaim batches.
                 continue;
             }

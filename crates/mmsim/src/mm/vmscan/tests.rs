@@ -1813,6 +1813,34 @@ fn shrink_one_page_sleeps_for_a_request_before_a_swap_write_that_would_not_queue
     });
 }
 
+/// A reclaimer woken from the request pool that then writes nothing hands the wake-up to
+/// the next waiter while a request is free (`pass_on_request_wakeup`); with the pool full
+/// for a task that is not batching, nobody is woken.
+#[test]
+fn a_wake_up_for_a_request_nobody_took_goes_to_the_next_waiter() {
+    for full in [false, true] {
+        let w = world_with_swap_on_sda("3.9");
+        let bdi = w.borrow().swap_bdi.expect("swap on sda");
+        let q = w.borrow().bdis[bdi].request_wq[crate::block::Class::Async.index()];
+        // Spawned first, the waiter sleeps on the pool before the test task runs.
+        let w1 = w.clone();
+        w.borrow_mut().sched.spawn("waiter", async move {
+            engine::wait_event(&w1, q, None, false).await;
+        });
+        let w2 = w.clone();
+        run_task(&w, POOL_TEST_END, async move {
+            let mut k = w2.borrow_mut();
+            assert!(k.sched.queue_has_waiters(q));
+            if full {
+                fill_async_pool(&mut k, bdi);
+                stop_batching(&mut k);
+            }
+            backing_dev::pass_on_request_wakeup(&mut k, bdi, crate::block::Class::Async);
+            assert_eq!(k.sched.queue_has_waiters(q), full, "pool full: {full}");
+        });
+    }
+}
+
 #[test]
 fn a_file_page_written_by_kswapd_waits_for_a_request_unless_its_write_would_queue() {
     let w = world_with_swap_on_sda("3.9");
