@@ -113,6 +113,7 @@ pub fn single_dd(ram_mib: u64, dd_mib: u64, seconds: u64) -> Scenario {
             device: "sda".into(),
             size: dd_mib * MIB,
             bs: MIB,
+            two_buffers: false,
             conv: DdConv::Fdatasync,
             truncate_to: None,
             unlink: false,

@@ -91,3 +91,34 @@ fn the_series_never_hands_xfs_a_page_from_direct_reclaim() {
         old.warnings
     );
 }
+
+/// The whole example: at factor 64, 256 writers each hold two 1 MiB buffers (MMTests'
+/// `ibs=1M obs=1M`), 512 MiB of anonymous memory on a 512 MiB machine, so reclaim swaps;
+/// every phase still ends. (Before reclaim's woken waiters passed on a wake-up they did
+/// not use, the swap disk's request pool went idle with 36 tasks asleep on it and this run
+/// reached its duration in the 128-writer phase.)
+#[test]
+fn the_writers_buffers_fill_memory_and_every_phase_still_ends() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/simple-writeback.toml"
+    ))
+    .expect("the example exists");
+    let s = load_str(&text, "simple-writeback.toml", "simple-writeback").unwrap();
+    let k = presets::resolve("3.0", &[]).unwrap();
+    let r = sim::run(&s, &k, 1, RunOptions::default()).expect("the run ends cleanly");
+    assert!(
+        r.simulated_seconds < 600.0,
+        "ended after {} s",
+        r.simulated_seconds
+    );
+    for jobs in [4, 8, 16, 32, 64, 128, 256] {
+        assert!(
+            metric(&r, &format!("elapsed-{jobs}")) > 0.0,
+            "{jobs} writers"
+        );
+    }
+    let vm = |name: &str| r.vmstat.iter().find(|(n, _)| n == name).unwrap().1;
+    assert!(vm("pswpout") > 10_000, "pswpout {}", vm("pswpout"));
+    assert_eq!(vm("nr_anon_pages"), 0, "every writer freed its buffers");
+}

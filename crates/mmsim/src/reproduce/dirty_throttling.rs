@@ -179,6 +179,7 @@ impl Case {
                     device: name.clone(),
                     size: 1 << 40,
                     bs: self.bs,
+                    two_buffers: false,
                     conv: DdConv::None,
                     truncate_to: None,
                     unlink: false,

@@ -247,21 +247,36 @@ impl Procedure {
              (sde), dirty_ratio = 40; each test on a machine of its own from boot. fsmark: \
              fs_mark -D 100 -N 150 -L {} -S0 -s 10485760, 150 files an iteration per 512M of RAM \
              (the letter's -n 150 at 512M) over NUMCPUS x threads-per-CPU threads, files kept. simple-wb: NUMCPUS x factor dd \
-             writers of 4 x MemTotal, factors 1 to 64. mmap-strm: MMTests' usemem micro tests \
+             writers of 4 x MemTotal (ibs=1M obs=1M: two 1 MiB buffers each), factors 1 to {}. \
+             mmap-strm: MMTests' usemem micro tests \
              vmscan-file-mmap-write (10 x MemTotal) then vmscan-mixed-mmap-write (3 x \
              MemTotal, 30% anonymous). Elapsed is each whole test; Kswapd efficiency is \
              100 x kswapd pages reclaimed / scanned over it (integer, as the 2011 shell \
              report). Seed {}.\n",
-            self.swap_mb, self.fsmark_iterations, self.seed
+            self.swap_mb,
+            self.fsmark_iterations,
+            self.max_factor(),
+            self.seed
         );
         if self.ram_divisor != 1 || self.fsmark_iterations != 25 {
             out.push_str(&format!(
                 "Caveat: this is not the published procedure (RAM / {}, {} fs_mark \
-                 iterations): the published figures are shown for direction only.\n",
-                self.ram_divisor, self.fsmark_iterations
+                 iterations, simple-wb's factors to {}): the published figures are shown for \
+                 direction only.\n",
+                self.ram_divisor,
+                self.fsmark_iterations,
+                self.max_factor()
             ));
         }
         out
+    }
+
+    /// simple-wb's largest CPU factor: MMTests' 64, divided with the RAM so that the
+    /// writers' buffers (2 MiB each) take the same share of memory as on the letter's
+    /// machine; at 64 on a quarter of the RAM they would be four times it, and the run
+    /// would thrash for hours.
+    pub fn max_factor(&self) -> u64 {
+        (u64::from(crate::scenario::SimpleWritebackParams::MAX_FACTOR) / self.ram_divisor).max(1)
     }
 
     /// The scenario of `test` on `config`'s machine, as TOML.
@@ -274,7 +289,10 @@ impl Procedure {
                 self.fsmark_iterations,
                 150 * config.ram_mb / self.ram_divisor / 512
             ),
-            Test::SimpleWb => "type = \"simple-writeback\"\ndevice = \"md0\"\n".into(),
+            Test::SimpleWb => format!(
+                "type = \"simple-writeback\"\ndevice = \"md0\"\nmax_factor = {}\n",
+                self.max_factor()
+            ),
             Test::MmapStrm => "type = \"micro\"\ndevice = \"md0\"\n".into(),
         };
         format!(
@@ -1015,6 +1033,9 @@ mod tests {
         let (p, f) = (Procedure::published(), Procedure::fast());
         assert_eq!((p.ram_divisor, p.fsmark_iterations), (1, 25));
         assert_eq!((f.ram_divisor, f.fsmark_iterations), (4, 5));
+        assert_eq!((p.max_factor(), f.max_factor()), (64, 16));
+        let wb = f.scenario_toml(&CONFIGS[5], Test::SimpleWb);
+        assert!(wb.contains("max_factor = 16"), "{wb}");
         assert!(!p.describe().contains("Caveat"));
         assert!(f.describe().contains("Caveat"));
         let text = f.scenario_toml(&CONFIGS[5], Test::Fsmark);

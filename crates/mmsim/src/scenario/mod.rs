@@ -701,6 +701,9 @@ pub struct DdParams {
     pub size: u64,
     /// Block size of each `write(2)`.
     pub bs: u64,
+    /// `ibs=` and `obs=` in place of `bs=`: dd copies each block from an input buffer to
+    /// an output buffer of its own (coreutils' `C_TWOBUFS`), two blocks of anonymous memory.
+    pub two_buffers: bool,
     /// `conv=fdatasync`, `conv=fsync` or neither.
     pub conv: DdConv,
     /// `truncate -s`: after the sync, cut the file to this many bytes (whole pages).

@@ -1353,6 +1353,31 @@ fn a_swap_partition_may_share_a_disk_with_a_filesystem_but_not_most_of_it() {
 const DISK: &str = "[machine]\nram = \"1G\"\n[[device]]\nname = \"sda\"\ntype = \"hdd\"\nsize = \"8G\"\n[[workload]]\n";
 
 #[test]
+fn dd_takes_bs_or_ibs_and_obs_of_one_size_and_ibs_and_obs_make_two_buffers() {
+    let dd = |keys: &str| format!("{DISK}type = \"dd\"\ndevice = \"sda\"\nsize = \"1G\"\n{keys}");
+    let parsed = |keys: &str| {
+        let s = ok(&dd(keys));
+        let WorkloadKind::Dd(d) = &s.workloads[0].kind else {
+            panic!("a dd workload")
+        };
+        (d.bs, d.two_buffers)
+    };
+    assert_eq!(parsed(""), (M, false));
+    assert_eq!(parsed("bs = \"64K\"\n"), (64 * 1024, false));
+    assert_eq!(parsed("ibs = \"1M\"\nobs = \"1M\"\n"), (M, true));
+    let e = err(&dd("ibs = \"1M\"\n"));
+    assert_err(&e, "workload[0].ibs", 11, "ibs and obs together");
+    let e = err(&dd("obs = \"1M\"\n"));
+    assert_err(&e, "workload[0].obs", 11, "ibs and obs together");
+    let e = err(&dd("bs = \"1M\"\nobs = \"1M\"\n"));
+    assert_err(&e, "workload[0].obs", 12, "not both");
+    let e = err(&dd("ibs = \"1M\"\nobs = \"512K\"\n"));
+    assert_err(&e, "workload[0].obs", 12, "equal to ibs");
+    let e = err(&dd("ibs = \"3000\"\nobs = \"3000\"\n"));
+    assert_err(&e, "workload[0].ibs", 11, "whole 4 KiB pages");
+}
+
+#[test]
 fn dd_takes_conv_fsync_and_a_truncate_size_of_whole_pages_within_the_file() {
     use super::super::{DdConv, DdParams};
     let s = ok(&format!(

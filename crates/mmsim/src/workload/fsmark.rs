@@ -59,7 +59,17 @@ async fn thread(
         let Ok(file) = dd::open_trunc(&w, bdi, &name).await else {
             return super::exit(&w, t, t);
         };
-        let ok = dd::write_file(&w, t, file.ino, pages, p.write_size, &mut task, &mut debt).await;
+        let ok = dd::write_file(
+            &w,
+            t,
+            file.ino,
+            pages,
+            p.write_size,
+            None,
+            &mut task,
+            &mut debt,
+        )
+        .await;
         debt.flush(&w).await;
         namei::close(&mut w.borrow_mut(), file);
         if !ok {

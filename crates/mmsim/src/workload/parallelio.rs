@@ -108,6 +108,7 @@ pub async fn run(w: World, idx: usize, bdi: usize, p: ParallelioParams) {
                     device: p.device.clone(),
                     size,
                     bs: 1 << 20,
+                    two_buffers: false,
                     conv: DdConv::Fdatasync,
                     truncate_to: None,
                     unlink: false,

@@ -1,8 +1,9 @@
 //! MMTests' simple-writeback ("simple-wb", `mmtests.md` §6.4; the 2011 shellpack, as
 //! `docs/seed-002.md` quotes it): for each CPU factor, NUMCPUS x factor `dd if=/dev/zero
-//! bs=1M` writers start together, each writing its share of the total to a file of its
-//! own; the driver waits for each in turn and removes its file, then takes the deltas of
-//! `nr_vmscan_write` and the direct and kswapd scan counters over the phase. Each writer's
+//! ibs=1M obs=1M` writers (two 1 MiB buffers each, `dd::Buffers`) start together, each
+//! writing its share of the total to a file of its own; the driver waits for each in turn
+//! and removes its file, then takes the deltas of `nr_vmscan_write` and the direct and
+//! kswapd scan counters over the phase. Each writer's
 //! elapsed time is `/usr/bin/time`'s: from its start to its exit, without a sync (dd's
 //! default, as MMTests runs it).
 
@@ -80,6 +81,7 @@ pub async fn run(w: World, idx: usize, bdi: usize, p: SimpleWritebackParams) {
                     device: p.device.clone(),
                     size: each,
                     bs: 1 << 20,
+                    two_buffers: true,
                     conv: DdConv::None,
                     truncate_to: None,
                     unlink: false,

@@ -13,6 +13,8 @@ pub(super) const DD_KEYS: &[&str] = &[
     "device",
     "size",
     "bs",
+    "ibs",
+    "obs",
     "conv",
     "truncate_to",
     "unlink",
@@ -106,24 +108,47 @@ pub(super) fn cat(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<Wo
     })
 }
 
+/// A dd block size: whole pages, or a power of two from 512 bytes that divides a page.
+fn block_size(cx: &Cx<'_>, b: &Item<'_>) -> Res<u64> {
+    let v = size(cx, b, SizeKind::Size, None)?;
+    let sub_page = (512..4096).contains(&v) && v.is_power_of_two();
+    if !sub_page && (v == 0 || v % 4096 != 0) {
+        return Err(b.fail(
+            cx,
+            format!(
+                "expected a block size of whole 4 KiB pages, or 512, 1K or 2K, found {v} bytes"
+            ),
+        ));
+    }
+    Ok(v)
+}
+
 /// A dd workload's keys.
 pub(super) fn dd(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<WorkloadKind> {
     let (dev, size_b) = file_on_device(cx, t, devices, "dd writes to")?;
     let dev_name = dev.name.as_str();
-    let bs = match opt(t, "bs") {
-        Some(b) => {
-            let v = size(cx, &b, SizeKind::Size, None)?;
-            // Whole pages, or a power of two from 512 bytes that divides a page.
-            let sub_page = (512..4096).contains(&v) && v.is_power_of_two();
-            if !sub_page && (v == 0 || v % 4096 != 0) {
-                return Err(b.fail(
+    // bs= (one buffer), or ibs= and obs= of the same size (two buffers, C_TWOBUFS).
+    let (ibs, obs) = (opt(t, "ibs"), opt(t, "obs"));
+    let two_buffers = ibs.is_some() || obs.is_some();
+    let bs = match (opt(t, "bs"), ibs, obs) {
+        (Some(_), Some(b), _) | (Some(_), None, Some(b)) => {
+            return Err(b.fail(cx, "expected bs, or ibs and obs, not both"));
+        }
+        (Some(b), None, None) => block_size(cx, &b)?,
+        (None, Some(i), Some(o)) => {
+            let (iv, ov) = (block_size(cx, &i)?, block_size(cx, &o)?);
+            if iv != ov {
+                return Err(o.fail(
                     cx,
-                    format!("expected a block size of whole 4 KiB pages, or 512, 1K or 2K, found {v} bytes"),
+                    format!("expected obs equal to ibs ({iv} bytes; mmsim writes whole blocks), found {ov} bytes"),
                 ));
             }
-            v
+            ov
         }
-        None => MIB,
+        (None, Some(b), None) | (None, None, Some(b)) => {
+            return Err(b.fail(cx, "expected ibs and obs together"));
+        }
+        (None, None, None) => MIB,
     };
     let conv = match opt(t, "conv") {
         Some(c) => match choice(cx, &c, &["fdatasync", "fsync", "none"])? {
@@ -150,6 +175,7 @@ pub(super) fn dd(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<Wor
         device: dev_name.to_owned(),
         size: size_b,
         bs,
+        two_buffers,
         conv,
         truncate_to,
         unlink: boolean(cx, t, "unlink")?.unwrap_or(false),
