@@ -79,6 +79,8 @@ pub struct NfsStats {
     pub pages_committed: u64,
     /// Unstable pages sent in COMMITs, counted when sent.
     pub pages_sent_to_commit: u64,
+    /// Pages the FILE_SYNC WRITEs carried: stable when answered, never committed.
+    pub pages_written_stable: u64,
     /// READ RPCs answered and the bytes they carried.
     pub read_rpcs: u64,
     pub bytes_read: u64,
@@ -905,6 +907,9 @@ fn nfs_write_completion(k: &mut Kernel, bdi: usize, rpc: &Rpc, stable: bool) {
     let s = &mut client(k, bdi).stats;
     s.write_rpcs += 1;
     s.stable_write_rpcs += stable as u64;
+    if stable {
+        s.pages_written_stable += rpc.pages.len() as u64;
+    }
     s.bytes_written += rpc.pages.len() as u64 * PAGE_SIZE;
 }
 
@@ -1637,6 +1642,7 @@ mod tests {
         let k = w.borrow();
         let c = client_of(&k, 0).unwrap();
         assert_eq!((c.stats.write_rpcs, c.stats.stable_write_rpcs), (1, 1));
+        assert_eq!(c.stats.pages_written_stable, 4);
         assert_eq!(c.stats.commits, 0);
         assert_eq!(nfs_i_ref(&k, ino).npages, 0);
         assert_eq!(k.global_stat(ZoneStat::nr_unstable), 0);

@@ -275,9 +275,40 @@ mod tests {
             run(w2.clone(), d, d, bdi, params).await;
             let k = w2.borrow();
             u2.set(k.sched.task_times(k.sched.current()).0);
+            let st = crate::workload::stats_of(&k, d);
+            assert!(
+                !st.killed && st.io_done_at.is_some(),
+                "dd finished its copy"
+            );
         });
         let left = anon(&w) - base;
         (peak.get(), left, user.get())
+    }
+
+    #[test]
+    fn a_block_through_the_buffers_costs_a_clear_and_with_two_a_copy_of_each_page() {
+        let w = boot_for_test(64, 0, "3.9");
+        let w2 = w.clone();
+        run_task(&w, SEC, async move {
+            let mm = crate::workload::new_task(&mut w2.borrow_mut(), "dd");
+            let bufs = Buffers::map(&mut w2.borrow_mut(), mm, 1 << 20, true);
+            let mut debt = CpuDebt::default();
+            // The first block faults the buffers in; the second finds them resident.
+            bufs.fill(&w2, 256, &mut debt).await.unwrap();
+            debt.flush(&w2).await;
+            bufs.fill(&w2, 256, &mut debt).await.unwrap();
+            assert_eq!(
+                (debt.system, debt.user),
+                (256 * TOUCH_PAGE_NS, 256 * TOUCH_PAGE_NS)
+            );
+            // A last, short block touches only its pages' worth.
+            let mut debt = CpuDebt::default();
+            bufs.fill(&w2, 3, &mut debt).await.unwrap();
+            assert_eq!(
+                (debt.system, debt.user),
+                (3 * TOUCH_PAGE_NS, 3 * TOUCH_PAGE_NS)
+            );
+        });
     }
 
     #[test]
