@@ -107,7 +107,7 @@ impl Buffers {
     /// from `/dev/zero` clears the input buffer in the kernel (system time), and with two
     /// buffers the copy writes the output one (user time). `Err` if a fault failed.
     async fn fill(&self, w: &World, pages: u64, debt: &mut CpuDebt) -> Result<(), AllocError> {
-        let n = (pages.min(u64::from(self.pages))) as u32;
+        let n = pages.min(u64::from(self.pages)) as u32;
         access_range(w, self.mm, self.ibuf..self.ibuf + n, true, debt).await?;
         debt.system(pages * TOUCH_PAGE_NS);
         if let Some(obuf) = self.obuf {
