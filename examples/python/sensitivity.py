@@ -19,6 +19,7 @@ COSTS = {
     "machine.reclaim_costs.isolate_page": "ISOLATE_PAGE_NS",
     "machine.reclaim_costs.shrink_page": "SHRINK_PAGE_NS",
     "machine.reclaim_costs.rmap_walk": "RMAP_WALK_NS",
+    "machine.reclaim_costs.pageout": "PAGEOUT_NS",
     "machine.reclaim_costs.deactivate_page": "DEACTIVATE_PAGE_NS",
     "machine.reclaim_costs.shrink_lruvec": "SHRINK_LRUVEC_NS",
     "machine.reclaim_costs.shrinker_call": "SHRINKER_CALL_NS",

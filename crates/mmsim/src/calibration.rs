@@ -31,6 +31,8 @@ pub struct ReclaimCosts {
     pub shrink_page: Nanos,
     /// [`RMAP_WALK_NS`].
     pub rmap_walk: Nanos,
+    /// [`PAGEOUT_NS`].
+    pub pageout: Nanos,
     /// [`DEACTIVATE_PAGE_NS`].
     pub deactivate_page: Nanos,
     /// [`SHRINK_LRUVEC_NS`].
@@ -45,6 +47,7 @@ impl Default for ReclaimCosts {
             isolate_page: ISOLATE_PAGE_NS,
             shrink_page: SHRINK_PAGE_NS,
             rmap_walk: RMAP_WALK_NS,
+            pageout: PAGEOUT_NS,
             deactivate_page: DEACTIVATE_PAGE_NS,
             shrink_lruvec: SHRINK_LRUVEC_NS,
             shrinker_call: SHRINKER_CALL_NS,
@@ -54,10 +57,11 @@ impl Default for ReclaimCosts {
 
 impl ReclaimCosts {
     /// The names of the costs, for reports.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 7] = [
         "ISOLATE_PAGE_NS",
         "SHRINK_PAGE_NS",
         "RMAP_WALK_NS",
+        "PAGEOUT_NS",
         "DEACTIVATE_PAGE_NS",
         "SHRINK_LRUVEC_NS",
         "SHRINKER_CALL_NS",
@@ -69,6 +73,7 @@ impl ReclaimCosts {
             "ISOLATE_PAGE_NS" => &mut self.isolate_page,
             "SHRINK_PAGE_NS" => &mut self.shrink_page,
             "RMAP_WALK_NS" => &mut self.rmap_walk,
+            "PAGEOUT_NS" => &mut self.pageout,
             "DEACTIVATE_PAGE_NS" => &mut self.deactivate_page,
             "SHRINK_LRUVEC_NS" => &mut self.shrink_lruvec,
             "SHRINKER_CALL_NS" => &mut self.shrinker_call,
@@ -85,6 +90,14 @@ pub const ISOLATE_PAGE_NS: Nanos = 50;
 /// CPU time `shrink_page_list` spends on one page that is not mapped: lock, flag checks,
 /// `__remove_mapping`. Estimate.
 pub const SHRINK_PAGE_NS: Nanos = 300;
+
+/// Extra CPU time of one `pageout` that reaches the mapping's `writepage`:
+/// `clear_page_dirty_for_io` and the write, each taking the mapping's `tree_lock` to
+/// change a radix-tree tag and the zone and BDI dirty counters; for a page it writes, a
+/// bio's set-up and submission (`get_request`, the elevator's merge and insert); for one
+/// it declines (ext4's delayed allocation), `redirty_page_for_writepage` undoing the
+/// first half. Estimate: half a dozen cache misses and lock round trips, ~150 ns each.
+pub const PAGEOUT_NS: Nanos = USEC;
 
 /// Extra CPU time for one page that is mapped: the rmap walk of `page_referenced` and
 /// `try_to_unmap`, with TLB flush. Estimate.

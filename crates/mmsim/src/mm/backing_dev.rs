@@ -179,6 +179,7 @@ fn queue_bio(k: &mut Kernel, bdi: usize, bio: Bio) -> Submit {
 /// (`ioc_set_batching`): it may take 32 requests, or allocate for 20 ms, past the limit.
 pub async fn submit_bio(w: &World, bdi: usize, bio: Bio) {
     count_bio(&mut w.borrow_mut(), &bio);
+    let mut woken = false;
     loop {
         let q = {
             let mut k = w.borrow_mut();
@@ -190,6 +191,10 @@ pub async fn submit_bio(w: &World, bdi: usize, bio: Bio) {
                         release(&mut k, bdi, &rel);
                     }
                     update_congestion(&mut k, bdi);
+                    if woken {
+                        // Woken for a request it then did not need.
+                        pass_on_request_wakeup(&mut k, bdi, bio.class());
+                    }
                     return;
                 }
                 Submit::Queued => {
@@ -202,6 +207,7 @@ pub async fn submit_bio(w: &World, bdi: usize, bio: Bio) {
         };
         engine::wait_event(w, q, None, false).await;
         woken_for_request(&mut w.borrow_mut());
+        woken = true;
     }
 }
 
@@ -255,20 +261,9 @@ fn release(k: &mut Kernel, bdi: usize, rel: &Release) {
     }
 }
 
-/// Whether the current task could queue an async write without sleeping in `get_request`:
-/// `bio` (when its sector is known) merges, or a request is free, or the task is a batcher.
-pub fn would_queue_write(k: &mut Kernel, bdi: usize, bio: Option<&Bio>) -> bool {
-    let now = k.sched.now();
-    let (ioc, batch) = current_ioc(k);
-    let q = &k.bdis[bdi].queue;
-    // The free-request test first: it is cheap, and a merge lookup then need not run.
-    q.would_allocate(Class::Async, Some(&batch), now) || bio.is_some_and(|b| q.would_merge(b, ioc))
-}
-
-/// A reclaimer woken from the request pool's wait that then queued nothing (it looked at
-/// its page again and no longer writes it) passes the wake-up on while a request is free.
-/// `__freed_request` wakes one exclusive waiter per freed request, and in the kernel that
-/// waiter always takes one: its page is under writeback before `get_request` sleeps.
+/// A writer woken from the request pool's wait whose bio then merged passes the wake-up on
+/// while a request is free: `__freed_request` wakes one exclusive waiter per freed request,
+/// and in the kernel that waiter always takes one (it merged before it slept).
 pub fn pass_on_request_wakeup(k: &mut Kernel, bdi: usize, class: Class) {
     let q = k.bdis[bdi].request_wq[class.index()];
     let now = k.sched.now();

@@ -768,14 +768,20 @@ pub enum Pageout {
     Activate,
     Success,
     Clean,
+    /// The page is under writeback and its bio found the device's request pool empty:
+    /// `writepage` sleeps in `get_request` before it submits `bio` (`kernel-cfq.md` §2.2).
+    WaitForRequest {
+        bdi: usize,
+        bio: crate::block::Bio,
+    },
 }
 
 /// `pageout` of a page reclaim has unmapped (`kernel-reclaim.md` §4.4): its mapping's
 /// `writepage` (the swap cache's, or the filesystem's) writes it. The swap BDI is never
-/// congested; a file page's BDI is, when its queue is. A write that needs a request has
-/// one: reclaim slept for it before (`write_waits_for_request`), which also planned the
-/// write when it could (`plan`).
-fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool, plan: Option<PlannedWrite>) -> Pageout {
+/// congested; a file page's BDI is, when its queue is. As in the kernel, the page is under
+/// writeback before its bio looks for a request, so a write that must sleep for one
+/// returns [`Pageout::WaitForRequest`] with the page's fate already settled.
+fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Pageout {
     if k.pages.mapped(pfn) {
         return Pageout::Keep;
     }
@@ -799,21 +805,8 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool, plan: Option<PlannedWrite>) -
         }
     }
     let wbc = WritebackControl::for_reclaim(kswapd);
-    let plan = match plan {
-        // shrink_one_page found that it queues.
-        Some(plan) => plan,
-        None => {
-            let plan = a_ops.writepage_plan(k, pfn, &wbc);
-            if !write_would_queue(k, pfn, plan) {
-                // Not reached: shrink_one_page waited for a request first. Kept so that a
-                // write never goes without a request.
-                debug_assert!(false, "reclaim waited for a request before writing");
-                return Pageout::Keep;
-            }
-            plan
-        }
-    };
-    if plan == PlannedWrite::Redirty {
+    let mut waits = None;
+    if a_ops.writepage_plan(k, pfn, &wbc) == PlannedWrite::Redirty {
         // clear_page_dirty_for_io, then a writepage that redirties the page: for a dirty,
         // unmapped page the pair leaves its flags, tag and counters as they were (but the
         // dirtying a pre-3.3 redirty counts), so neither is run (mmsim: kswapd meets ext4's delayed-allocation pages by the
@@ -830,8 +823,9 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool, plan: Option<PlannedWrite>) -
         }
         k.pages.set(pfn, PG_RECLAIM);
         if let WritePage::Submit { bdi, bio } = a_ops.writepage(k, pfn, &wbc, &mut None) {
-            let queued = backing_dev::try_submit_bio(k, bdi, bio);
-            debug_assert!(queued, "a queue with room accepts a bio");
+            if !backing_dev::try_submit_bio(k, bdi, bio) {
+                waits = Some(Pageout::WaitForRequest { bdi, bio });
+            }
         }
     }
     trace::mm_vmscan_writepage(k, pfn, !swap);
@@ -841,51 +835,23 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool, plan: Option<PlannedWrite>) -
     // Counted whether or not the filesystem wrote the page, as the kernel does.
     let zi = k.page_zone(pfn);
     k.zones[zi].mod_stat(ZoneStat::nr_vmscan_write, 1);
-    Pageout::Success
+    waits.unwrap_or(Pageout::Success)
 }
 
-/// Whether a `writepage` that would submit `plan` could queue its bio without sleeping in
-/// `get_request`: it submits none, its bio (when its sector is known) merges with a queued
-/// write, or a request is free (`kernel-cfq.md` §2.2).
-fn write_would_queue(k: &mut Kernel, pfn: Pfn, plan: PlannedWrite) -> bool {
-    match plan {
-        PlannedWrite::NoIo | PlannedWrite::Redirty => true,
-        PlannedWrite::Block { bdi, sector } => {
-            let bio = sector.map(|sector| crate::block::Bio {
-                dir: crate::block::Dir::Write,
-                sync: false,
-                sector,
-                nr_sectors: backing_dev::PAGE_SECTORS,
-                tag: pfn as u64,
-            });
-            backing_dev::would_queue_write(k, bdi, bio.as_ref())
+/// `shrink_page_list` after a `pageout` that wrote (or declined) the page: a page under
+/// writeback or dirty again is kept; None when it is clean and goes on to be freed.
+fn after_pageout_success(k: &Kernel, sc: &ScanControl, pfn: Pfn) -> Option<Verdict> {
+    if !k.sw.on(Switch::RemoveLumpyReclaim) && k.pages.test(pfn, PG_WRITEBACK) {
+        // 3.0's pageout waits for its own write in the synchronous pass; else keep_lumpy.
+        if sc.reclaim_sync && !k.sw.on(Switch::LumpyNoSyncPageoutWait) {
+            return Some(Verdict::WaitOnWriteback);
         }
+        return Some(Verdict::KeepLumpy);
     }
-}
-
-/// The device whose request pool a dirty page's `pageout` would find empty, if it would
-/// (`Err`): `writepage` then sleeps in `get_request` until a request is freed. Otherwise the
-/// write `pageout` will plan, or None when it would not write (a file page mapped, or, for
-/// direct reclaim, on a congested queue it skips) and decides for itself.
-fn write_waits_for_request(
-    k: &mut Kernel,
-    pfn: Pfn,
-    kswapd: bool,
-) -> Result<Option<PlannedWrite>, usize> {
-    if !k.pages.test(pfn, PG_SWAPCACHE) {
-        if k.pages.test(pfn, PG_SWAPBACKED) || k.pages.mapped(pfn) || !k.pages.test(pfn, PG_DIRTY) {
-            return Ok(None);
-        }
-        let bdi = super::page_writeback::page_bdi(k, pfn);
-        if !kswapd && backing_dev::bdi_write_congested(k, bdi) {
-            return Ok(None);
-        }
+    if k.pages.test(pfn, PG_WRITEBACK) || k.pages.test(pfn, PG_DIRTY) {
+        return Some(Verdict::Keep);
     }
-    let wbc = WritebackControl::for_reclaim(kswapd);
-    match page_aops(k, pfn).writepage_plan(k, pfn, &wbc) {
-        plan @ PlannedWrite::Block { bdi, .. } if !write_would_queue(k, pfn, plan) => Err(bdi),
-        plan => Ok(Some(plan)),
-    }
+    None
 }
 
 /// What happens to one page of the list.
@@ -897,9 +863,12 @@ enum Verdict {
     Cull,
     /// KS patch 7 without LD patch 3: kswapd sleeps inside the loop.
     SleepInLoop,
-    /// `pageout` would find the request pool of this device empty: sleep for a request
-    /// (`get_request`), then take the page again.
-    WaitForRequest(usize),
+    /// `pageout` put the page under writeback and its bio found the request pool of
+    /// device `bdi` empty: sleep in `get_request` until one is free, submit, and go on.
+    WaitForRequest {
+        bdi: usize,
+        bio: crate::block::Bio,
+    },
     /// `releasepage` must sleep (NFS: a COMMIT for direct reclaim) for a page of this inode:
     /// sleep, then look at the page again.
     WaitForRelease(usize),
@@ -1074,12 +1043,11 @@ fn shrink_one_page(
         if references == PageReferences::ReclaimClean || !may_enter_fs || !sc.may_writepage {
             return Verdict::Keep;
         }
-        // writepage sleeps in get_request when its device's pool is empty.
-        let plan = match write_waits_for_request(k, pfn, sc.kswapd) {
-            Ok(plan) => plan,
-            Err(bdi) => return Verdict::WaitForRequest(bdi),
-        };
-        match pageout(k, pfn, sc.kswapd, plan) {
+        let out = pageout(k, pfn, sc.kswapd);
+        if matches!(out, Pageout::Success | Pageout::WaitForRequest { .. }) {
+            sc.cpu += k.costs.pageout;
+        }
+        match out {
             Pageout::Keep => {
                 if !sw.on(Switch::StallOnDirtyEncountered) {
                     st.nr_congested += 1;
@@ -1087,17 +1055,10 @@ fn shrink_one_page(
                 return Verdict::Keep;
             }
             Pageout::Activate => return Verdict::Activate,
+            Pageout::WaitForRequest { bdi, bio } => return Verdict::WaitForRequest { bdi, bio },
             Pageout::Success => {
-                if !sw.on(Switch::RemoveLumpyReclaim) && k.pages.test(pfn, PG_WRITEBACK) {
-                    // 3.0's pageout waits for its own write in the synchronous pass; else
-                    // keep_lumpy.
-                    if sc.reclaim_sync && !sw.on(Switch::LumpyNoSyncPageoutWait) {
-                        return Verdict::WaitOnWriteback;
-                    }
-                    return Verdict::KeepLumpy;
-                }
-                if k.pages.test(pfn, PG_WRITEBACK) || k.pages.test(pfn, PG_DIRTY) {
-                    return Verdict::Keep;
+                if let Some(v) = after_pageout_success(k, sc, pfn) {
+                    return v;
                 }
             }
             Pageout::Clean => {}
@@ -1163,22 +1124,18 @@ pub async fn shrink_page_list(
     let mut kept = 0;
     let mut i = 0;
     let mut after_wait = false;
-    // The device whose request pool this reclaimer was just woken from.
-    let mut woken_for_request = None;
     let lumpy = !w.borrow().sw.on(Switch::RemoveLumpyReclaim);
     while i < list.len() {
         let pfn = list.get(i);
-        let mut verdict = {
-            let mut k = w.borrow_mut();
-            let v = shrink_one_page(&mut k, zi, sc, st, pfn, after_wait);
-            if let Some(bdi) = woken_for_request.take() {
-                if !matches!(v, Verdict::WaitForRequest(_)) {
-                    backing_dev::pass_on_request_wakeup(&mut k, bdi, crate::block::Class::Async);
-                }
-            }
-            v
-        };
+        let mut verdict = shrink_one_page(&mut w.borrow_mut(), zi, sc, st, pfn, after_wait);
         after_wait = false;
+        if let Verdict::WaitForRequest { bdi, bio } = verdict {
+            // The page is under writeback already; its bio waits for a request.
+            charge(w, sc).await;
+            backing_dev::submit_bio(w, bdi, bio).await;
+            let k = w.borrow();
+            verdict = after_pageout_success(&k, sc, pfn).unwrap_or(Verdict::Keep);
+        }
         if let Verdict::WaitForRelease(ino) = verdict {
             // releasepage holds the page locked while it sleeps.
             charge(w, sc).await;
@@ -1187,15 +1144,6 @@ pub async fn shrink_page_list(
             verdict = release_after_wait(&mut w.borrow_mut(), pfn);
         }
         match verdict {
-            Verdict::WaitForRequest(bdi) => {
-                charge(w, sc).await;
-                let q = w.borrow().bdis[bdi].request_wq[crate::block::Class::Async.index()];
-                engine::wait_event(w, q, None, false).await;
-                backing_dev::woken_for_request(&mut w.borrow_mut());
-                woken_for_request = Some(bdi);
-                // The same page again, now that a request is free and reclaim batches.
-                continue;
-            }
             Verdict::WaitOnWriteback => {
                 charge(w, sc).await;
                 super::filemap::wait_on_page_writeback(w, pfn).await;
@@ -1246,7 +1194,10 @@ pub async fn shrink_page_list(
                     sc.reset_reclaim_mode();
                 }
             }
-            Verdict::Keep | Verdict::Cull | Verdict::WaitForRelease(_) => {
+            Verdict::Keep
+            | Verdict::Cull
+            | Verdict::WaitForRelease(_)
+            | Verdict::WaitForRequest { .. } => {
                 list.set(kept, pfn);
                 kept += 1;
                 if lumpy {

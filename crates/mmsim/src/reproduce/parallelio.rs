@@ -1489,7 +1489,7 @@ mod tests {
     fn sensitivity_varies_one_cost_at_a_time_by_half_and_double() {
         let p = Procedure::fast();
         let v = sensitivity_variants(&p);
-        assert_eq!(v.len(), 13);
+        assert_eq!(v.len(), 15);
         assert_eq!(v[0], ("baseline".to_string(), p.clone()));
         let base = ReclaimCosts::default();
         let (_, half) = &v[1];
@@ -1502,11 +1502,13 @@ mod tests {
             ),
             (base.shrink_page, base.rmap_walk, base.deactivate_page)
         );
-        assert_eq!(v[8].1.costs.deactivate_page, 2 * base.deactivate_page);
-        assert_eq!(v[11].1.costs.shrinker_call * 2, base.shrinker_call);
-        assert_eq!(v[12].0, "SHRINKER_CALL_NS x2");
-        assert_eq!(v[12].1.costs.shrinker_call, 2 * base.shrinker_call);
-        assert_eq!(v[10].1.costs.shrink_lruvec, 2 * base.shrink_lruvec);
+        assert_eq!(v[8].0, "PAGEOUT_NS x2");
+        assert_eq!(v[8].1.costs.pageout, 2 * base.pageout);
+        assert_eq!(v[10].1.costs.deactivate_page, 2 * base.deactivate_page);
+        assert_eq!(v[13].1.costs.shrinker_call * 2, base.shrinker_call);
+        assert_eq!(v[14].0, "SHRINKER_CALL_NS x2");
+        assert_eq!(v[14].1.costs.shrinker_call, 2 * base.shrinker_call);
+        assert_eq!(v[12].1.costs.shrink_lruvec, 2 * base.shrink_lruvec);
         assert!(v.iter().all(|(_, q)| Procedure {
             costs: base,
             ..q.clone()

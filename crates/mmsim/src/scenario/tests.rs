@@ -751,6 +751,12 @@ fn reclaim_costs_default_to_the_calibration_and_each_can_be_set() {
     );
     assert_eq!(s.machine.reclaim_costs.shrink_page, 600);
     assert_eq!(s.machine.reclaim_costs.deactivate_page, 800);
+    let s = ok("[machine]\nram = \"4G\"\n[machine.reclaim_costs]\npageout = \"2us\"\n");
+    let want = ReclaimCosts {
+        pageout: 2000,
+        ..ReclaimCosts::default()
+    };
+    assert_eq!(s.machine.reclaim_costs, want);
     let s = ok(
         "[machine]\nram = \"4G\"\n[machine.reclaim_costs]\nshrink_lruvec = \"2us\"\n\
                 shrinker_call = \"50ns\"\n",

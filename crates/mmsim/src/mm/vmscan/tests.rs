@@ -1766,20 +1766,25 @@ fn a_swap_write_queues_past_a_full_pool_only_by_merging_or_as_a_batcher() {
             "the task that filled it batched on"
         );
         stop_batching(&mut k);
-        // A full pool and nothing queued beside slot 1: its write would sleep.
-        assert!(write_waits_for_request(&mut k, pfns[1], true).is_err());
+        // A full pool and nothing queued beside slot 1: the page goes under writeback and
+        // its bio waits for a request.
+        let queued = k.bdis[bdi].queue.count(crate::block::Class::Async);
+        let Pageout::WaitForRequest { bdi: b, bio } = pageout(&mut k, pfns[1], true) else {
+            panic!("slot 1's write queued into a full pool");
+        };
+        assert_eq!(b, bdi);
+        assert!(k.pages.test(pfns[1], PG_WRITEBACK) && !k.pages.test(pfns[1], PG_DIRTY));
+        assert_eq!(k.bdis[bdi].queue.count(crate::block::Class::Async), queued);
         // Woken from that sleep, the task is a batcher and may allocate.
         backing_dev::woken_for_request(&mut k);
-        assert!(write_waits_for_request(&mut k, pfns[1], true).is_ok());
-        assert_eq!(pageout(&mut k, pfns[1], true, None), Pageout::Success);
-        assert!(k.pages.test(pfns[1], PG_WRITEBACK));
+        assert!(backing_dev::try_submit_bio(&mut k, bdi, bio));
         // Its allowance gone, the task still queues the writes of the neighbouring slots:
         // they merge into slot 1's request.
         stop_batching(&mut k);
         let queued = k.bdis[bdi].queue.count(crate::block::Class::Async);
         for p in [pfns[2], pfns[0]] {
-            assert!(write_waits_for_request(&mut k, p, true).is_ok());
-            assert_eq!(pageout(&mut k, p, true, None), Pageout::Success);
+            assert_eq!(pageout(&mut k, p, true), Pageout::Success);
+            assert!(k.pages.test(p, PG_WRITEBACK));
         }
         assert_eq!(
             k.bdis[bdi].queue.count(crate::block::Class::Async),
@@ -1789,8 +1794,11 @@ fn a_swap_write_queues_past_a_full_pool_only_by_merging_or_as_a_batcher() {
     });
 }
 
+/// As in the kernel, a reclaimer's swap write that finds the pool full has put the page
+/// under writeback before it sleeps for a request: the page's fate is settled, and
+/// `shrink_page_list` submits the bio once a request is free and keeps the page.
 #[test]
-fn shrink_one_page_sleeps_for_a_request_before_a_swap_write_that_would_not_queue() {
+fn a_swap_write_that_must_sleep_for_a_request_is_under_writeback_first() {
     let w = world_with_swap_on_sda("3.9");
     let w2 = w.clone();
     run_task(&w, POOL_TEST_END, async move {
@@ -1802,20 +1810,89 @@ fn shrink_one_page_sleeps_for_a_request_before_a_swap_write_that_would_not_queue
         let list = isolate_all(&mut k, &pfns);
         let mut sc = sc_at(DEF_PRIORITY, true);
         let mut st = PageListStats::default();
+        let written = k.global_stat(ZoneStat::nr_vmscan_write);
         let v = shrink_one_page(&mut k, Z, &mut sc, &mut st, list.get(0), false);
-        assert_eq!(v, Verdict::WaitForRequest(bdi));
-        assert!(!k.pages.test(pfns[0], PG_WRITEBACK), "nothing written yet");
-        // Woken, it writes the page.
-        backing_dev::woken_for_request(&mut k);
-        let v = shrink_one_page(&mut k, Z, &mut sc, &mut st, list.get(0), false);
-        assert_eq!(v, Verdict::Keep);
-        assert!(k.pages.test(pfns[0], PG_WRITEBACK));
+        let Verdict::WaitForRequest { bdi: b, bio } = v else {
+            panic!("{v:?}: the write queued into a full pool");
+        };
+        assert_eq!(b, bdi);
+        // The bio writes the page's slot.
+        let wbc = WritebackControl::for_reclaim(true);
+        assert_eq!(
+            page_aops(&k, pfns[0]).writepage_plan(&k, pfns[0], &wbc),
+            PlannedWrite::Block {
+                bdi,
+                sector: Some(bio.sector)
+            }
+        );
+        assert!(k
+            .pages
+            .test(pfns[0], PG_WRITEBACK | PG_SWAPCACHE | PG_RECLAIM));
+        assert!(!k.pages.test(pfns[0], PG_DIRTY));
+        assert_eq!(k.global_stat(ZoneStat::nr_vmscan_write), written + 1);
+        crate::mm::invariants::check(&k).expect("invariants");
     });
 }
 
-/// A reclaimer woken from the request pool that then writes nothing hands the wake-up to
-/// the next waiter while a request is free (`pass_on_request_wakeup`); with the pool full
-/// for a task that is not batching, nobody is woken.
+/// The whole list: the reclaimer sleeps with its page under writeback, and its bio is
+/// queued as soon as the disk frees a request; the page stays on the list, kept.
+#[test]
+fn shrink_page_list_submits_a_waiting_write_once_a_request_is_free() {
+    let w = world_with_swap_on_sda("3.9");
+    let w2 = w.clone();
+    let done = std::rc::Rc::new(std::cell::Cell::new(false));
+    let d2 = done.clone();
+    run_task(&w, 10 * crate::engine::SEC, async move {
+        let (bdi, mut list) = {
+            let mut k = w2.borrow_mut();
+            let bdi = k.swap_bdi.unwrap();
+            let (_, _, pfns) = anon_pages(&mut k, Lru::InactiveAnon, 1, false, 0);
+            // Fill the pool with kswapd's writes of real file pages, whose completions
+            // free the requests.
+            let file = file_pages(&mut k, Lru::InactiveFile, 400);
+            let ino = k.pages.mapping[file[0] as usize] as usize;
+            k.inodes[ino].bdi = bdi;
+            for (i, &p) in file.iter().enumerate() {
+                k.inodes[ino].add_extent(i as u64, (1 << 20) + 64 * i as u64, 1);
+                page_writeback::set_page_dirty(
+                    &mut k,
+                    p,
+                    &mut page_writeback::DirtyTask::default(),
+                );
+            }
+            let mut last = None;
+            for &p in &file {
+                if let Pageout::WaitForRequest { bdi, bio } = pageout(&mut k, p, true) {
+                    last = Some((bdi, bio));
+                    break;
+                }
+            }
+            // The page that found the pool full would sleep; queue it as its waker would.
+            let (b, bio) = last.expect("400 scattered writes fill the pool");
+            backing_dev::woken_for_request(&mut k);
+            assert!(backing_dev::try_submit_bio(&mut k, b, bio));
+            stop_batching(&mut k);
+            (bdi, isolate_all(&mut k, &pfns))
+        };
+        let pfn = list.get(0);
+        let mut sc = sc_at(DEF_PRIORITY, true);
+        let mut st = PageListStats::default();
+        let t0 = w2.borrow().sched.now();
+        let freed = shrink_page_list(&w2, Z, &mut sc, &mut list, &mut st).await;
+        let k = w2.borrow();
+        assert_eq!(freed, 0);
+        assert!(k.sched.now() > t0, "it slept for a request");
+        assert_eq!((list.len(), list.get(0)), (1, pfn), "kept");
+        assert!(k.pages.test(pfn, PG_WRITEBACK));
+        assert!(k.bdis[bdi].queue.queued() > 0);
+        d2.set(true);
+    });
+    assert!(done.get(), "the reclaimer never got its request");
+}
+
+/// A writer woken from the request pool whose bio then merged hands the wake-up to the
+/// next waiter while a request is free (`pass_on_request_wakeup`); with the pool full for a
+/// task that is not batching, nobody is woken.
 #[test]
 fn a_wake_up_for_a_request_nobody_took_goes_to_the_next_waiter() {
     for full in [false, true] {
@@ -1860,37 +1937,27 @@ fn a_file_page_written_by_kswapd_waits_for_a_request_unless_its_write_would_queu
         fill_async_pool(&mut k, bdi);
         stop_batching(&mut k);
         // A clean page is not written.
-        assert_eq!(write_waits_for_request(&mut k, pfns[1], true), Ok(None));
+        assert_eq!(pageout(&mut k, pfns[1], true), Pageout::Clean);
         page_writeback::set_page_dirty(&mut k, pfns[1], &mut page_writeback::DirtyTask::default());
-        assert_eq!(write_waits_for_request(&mut k, pfns[0], true), Err(bdi));
         // Direct reclaim skips a congested queue instead (may_write_to_queue).
-        assert_eq!(write_waits_for_request(&mut k, pfns[0], false), Ok(None));
+        assert_eq!(pageout(&mut k, pfns[0], false), Pageout::Keep);
+        assert!(k.pages.test(pfns[0], PG_DIRTY) && !k.pages.test(pfns[0], PG_WRITEBACK));
         // ext4 does not write a delalloc page from reclaim: nothing to wait for.
-        assert_eq!(
-            write_waits_for_request(&mut k, pfns[2], true),
-            Ok(Some(PlannedWrite::Redirty))
-        );
-        // Once page 0's write is queued (as a batcher), page 1's merges with it.
+        assert_eq!(pageout(&mut k, pfns[2], true), Pageout::Success);
+        assert!(k.pages.test(pfns[2], PG_DIRTY));
+        // kswapd writes page 0: under writeback, its bio waits for a request.
+        let Pageout::WaitForRequest { bdi: b, bio } = pageout(&mut k, pfns[0], true) else {
+            panic!("page 0's write queued into a full pool");
+        };
+        assert_eq!(b, bdi);
+        assert!(k.pages.test(pfns[0], PG_WRITEBACK));
+        // Once it is queued (as a batcher), page 1's write merges with it.
         backing_dev::woken_for_request(&mut k);
-        assert!(matches!(
-            write_waits_for_request(&mut k, pfns[0], true),
-            Ok(Some(PlannedWrite::Block { bdi: b, sector: Some(_) })) if b == bdi
-        ));
-        assert!(clear_page_dirty_for_io_and_write(&mut k, pfns[0], bdi));
+        assert!(backing_dev::try_submit_bio(&mut k, bdi, bio));
         stop_batching(&mut k);
-        assert!(matches!(
-            write_waits_for_request(&mut k, pfns[1], true),
-            Ok(Some(PlannedWrite::Block { .. }))
-        ));
-        // Anonymous and mapped pages never take this path.
-        let (_, _, anon) = anon_pages(&mut k, Lru::InactiveAnon, 1, false, 0);
-        k.pages.set(anon[0], PG_DIRTY);
-        assert_eq!(write_waits_for_request(&mut k, anon[0], true), Ok(None));
-        let (mapped, _, _) = mapped_file_page(&mut k, Lru::InactiveFile, false, 0);
-        let mino = k.pages.mapping[mapped as usize] as usize;
-        k.inodes[mino].add_extent(0, base + 4096, 1);
-        page_writeback::set_page_dirty(&mut k, mapped, &mut page_writeback::DirtyTask::default());
-        assert_eq!(write_waits_for_request(&mut k, mapped, true), Ok(None));
+        assert_eq!(pageout(&mut k, pfns[1], true), Pageout::Success);
+        assert!(k.pages.test(pfns[1], PG_WRITEBACK));
+        crate::mm::invariants::check(&k).expect("invariants");
     });
 }
 
@@ -1926,25 +1993,12 @@ fn a_declined_pageout_leaves_the_page_as_the_clear_and_redirty_pair_would() {
     k.pages.clear(pfns[0], PG_RECLAIM);
     let paired = state(&k, pfns[0]);
     assert_eq!(paired.0 & (PG_DIRTY | PG_RECLAIM), PG_DIRTY);
-    // pageout on page 1 with the plan reclaim made.
-    let plan = write_waits_for_request(&mut k, pfns[1], true);
-    assert_eq!(plan, Ok(Some(PlannedWrite::Redirty)));
+    // pageout on page 1.
     let written = k.global_stat(ZoneStat::nr_vmscan_write);
-    assert_eq!(
-        pageout(&mut k, pfns[1], true, plan.unwrap()),
-        Pageout::Success
-    );
+    assert_eq!(pageout(&mut k, pfns[1], true), Pageout::Success);
     assert_eq!(state(&k, pfns[1]), paired);
     assert_eq!(k.global_stat(ZoneStat::nr_vmscan_write), written + 1);
     crate::mm::invariants::check(&k).expect("invariants");
-}
-
-/// Reclaim's write of a dirty file page as kswapd's pageout does it; true if it went to
-/// the queue.
-fn clear_page_dirty_for_io_and_write(k: &mut Kernel, pfn: Pfn, bdi: usize) -> bool {
-    let queued = k.bdis[bdi].queue.queued();
-    assert_eq!(pageout(k, pfn, true, None), Pageout::Success);
-    k.bdis[bdi].queue.queued() > queued || k.pages.test(pfn, PG_WRITEBACK)
 }
 
 /// A file on no filesystem (`EMPTY_AOPS`, ramfs' `__set_page_dirty_no_writeback`) dirties a
@@ -2797,4 +2851,30 @@ fn limit_reclaim_waits_on_writeback_it_met_before() {
         });
         assert!(done.get(), "{preset}: the test task finished");
     }
+}
+
+/// A page `pageout` writes costs `PAGEOUT_NS` beyond the page's other reclaim work; a
+/// page it does not reach `writepage` for costs nothing more.
+#[test]
+fn a_page_reclaim_writes_costs_the_pageout() {
+    let mut spent = Vec::new();
+    for pageout_ns in [0, 5_000] {
+        let w = world_with_swap_on_sda("3.9");
+        let mut k = w.borrow_mut();
+        k.costs.pageout = pageout_ns;
+        let (_, _, pfns) = anon_pages(&mut k, Lru::InactiveAnon, 1, false, 0);
+        let clean = file_pages(&mut k, Lru::InactiveFile, 1);
+        let list = isolate_all(&mut k, &[pfns[0], clean[0]]);
+        let mut sc = sc_at(DEF_PRIORITY, true);
+        let mut st = PageListStats::default();
+        let v = shrink_one_page(&mut k, Z, &mut sc, &mut st, list.get(0), false);
+        assert_eq!(v, Verdict::Keep, "written, under writeback");
+        assert!(k.pages.test(pfns[0], PG_WRITEBACK));
+        let written = sc.cpu;
+        let v = shrink_one_page(&mut k, Z, &mut sc, &mut st, list.get(1), false);
+        assert_eq!(v, Verdict::Free);
+        spent.push((written, sc.cpu - written));
+    }
+    assert_eq!(spent[1].0, spent[0].0 + 5_000, "{spent:?}");
+    assert_eq!(spent[1].1, spent[0].1, "a clean page: {spent:?}");
 }
