@@ -1879,12 +1879,18 @@ fn shrink_page_list_submits_a_waiting_write_once_a_request_is_free() {
         let mut st = PageListStats::default();
         let t0 = w2.borrow().sched.now();
         let freed = shrink_page_list(&w2, Z, &mut sc, &mut list, &mut st).await;
-        let k = w2.borrow();
-        assert_eq!(freed, 0);
-        assert!(k.sched.now() > t0, "it slept for a request");
-        assert_eq!((list.len(), list.get(0)), (1, pfn), "kept");
-        assert!(k.pages.test(pfn, PG_WRITEBACK));
-        assert!(k.bdis[bdi].queue.queued() > 0);
+        {
+            let k = w2.borrow();
+            assert_eq!(freed, 0);
+            assert!(k.sched.now() > t0, "it slept for a request");
+            assert_eq!((list.len(), list.get(0)), (1, pfn), "kept");
+            assert!(k.pages.test(pfn, PG_WRITEBACK));
+            assert!(k.bdis[bdi].queue.queued() > 0);
+        }
+        // The bio went to the disk: the write completes.
+        while w2.borrow().pages.test(pfn, PG_WRITEBACK) {
+            engine::sleep(&w2, crate::engine::MSEC).await;
+        }
         d2.set(true);
     });
     assert!(done.get(), "the reclaimer never got its request");
