@@ -10,9 +10,10 @@
 //! Besides the kernel's address-space operations the table carries the few other
 //! per-filesystem entry points of writeback (`->fsync` of `file_operations`, `->write_inode`
 //! of `super_operations`: a mount has one filesystem, so one table serves) and two of
-//! mmsim's own: [`AddressSpaceOps::writepage_plan`], which tells reclaim what block write a
-//! `writepage` would submit so that it can sleep for a request first, and the checks of a
-//! filesystem's private page state that the page-state invariants run.
+//! mmsim's own: [`AddressSpaceOps::writepage_plan`], which tells reclaim what a `writepage`
+//! would do with a page (decline it, write nothing, or write one block) so that `pageout`
+//! can leave a page the filesystem would only redirty as the pair would, and the checks of
+//! a filesystem's private page state that the page-state invariants run.
 //!
 //! A method with a default body is one the kernel may leave NULL; the default does what the
 //! kernel does then.
@@ -96,8 +97,9 @@ pub enum WritePage {
     Congested { bdi: usize },
 }
 
-/// What block write a `writepage` would submit for a page now (mmsim: reclaim sleeps for a
-/// free request before it calls `pageout`, as `writepage` would in `get_request`).
+/// What a `writepage` would do with a page now, without doing it (mmsim: `pageout` runs
+/// neither `clear_page_dirty_for_io` nor the `writepage` of a page the filesystem would
+/// decline, since the pair leaves it as it was).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PlannedWrite {
     /// None: it would find nothing to write, or send it by other means.

@@ -146,8 +146,8 @@ impl AddressSpaceOps for SwapAops {
 }
 
 /// `swap_writepage`: start writing a locked, dirty-for-IO swap-cache page. On a swap
-/// partition the caller submits the bio (reclaim has made sure the queue takes it); the
-/// simple device queues it here.
+/// partition the caller submits the bio (reclaim sleeps for a request if the pool has
+/// none, the page already under writeback); the simple device queues it here.
 pub fn swap_writepage(k: &mut Kernel, pfn: Pfn) -> WritePage {
     k.pages.set(pfn, PG_WRITEBACK);
     let zi = k.page_zone(pfn);
