@@ -263,7 +263,8 @@ fn release(k: &mut Kernel, bdi: usize, rel: &Release) {
 
 /// A writer woken from the request pool's wait whose bio then merged passes the wake-up on
 /// while a request is free: `__freed_request` wakes one exclusive waiter per freed request,
-/// and in the kernel that waiter always takes one (it merged before it slept).
+/// and in the kernel that waiter always takes one (`blk_queue_bio` tries the merge before
+/// `get_request` sleeps, and not again after; mmsim's `submit_bio` tries it again).
 pub fn pass_on_request_wakeup(k: &mut Kernel, bdi: usize, class: Class) {
     let q = k.bdis[bdi].request_wq[class.index()];
     let now = k.sched.now();
