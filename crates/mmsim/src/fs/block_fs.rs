@@ -19,7 +19,7 @@ use super::jbd;
 use crate::block::{Bio, Dir};
 use crate::mm::backing_dev::PAGE_SECTORS;
 use crate::mm::fs_ops::{
-    AddressSpaceOps, FsFuture, PageioData, PlannedWrite, Release, WritePage, WritebackControl,
+    AddressSpaceOps, FsFuture, PageioData, Release, WritePage, WritebackControl,
 };
 use crate::mm::migrate::{self, MigrateError, MigrateMode};
 use crate::mm::page::{Pfn, PG_BH_DIRTY, PG_PRIVATE};
@@ -443,20 +443,10 @@ impl AddressSpaceOps for BlockFs {
         WritePage::Submit { bdi, bio }
     }
 
-    /// A write, unless the page is redirtied or (buffer heads) has no dirty unlocked
-    /// buffer; at its block's sector if the block is allocated.
-    fn writepage_plan(&self, k: &Kernel, pfn: Pfn, wbc: &WritebackControl) -> PlannedWrite {
-        if !self.writes(k, pfn, wbc) {
-            return PlannedWrite::Redirty;
-        }
-        if self.buffer_heads && !buffer::block_write_needs_io(k, pfn) {
-            return PlannedWrite::NoIo;
-        }
-        let (ino, index) = file_index(k, pfn);
-        PlannedWrite::Block {
-            bdi: k.inodes[ino].bdi,
-            sector: self.mapped_sector(k, ino, index),
-        }
+    /// Declined when this writer does not write the page (ext4's delayed allocation for
+    /// reclaim, xfs's for direct reclaim).
+    fn writepage_declines(&self, k: &Kernel, pfn: Pfn, wbc: &WritebackControl) -> bool {
+        !self.writes(k, pfn, wbc)
     }
 
     /// One read bio at the page's block (a block never written reads where a raw device
@@ -697,12 +687,8 @@ mod tests {
             let ino = new_file(&mut k);
             let pfn = written_page(&mut k, ino, 3);
             assert!(k.pages.test(pfn, PG_PRIVATE) && k.pages.test(pfn, PG_BH_DIRTY));
-            assert_eq!(
-                EXT2.writepage_plan(&k, pfn, &wbc),
-                PlannedWrite::Block {
-                    bdi: 0,
-                    sector: None
-                },
+            assert!(
+                !EXT2.writepage_declines(&k, pfn, &wbc),
                 "a write, its block not allocated yet"
             );
             assert!(clear_page_dirty_for_io(&mut k, pfn));
@@ -731,7 +717,7 @@ mod tests {
             let mut k = w.borrow_mut();
             let ino = new_file(&mut k);
             let pfn = written_page(&mut k, ino, 3);
-            assert_eq!(EXT4.writepage_plan(&k, pfn, &wbc), PlannedWrite::Redirty);
+            assert!(EXT4.writepage_declines(&k, pfn, &wbc));
             assert!(clear_page_dirty_for_io(&mut k, pfn));
             assert_eq!(
                 EXT4.writepage(&mut k, pfn, &wbc, &mut None),

@@ -10,10 +10,9 @@
 //! Besides the kernel's address-space operations the table carries the few other
 //! per-filesystem entry points of writeback (`->fsync` of `file_operations`, `->write_inode`
 //! of `super_operations`: a mount has one filesystem, so one table serves) and two of
-//! mmsim's own: [`AddressSpaceOps::writepage_plan`], which tells reclaim what a `writepage`
-//! would do with a page (decline it, write nothing, or write one block) so that `pageout`
-//! can leave a page the filesystem would only redirty as the pair would, and the checks of
-//! a filesystem's private page state that the page-state invariants run.
+//! mmsim's own: [`AddressSpaceOps::writepage_declines`], which tells reclaim that a
+//! `writepage` would only redirty a page, so that `pageout` can leave it as the pair would,
+//! and the checks of a filesystem's private page state that the page-state invariants run.
 //!
 //! A method with a default body is one the kernel may leave NULL; the default does what the
 //! kernel does then.
@@ -97,19 +96,6 @@ pub enum WritePage {
     Congested { bdi: usize },
 }
 
-/// What a `writepage` would do with a page now, without doing it (mmsim: `pageout` runs
-/// neither `clear_page_dirty_for_io` nor the `writepage` of a page the filesystem would
-/// decline, since the pair leaves it as it was).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PlannedWrite {
-    /// None: it would find nothing to write, or send it by other means.
-    NoIo,
-    /// None: it would decline the page (`redirty_page_for_writepage`) and do nothing else.
-    Redirty,
-    /// A one-page async write to device `bdi`, at `sector` when the page's block is known.
-    Block { bdi: usize, sector: Option<u64> },
-}
-
 /// What `releasepage` (`try_to_release_page`) left of a page's private data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Release {
@@ -178,11 +164,13 @@ pub trait AddressSpaceOps: fmt::Debug {
         data: &mut PageioData,
     ) -> WritePage;
 
-    /// mmsim: what block write `writepage(pfn, wbc)` would submit now, without doing it.
-    /// The default is a `writepage` that never submits block IO.
-    fn writepage_plan(&self, k: &Kernel, pfn: Pfn, wbc: &WritebackControl) -> PlannedWrite {
+    /// mmsim: whether `writepage(pfn, wbc)` would decline the page
+    /// (`redirty_page_for_writepage`) and do nothing else. `pageout` then runs neither it
+    /// nor `clear_page_dirty_for_io`, since the pair leaves the page as it was. The default
+    /// is a `writepage` that never declines.
+    fn writepage_declines(&self, k: &Kernel, pfn: Pfn, wbc: &WritebackControl) -> bool {
         let _ = (k, pfn, wbc);
-        PlannedWrite::NoIo
+        false
     }
 
     /// The start of a `->writepages` walk (`write_cache_pages`) of file `ino`: the

@@ -7,8 +7,7 @@
 //! threshold does in `blk-core.c`.
 
 use super::fs_ops::{
-    set_page_dirty_no_writeback, AddressSpaceOps, PageioData, PlannedWrite, WritePage,
-    WritebackControl,
+    set_page_dirty_no_writeback, AddressSpaceOps, PageioData, WritePage, WritebackControl,
 };
 use super::page::{
     Lru, Pfn, PG_BH_LOCKED, PG_LOCKED, PG_RECLAIM, PG_SWAPBACKED, PG_UPTODATE, PG_WRITEBACK,
@@ -127,21 +126,6 @@ impl AddressSpaceOps for SwapAops {
         _data: &mut PageioData,
     ) -> WritePage {
         swap_writepage(k, pfn)
-    }
-
-    fn writepage_plan(&self, k: &Kernel, pfn: Pfn, _wbc: &WritebackControl) -> PlannedWrite {
-        match k.swap_bdi {
-            Some(bdi) => {
-                let slot = k.pages.private[pfn as usize];
-                let bio = swap_bio(true, k.swap_sector_base, slot, pfn);
-                PlannedWrite::Block {
-                    bdi,
-                    sector: Some(bio.sector),
-                }
-            }
-            // The simple device's queue has no limit.
-            None => PlannedWrite::NoIo,
-        }
     }
 }
 

@@ -10,7 +10,7 @@
 //! `vmscan/kswapd.rs`, the shrink functions here.
 
 use super::compaction::{self, CompactResult};
-use super::fs_ops::{page_aops, PlannedWrite, Release, WritePage, WritebackControl};
+use super::fs_ops::{page_aops, Release, WritePage, WritebackControl};
 use super::memcontrol;
 use super::mmzone::{zone_flags::*, MAX_NR_ZONES, ZONE_NORMAL};
 use super::page::*;
@@ -806,7 +806,7 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Pageout {
     }
     let wbc = WritebackControl::for_reclaim(kswapd);
     let mut waits = None;
-    if a_ops.writepage_plan(k, pfn, &wbc) == PlannedWrite::Redirty {
+    if a_ops.writepage_declines(k, pfn, &wbc) {
         // clear_page_dirty_for_io, then a writepage that redirties the page: for a dirty,
         // unmapped page the pair leaves its flags, tag and counters as they were (but the
         // dirtying a pre-3.3 redirty counts), so neither is run (mmsim: kswapd meets ext4's delayed-allocation pages by the
