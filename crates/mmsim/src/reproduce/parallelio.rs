@@ -438,7 +438,8 @@ pub struct Procedure {
     /// Where swap lives (`docs/seed-000-procedure.md` weighs the evidence).
     pub swap_on: SwapOn,
     /// RAM under the MMIO hole below 4 GiB, which moves the DMA32/Normal boundary down
-    /// (`docs/seed-000-procedure.md` §4: not settled; 0 keeps DMA32 to 4 GiB).
+    /// (`docs/seed-000-procedure.md` §4: what an 8 GiB board lacks of it, by default; 0
+    /// keeps DMA32 to 4 GiB).
     pub pci_hole: u64,
     /// The page cache the system's boot, login and MMTests' set-up left on the root
     /// filesystem (on sda), a quarter of it active: it lies in Normal, which boot fills
@@ -504,15 +505,23 @@ pub enum Run {
     Sequential,
 }
 
+/// The RAM the published machine's board held: 8 GiB, the nearest size a board takes
+/// above its MemTotal (`docs/seed-000-procedure.md` §4).
+pub const BOARD_RAM: u64 = 8 << 30;
+
 impl Procedure {
     /// The published procedure.
     pub fn published() -> Procedure {
+        let ram = 7336 << 20;
         Procedure {
-            ram: 7336 << 20,
+            ram,
             cpus: 4,
             swap: 8 << 30,
             swap_on: SwapOn::TestDisk,
-            pci_hole: 0,
+            // What the board holds and the kernel never sees lies under the MMIO hole: a
+            // board that remaps it above 4 GiB, or runs without one, would show a MemTotal
+            // near 7.9 GiB (§4).
+            pci_hole: BOARD_RAM - ram,
             page_cache: 100 << 20,
             daemons: true,
             duration: 200 * SEC,
@@ -530,6 +539,8 @@ impl Procedure {
             ram: 1834 << 20,
             duration: 60 * SEC,
             swap: 2 << 30,
+            // All of it below any hole, which then moves nothing.
+            pci_hole: 0,
             ..Procedure::published()
         }
     }
@@ -1299,6 +1310,39 @@ mod tests {
         );
     }
 
+    /// The published machine is an 8 GiB board whose RAM the kernel does not see lies under
+    /// the MMIO hole (`docs/seed-000-procedure.md` §4): DMA32 ends at 3,240 MiB, Normal
+    /// holds the 4 GiB above 4 GiB, the report and the JSON say so; `--fast`'s machine has
+    /// no hole, and a hole of 0 is said as none.
+    #[test]
+    fn the_published_board_holds_8_gib_and_what_the_kernel_lacks_is_under_the_hole() {
+        let p = Procedure::published();
+        assert_eq!(p.ram + p.pci_hole, BOARD_RAM);
+        assert_eq!(p.pci_hole, 856 << 20);
+        let s = p.scenario(Run::Sequential);
+        assert_eq!(s.machine.pci_hole, 856 << 20);
+        let zones = crate::mm::page_alloc::build_zones(s.machine.ram / PAGE_SIZE, 856 << 8);
+        assert_eq!(zones[1].end_pfn as u64, 3240 << 8);
+        assert_eq!(zones[2].present_pages, 4096 << 8);
+        let d = p.describe();
+        assert!(
+            d.contains("7336 MiB RAM (a 856 MiB MMIO hole: DMA32 ends at 3240 MiB)"),
+            "{d}"
+        );
+        assert!(!d.contains("Caveat"), "{d}");
+        assert_eq!(p.to_json()["pci_hole_bytes"], 856u64 << 20);
+        let flat = Procedure {
+            pci_hole: 0,
+            ..Procedure::published()
+        };
+        let d = flat.describe();
+        assert!(d.contains("(no MMIO hole below 4 GiB)"), "{d}");
+        assert!(
+            !d.contains("Caveat"),
+            "a layout, not another procedure: {d}"
+        );
+        assert_eq!(Procedure::fast().pci_hole, 0);
+    }
     #[test]
     fn the_published_tables_have_every_row_the_claims_read() {
         let t = Tables::published();
