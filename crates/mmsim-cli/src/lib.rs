@@ -139,8 +139,9 @@ enum Command {
         /// kernel runs on the same seeds. The report says when it is not the default.
         #[arg(long)]
         seed: Option<u64>,
-        /// RAM under the MMIO hole below 4 GiB, e.g. 1G: DMA32 then ends at 4 GiB minus
-        /// this (default 0: DMA32 to 4 GiB; docs/seed-000-procedure.md §4).
+        /// parallelio: RAM under the MMIO hole below 4 GiB, e.g. 1G: DMA32 then ends at
+        /// 4 GiB minus this (default 856M, what the published machine's 8 GiB board lacks;
+        /// 0: DMA32 to 4 GiB; docs/seed-000-procedure.md §4).
         #[arg(long, value_name = "SIZE", value_parser = parse_pci_hole)]
         pci_hole: Option<u64>,
         /// parallelio: the page cache the system's boot left, e.g. 100M (the default; 0:
