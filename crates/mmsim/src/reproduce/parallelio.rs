@@ -519,8 +519,7 @@ impl Procedure {
             swap: 8 << 30,
             swap_on: SwapOn::TestDisk,
             // What the board holds and the kernel never sees lies under the MMIO hole: a
-            // board that remaps it above 4 GiB, or runs without one, would show a MemTotal
-            // near 7.9 GiB (§4).
+            // board that remapped it above 4 GiB would show a MemTotal near 7.9 GiB (§4).
             pci_hole: BOARD_RAM - ram,
             page_cache: 100 << 20,
             daemons: true,
@@ -1343,6 +1342,7 @@ mod tests {
         );
         assert_eq!(Procedure::fast().pci_hole, 0);
     }
+
     #[test]
     fn the_published_tables_have_every_row_the_claims_read() {
         let t = Tables::published();
