@@ -128,9 +128,15 @@ enum Command {
         /// public config says 5).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
         iterations: Option<u32>,
-        /// Where swap lives: test-disk (a partition of sda, the default) or own-disk (sdb).
-        #[arg(long, value_name = "LAYOUT", value_parser = ["test-disk", "own-disk"])]
+        /// Where swap lives: test-disk (a partition at the end of sda, the default),
+        /// test-disk-start (a partition at the start of sda, the test filesystem
+        /// --swap-gap after it) or own-disk (sdb).
+        #[arg(long, value_name = "LAYOUT", value_parser = ["test-disk", "test-disk-start", "own-disk"])]
         swap_on: Option<String>,
+        /// parallelio with --swap-on test-disk-start: the disk between the swap partition
+        /// and the test filesystem (the system's partitions), e.g. 200G (default 0).
+        #[arg(long, value_name = "SIZE", value_parser = parse_swap_gap, requires = "swap_on")]
+        swap_gap: Option<u64>,
         /// Print a sensitivity table instead of the report: the claims and key rows with
         /// each estimated CPU cost of reclaim (per page and per pass) halved and doubled.
         #[arg(long)]
@@ -426,6 +432,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             fresh,
             iterations,
             swap_on,
+            swap_gap,
             sensitivity,
             seed,
             pci_hole,
@@ -447,6 +454,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 (fresh, "--fresh"),
                 (iterations.is_some(), "--iterations"),
                 (swap_on.is_some(), "--swap-on"),
+                (swap_gap.is_some(), "--swap-gap"),
                 (sensitivity, "--sensitivity"),
                 (seed.is_some(), "--seed"),
                 (pci_hole.is_some(), "--pci-hole"),
@@ -550,6 +558,13 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                     BadInput("--full and --case apply to dirty-throttling only".into()).into(),
                 );
             }
+            if swap_gap.is_some() && swap_on.as_deref() != Some("test-disk-start") {
+                return Err(BadInput(
+                    "--swap-gap applies to --swap-on test-disk-start only".into(),
+                )
+                .into());
+            }
+            use mmsim::mm::swapfile::SwapPlacement;
             use mmsim::reproduce::parallelio::{Procedure, SwapOn};
             let mut p = if fast {
                 Procedure::fast()
@@ -560,7 +575,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             p.iterations = iterations.unwrap_or(p.iterations);
             p.swap_on = match swap_on.as_deref() {
                 Some("own-disk") => SwapOn::OwnDisk,
-                Some(_) => SwapOn::TestDisk,
+                Some("test-disk-start") => SwapOn::TestDisk(SwapPlacement::Start {
+                    gap: swap_gap.unwrap_or(0),
+                }),
+                Some(_) => SwapOn::TestDisk(SwapPlacement::End),
                 None => p.swap_on,
             };
             p.seed = seed.unwrap_or(p.seed);
@@ -2074,6 +2092,16 @@ fn parse_page_cache(s: &str) -> Result<u64, String> {
     let b = mmsim::scenario::parse_size(s)?;
     if b % 4096 != 0 || b > 1 << 30 {
         return Err(format!("expected whole pages up to 1G, found {b} bytes"));
+    }
+    Ok(b)
+}
+
+/// `--swap-gap`: a size in whole pages, at most 1 TiB (the 2 TB test disk keeps room for
+/// the swap area and the test filesystem).
+fn parse_swap_gap(s: &str) -> Result<u64, String> {
+    let b = mmsim::scenario::parse_size(s)?;
+    if b % 4096 != 0 || b > 1 << 40 {
+        return Err(format!("expected whole pages up to 1T, found {b} bytes"));
     }
     Ok(b)
 }

@@ -276,6 +276,31 @@ fn reproduce_parallelio_fast_is_the_same_at_any_thread_count_and_judges_every_cl
     let (code, _, err) = mmsim(&["reproduce", "parallelio", "--page-cache", "2G"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("up to 1G"), "{err}");
+    let gap = [
+        "reproduce",
+        "parallelio",
+        "--swap-on",
+        "test-disk",
+        "--swap-gap",
+        "10G",
+    ];
+    let (code, _, err) = mmsim(&gap);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--swap-gap applies to --swap-on test-disk-start only"),
+        "{err}"
+    );
+    let gap = [
+        "reproduce",
+        "parallelio",
+        "--swap-on",
+        "test-disk-start",
+        "--swap-gap",
+        "2T",
+    ];
+    let (code, _, err) = mmsim(&gap);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("up to 1T"), "{err}");
     let (code, _, err) = mmsim(&["reproduce", "stress-highalloc", "--page-cache", "1M"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--page-cache"), "{err}");

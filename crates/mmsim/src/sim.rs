@@ -357,9 +357,11 @@ pub fn boot(scenario: &Scenario, kernel: &KernelConfig, seed: u64) -> Result<Wor
         {
             let mut k = w.borrow_mut();
             k.swap_bdi = Some(id);
-            // A swap partition beside a filesystem sits at the end of the disk.
+            // A swap partition beside a filesystem: the two share the disk as placed.
             if dev.filesystem != crate::fs::Filesystem::Raw {
-                k.swap_sector_base = (dev.size - swap.size) / 512;
+                let (swap_start, fs_start) = swap.placement.sectors(dev.size, swap.size);
+                k.swap_sector_base = swap_start;
+                k.bdis[id].next_free_sector = fs_start;
             }
         }
     }
@@ -1276,6 +1278,7 @@ pub(crate) fn scenario_for_test(ram_mib: u64, swap_mib: u64) -> Scenario {
                 write_latency: 5 * MSEC,
                 bandwidth: 100 * MIB,
                 device: None,
+                placement: Default::default(),
             }),
         },
         vm: VmSysctls::default(),

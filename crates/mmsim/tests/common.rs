@@ -27,6 +27,7 @@ pub fn anon_pressure(ram_mib: u64, seconds: u64) -> Scenario {
                 write_latency: 5 * MSEC,
                 bandwidth: 100 * MIB,
                 device: None,
+                placement: Default::default(),
             }),
         },
         vm: VmSysctls::default(),

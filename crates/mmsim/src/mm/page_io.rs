@@ -341,6 +341,7 @@ mod tests {
                 write_latency: 2 * MSEC,
                 bandwidth: 100 << 20,
                 device: None,
+                placement: Default::default(),
             },
             wq,
         );

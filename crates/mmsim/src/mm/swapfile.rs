@@ -25,6 +25,34 @@ pub struct SwapConfig {
     /// A raw `[[device]]` holding the swap area: swap IO then goes through its request queue
     /// and disk model, and the three fields above are unused.
     pub device: Option<String>,
+    /// Where the swap partition lies on a `device` that also holds a filesystem.
+    pub placement: SwapPlacement,
+}
+
+/// Where a swap partition lies on a disk it shares with a filesystem. The distance between
+/// the two is the seek every switch between swap IO and file IO pays.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SwapPlacement {
+    /// The disk's last `size` bytes, the filesystem from the disk's start.
+    #[default]
+    End,
+    /// The disk's first `size` bytes (where installers put swap), the filesystem `gap`
+    /// bytes after it (the partitions between them).
+    Start {
+        /// Bytes between the swap partition's end and the filesystem's start.
+        gap: u64,
+    },
+}
+
+impl SwapPlacement {
+    /// The first sectors of the swap area and of the filesystem on a disk of
+    /// `disk_bytes` holding `swap_bytes` of swap.
+    pub fn sectors(self, disk_bytes: u64, swap_bytes: u64) -> (u64, u64) {
+        match self {
+            SwapPlacement::End => ((disk_bytes - swap_bytes) / 512, 0),
+            SwapPlacement::Start { gap } => (0, (swap_bytes + gap) / 512),
+        }
+    }
 }
 
 /// The slot has a page in the swap cache.

@@ -10,7 +10,7 @@ use crate::calibration::{ReclaimCosts, PAGE_SIZE};
 use crate::engine::{Nanos, SEC};
 use crate::fs::Filesystem;
 use crate::mm::huge_memory::ThpEnabled;
-use crate::mm::swapfile::SwapConfig;
+use crate::mm::swapfile::{SwapConfig, SwapPlacement};
 use crate::presets;
 use crate::report::timeseries::TimeSeries;
 use crate::report::RunResult;
@@ -477,19 +477,37 @@ pub struct Procedure {
 /// Where the experiment's swap lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SwapOn {
-    /// A partition at the end of the test disk `sda`, sharing its queue and heads with the
-    /// ext4 test partition (the layout the published tables favour).
-    TestDisk,
+    /// A partition of the test disk `sda`, sharing its queue and heads with the ext4 test
+    /// partition (the layout the published tables favour), placed at the disk's end or
+    /// start (`docs/seed-000-procedure.md` §2: the seed does not say which, and the
+    /// distance decides how much 3.9's memcachetest collapses).
+    TestDisk(SwapPlacement),
     /// A second 7200 rpm disk, `sdb`, of its own.
     OwnDisk,
 }
 
 impl SwapOn {
     /// How the report names the layout.
-    pub fn describe(self) -> &'static str {
+    pub fn describe(self) -> String {
         match self {
-            SwapOn::TestDisk => "a partition of the test disk (sda)",
-            SwapOn::OwnDisk => "its own 7200 rpm disk (sdb)",
+            SwapOn::TestDisk(SwapPlacement::End) => {
+                "a partition at the end of the test disk (sda)".into()
+            }
+            SwapOn::TestDisk(SwapPlacement::Start { gap }) => format!(
+                "a partition at the start of the test disk (sda), the test filesystem {} GiB \
+                 after it",
+                gap >> 30
+            ),
+            SwapOn::OwnDisk => "its own 7200 rpm disk (sdb)".into(),
+        }
+    }
+
+    /// Its `--swap-on` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SwapOn::TestDisk(SwapPlacement::End) => "test-disk",
+            SwapOn::TestDisk(SwapPlacement::Start { .. }) => "test-disk-start",
+            SwapOn::OwnDisk => "own-disk",
         }
     }
 }
@@ -517,7 +535,7 @@ impl Procedure {
             ram,
             cpus: 4,
             swap: 8 << 30,
-            swap_on: SwapOn::TestDisk,
+            swap_on: SwapOn::TestDisk(SwapPlacement::End),
             // What the board holds and the kernel never sees lies under the MMIO hole: a
             // board that remapped it above 4 GiB would show a MemTotal near 7.9 GiB (§4).
             pci_hole: BOARD_RAM - ram,
@@ -548,9 +566,14 @@ impl Procedure {
     /// and, when they are not the published ones, that the published figures do not compare
     /// cell by cell.
     pub fn describe(&self) -> String {
-        // Neither the seed, the zone split nor THP (unsettled, `docs/seed-000-procedure.md`
-        // §4 and §6) makes a procedure other than the published one.
+        // Neither the seed, the zone split, THP nor where on the test disk swap lies
+        // (unsettled, `docs/seed-000-procedure.md` §4, §6 and §2) makes a procedure other
+        // than the published one.
         let published = Procedure {
+            swap_on: match self.swap_on {
+                SwapOn::TestDisk(_) => self.swap_on,
+                SwapOn::OwnDisk => Procedure::published().swap_on,
+            },
             seed: self.seed,
             pci_hole: self.pci_hole,
             page_cache: self.page_cache,
@@ -610,9 +633,10 @@ impl Procedure {
             "ram_bytes": self.ram,
             "cpus": self.cpus,
             "swap_bytes": self.swap,
-            "swap_on": match self.swap_on {
-                SwapOn::TestDisk => "test-disk",
-                SwapOn::OwnDisk => "own-disk",
+            "swap_on": self.swap_on.name(),
+            "swap_gap_bytes": match self.swap_on {
+                SwapOn::TestDisk(SwapPlacement::Start { gap }) => gap,
+                _ => 0,
             },
             "pci_hole_bytes": self.pci_hole,
             "page_cache_bytes": self.page_cache,
@@ -723,7 +747,7 @@ impl Procedure {
     /// `swap_on` puts it. The run ends when the driver does.
     pub fn scenario(&self, run: Run) -> Scenario {
         let (swap_device, devices) = match self.swap_on {
-            SwapOn::TestDisk => ("sda", vec![BlockDevice::ext4_hdd("sda")]),
+            SwapOn::TestDisk(_) => ("sda", vec![BlockDevice::ext4_hdd("sda")]),
             SwapOn::OwnDisk => {
                 let mut swap_disk = BlockDevice::ext4_hdd("sdb");
                 swap_disk.filesystem = Filesystem::Raw;
@@ -750,6 +774,10 @@ impl Procedure {
                     write_latency: 0,
                     bandwidth: 1,
                     device: Some(swap_device.into()),
+                    placement: match self.swap_on {
+                        SwapOn::TestDisk(placement) => placement,
+                        SwapOn::OwnDisk => SwapPlacement::End,
+                    },
                 }),
                 devices,
             },
@@ -1341,6 +1369,47 @@ mod tests {
             "a layout, not another procedure: {d}"
         );
         assert_eq!(Procedure::fast().pci_hole, 0);
+    }
+
+    #[test]
+    fn swap_lies_at_the_end_of_the_test_disk_unless_asked_for_at_its_start() {
+        let p = Procedure::published();
+        assert_eq!(p.swap_on, SwapOn::TestDisk(SwapPlacement::End));
+        let swap = |p: &Procedure| p.scenario(Run::Sequential).machine.swap.unwrap();
+        assert_eq!(swap(&p).device.as_deref(), Some("sda"));
+        assert_eq!(swap(&p).placement, SwapPlacement::End);
+        let d = p.describe();
+        assert!(
+            d.contains("8 GiB of swap on a partition at the end of the test disk (sda);"),
+            "{d}"
+        );
+        assert_eq!(p.to_json()["swap_on"], "test-disk");
+        assert_eq!(p.to_json()["swap_gap_bytes"], 0);
+        let start = Procedure {
+            swap_on: SwapOn::TestDisk(SwapPlacement::Start { gap: 200 << 30 }),
+            ..Procedure::published()
+        };
+        assert_eq!(
+            swap(&start).placement,
+            SwapPlacement::Start { gap: 200 << 30 }
+        );
+        let d = start.describe();
+        assert!(
+            d.contains("a partition at the start of the test disk (sda), the test filesystem 200 GiB after it;"),
+            "{d}"
+        );
+        // Where on the disk is not known: either is the published procedure.
+        assert!(!d.contains("Caveat"), "{d}");
+        assert_eq!(start.to_json()["swap_on"], "test-disk-start");
+        assert_eq!(start.to_json()["swap_gap_bytes"], 200u64 << 30);
+        // Another disk is not.
+        let own = Procedure {
+            swap_on: SwapOn::OwnDisk,
+            ..Procedure::published()
+        };
+        assert!(own.describe().contains("Caveat"));
+        assert_eq!(swap(&own).device.as_deref(), Some("sdb"));
+        assert_eq!(swap(&own).placement, SwapPlacement::End);
     }
 
     #[test]

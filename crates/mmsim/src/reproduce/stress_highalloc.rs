@@ -284,6 +284,7 @@ impl Procedure {
                     write_latency: 0,
                     bandwidth: 1,
                     device: Some("sda".into()),
+                    placement: Default::default(),
                 }),
                 devices: vec![disk],
                 reclaim_costs: Default::default(),

@@ -17,6 +17,9 @@
 //! read_latency = "5ms"      # time, default "5ms"
 //! write_latency = "5ms"     # time, default "5ms"
 //! bandwidth = "100M"        # bytes per second (size), default "100M"; > 0
+//! device = "sda"            # a [[device]] holding the swap area (then no simple-model keys)
+//! placement = "end"         # on a device with a filesystem: "end" (default) or "start"
+//! gap = "0"                 # with placement = "start": size between swap and the filesystem
 //!
 //! [vm]                      # sysctls under their /proc/sys/vm names
 //! min_free_kbytes = 67584   # integer >= 0 and below RAM; default: the kernel's formula

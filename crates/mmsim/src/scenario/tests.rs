@@ -104,6 +104,7 @@ fn swap_defaults_latency_and_bandwidth() {
             write_latency: 5 * MS,
             bandwidth: 100 * M,
             device: None,
+            placement: Default::default(),
         })
     );
 }
@@ -387,6 +388,7 @@ fn full_example_round_trips_every_value() {
                 write_latency: 250_000,
                 bandwidth: 200 * M,
                 device: None,
+                placement: Default::default(),
             }),
         },
         vm: VmSysctls {
@@ -1254,6 +1256,78 @@ fn swap_on_a_raw_device_is_accepted_and_misuse_is_reported() {
         "[machine]\nram = \"1G\"\n{ext4}[swap]\nsize = \"5G\"\ndevice = \"sdb\"\n"
     ));
     assert_err(&e, "swap.device", 10, "more than half");
+}
+
+#[test]
+fn a_swap_partition_beside_a_filesystem_is_placed_at_the_end_or_the_start() {
+    use crate::mm::swapfile::SwapPlacement;
+    let ext4 =
+        "[[device]]\nname = \"sda\"\ntype = \"hdd\"\nfilesystem = \"ext4\"\nsize = \"100G\"\n";
+    let swap = |keys: &str| {
+        format!("[machine]\nram = \"1G\"\n{ext4}[swap]\nsize = \"2G\"\ndevice = \"sda\"\n{keys}")
+    };
+    let placement = |keys: &str| ok(&swap(keys)).machine.swap.unwrap().placement;
+    assert_eq!(placement(""), SwapPlacement::End);
+    assert_eq!(placement("placement = \"end\"\n"), SwapPlacement::End);
+    assert_eq!(
+        placement("placement = \"start\"\n"),
+        SwapPlacement::Start { gap: 0 }
+    );
+    assert_eq!(
+        placement("placement = \"start\"\ngap = \"20G\"\n"),
+        SwapPlacement::Start { gap: 20 * G }
+    );
+    let e = err(&swap("placement = \"strat\"\n"));
+    assert_err(&e, "swap.placement", 11, "\"end\"");
+    assert_eq!(e.suggestion.as_deref(), Some("start"));
+    let e = err(&swap("gap = \"20G\"\n"));
+    assert_err(&e, "swap.gap", 11, "placement = \"start\"");
+    // With the swap area, the gap may take at most half of the disk.
+    let e = err(&swap("placement = \"start\"\ngap = \"49G\"\n"));
+    assert_err(&e, "swap.gap", 12, "at most half");
+    assert_eq!(
+        placement("placement = \"start\"\ngap = \"48G\"\n"),
+        SwapPlacement::Start { gap: 48 * G }
+    );
+    // A raw swap disk, or none, holds no filesystem to place the partition against.
+    let raw = swap("placement = \"start\"\n").replace("ext4", "raw");
+    assert_err(&err(&raw), "swap.placement", 11, "also holds a filesystem");
+    let simple = "[machine]\nram = \"1G\"\n[swap]\nsize = \"2G\"\ngap = \"1G\"\n";
+    assert_err(&err(simple), "swap.gap", 5, "also holds a filesystem");
+}
+
+#[test]
+fn the_placement_sets_where_swap_and_the_filesystem_begin_on_the_disk() {
+    use crate::mm::swapfile::SwapPlacement;
+    let (disk, swap) = (100 * G, 2 * G);
+    assert_eq!(
+        SwapPlacement::End.sectors(disk, swap),
+        ((disk - swap) / 512, 0)
+    );
+    assert_eq!(
+        SwapPlacement::Start { gap: 10 * G }.sectors(disk, swap),
+        (0, (swap + 10 * G) / 512)
+    );
+    // And a booted machine starts them there.
+    let ext4 =
+        "[[device]]\nname = \"sda\"\ntype = \"hdd\"\nfilesystem = \"ext4\"\nsize = \"100G\"\n";
+    for (keys, want) in [
+        ("", ((disk - swap) / 512, 0)),
+        ("placement = \"start\"\ngap = \"10G\"\n", (0, 12 * G / 512)),
+    ] {
+        let s = ok(&format!(
+            "[machine]\nram = \"1G\"\n{ext4}[swap]\nsize = \"2G\"\ndevice = \"sda\"\n{keys}"
+        ));
+        let kernel = crate::presets::resolve("3.9", &[]).unwrap();
+        let w = crate::sim::boot(&s, &kernel, 1).unwrap();
+        let k = w.borrow();
+        let bdi = k.swap_bdi.unwrap();
+        assert_eq!(
+            (k.swap_sector_base, k.bdis[bdi].next_free_sector),
+            want,
+            "{keys}"
+        );
+    }
 }
 
 const PARALLELIO_MACHINE: &str = "[machine]\nram = \"7336M\"\n[swap]\nsize = \"8G\"\n[[device]]\nname = \"sda\"\ntype = \"hdd\"\nfilesystem = \"ext4\"\n";

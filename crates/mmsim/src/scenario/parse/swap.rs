@@ -5,7 +5,7 @@ use super::check::{nearest, opt, with_suggestion, Cx, Res, Table};
 use super::values::{size, string, time, SizeKind};
 use super::{MIB, PAGE};
 use crate::fs::Filesystem;
-use crate::mm::swapfile::SwapConfig;
+use crate::mm::swapfile::{SwapConfig, SwapPlacement};
 use crate::scenario::BlockDevice;
 
 const MAX_SWAP: u64 = 64 << 40;
@@ -15,6 +15,8 @@ const SWAP_KEYS: &[&str] = &[
     "write_latency",
     "bandwidth",
     "device",
+    "placement",
+    "gap",
 ];
 
 pub(super) fn swap(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<SwapConfig> {
@@ -91,11 +93,58 @@ pub(super) fn swap(cx: &Cx<'_>, t: &Table<'_>, devices: &[BlockDevice]) -> Res<S
         }
         None => None,
     };
+    let shared = device
+        .as_deref()
+        .and_then(|name| devices.iter().find(|d| d.name == name))
+        .filter(|d| d.filesystem != Filesystem::Raw);
+    for key in ["placement", "gap"] {
+        if let (Some(item), None) = (opt(t, key), shared) {
+            return Err(item.fail(cx, format!("key '{key}' places a swap partition on a [[device]] that also holds a filesystem; this [swap] has none (set device to such a disk)")));
+        }
+    }
+    let start = match opt(t, "placement") {
+        Some(item) => match string(cx, &item, "\"end\" or \"start\"")? {
+            "end" => false,
+            "start" => true,
+            other => {
+                let e = item.fail(
+                    cx,
+                    format!("placement must be \"end\" (the disk's last `size` bytes) or \"start\" (its first), found \"{other}\""),
+                );
+                return Err(with_suggestion(e, nearest(other, &["end", "start"])));
+            }
+        },
+        None => false,
+    };
+    let placement = match (start, opt(t, "gap")) {
+        (false, Some(item)) => {
+            return Err(item.fail(
+                cx,
+                "key 'gap' is the disk between a swap partition at the start and the filesystem; set placement = \"start\" with it",
+            ))
+        }
+        (false, None) => SwapPlacement::End,
+        (true, gap_item) => {
+            let gap = match gap_item {
+                Some(item) => {
+                    let g = size(cx, &item, SizeKind::Size, None)?;
+                    let disk = shared.map_or(0, |d| d.size);
+                    if g % PAGE != 0 || g + size_b > disk / 2 {
+                        return Err(item.fail(cx, format!("gap must be whole 4096-byte pages and, with the swap area, at most half of the disk ({disk} bytes), found {g} bytes")));
+                    }
+                    g
+                }
+                None => 0,
+            };
+            SwapPlacement::Start { gap }
+        }
+    };
     Ok(SwapConfig {
         size: size_b,
         read_latency,
         write_latency,
         bandwidth,
         device,
+        placement,
     })
 }
