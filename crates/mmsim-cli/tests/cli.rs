@@ -276,31 +276,26 @@ fn reproduce_parallelio_fast_is_the_same_at_any_thread_count_and_judges_every_cl
     let (code, _, err) = mmsim(&["reproduce", "parallelio", "--page-cache", "2G"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("up to 1G"), "{err}");
-    let gap = [
-        "reproduce",
-        "parallelio",
-        "--swap-on",
-        "test-disk",
-        "--swap-gap",
-        "10G",
-    ];
-    let (code, _, err) = mmsim(&gap);
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("--swap-gap applies to --swap-on test-disk-start only"),
-        "{err}"
-    );
-    let gap = [
-        "reproduce",
-        "parallelio",
-        "--swap-on",
-        "test-disk-start",
-        "--swap-gap",
-        "2T",
-    ];
-    let (code, _, err) = mmsim(&gap);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("up to 1T"), "{err}");
+    for (layout, gap, says) in [
+        (
+            "test-disk",
+            "10G",
+            "--swap-gap applies to --swap-on test-disk-start only",
+        ),
+        ("test-disk-start", "2T", "up to 1T"),
+    ] {
+        let args = [
+            "reproduce",
+            "parallelio",
+            "--swap-on",
+            layout,
+            "--swap-gap",
+            gap,
+        ];
+        let (code, _, err) = mmsim(&args);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(says), "{err}");
+    }
     let (code, _, err) = mmsim(&["reproduce", "stress-highalloc", "--page-cache", "1M"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--page-cache"), "{err}");

@@ -494,9 +494,13 @@ impl SwapOn {
                 "a partition at the end of the test disk (sda)".into()
             }
             SwapOn::TestDisk(SwapPlacement::Start { gap }) => format!(
-                "a partition at the start of the test disk (sda), the test filesystem {} GiB \
+                "a partition at the start of the test disk (sda), the test filesystem {} \
                  after it",
-                gap >> 30
+                if gap % (1 << 30) == 0 {
+                    format!("{} GiB", gap >> 30)
+                } else {
+                    format!("{} MiB", gap >> 20)
+                }
             ),
             SwapOn::OwnDisk => "its own 7200 rpm disk (sdb)".into(),
         }
@@ -1397,6 +1401,15 @@ mod tests {
         assert!(
             d.contains("a partition at the start of the test disk (sda), the test filesystem 200 GiB after it;"),
             "{d}"
+        );
+        let half = Procedure {
+            swap_on: SwapOn::TestDisk(SwapPlacement::Start { gap: 512 << 20 }),
+            ..Procedure::published()
+        };
+        assert!(
+            half.describe()
+                .contains("the test filesystem 512 MiB after it;"),
+            "a gap below a GiB is not said as 0 GiB"
         );
         // Where on the disk is not known: either is the published procedure.
         assert!(!d.contains("Caveat"), "{d}");
