@@ -460,6 +460,37 @@ fn a_memcachetest_with_a_duration_exits_and_frees_its_memory() {
     );
 }
 
+/// memcachetest's client leaks its latency arrays: each loop of 10,000 operations callocs
+/// twelve 80,000-byte arrays it never frees, so its heap grows by about 234 pages a loop,
+/// most of them written (calloc's clearing and the latencies), each faulted in once.
+#[test]
+fn memcachetests_client_faults_in_the_latency_arrays_it_never_frees() {
+    use mmsim::scenario::WorkloadKind;
+    use mmsim::workload::memcachetest::{ItemLayout, NO_ITERATIONS};
+    let ram_mib = 512;
+    let mut s = common::anon_pressure(ram_mib, 60);
+    s.workloads.truncate(1);
+    let pool = ram_mib * common::MIB / 2;
+    if let WorkloadKind::Memcachetest(p) = &mut s.workloads[0].kind {
+        p.duration = Some(20 * mmsim::engine::SEC);
+        p.pool = pool;
+    }
+    s.run.end_when_done = true;
+    let r = run(&s, "3.9", 1, true);
+    assert_eq!(r.vmstat("pswpout"), 0, "no memory pressure");
+    let items = pool / (16384 + 4096);
+    let pool_pages = ItemLayout::new(items, 16384).mapped_pages();
+    let loops = r.metric("memcachetest", "ops").unwrap() as u64 / NO_ITERATIONS;
+    assert!(loops > 20, "{loops} loops");
+    // Faults beyond the items' pages (a few page-table and stack pages aside).
+    let heap = r.vmstat("pgfault") - pool_pages;
+    assert!(
+        heap >= loops * 180 && heap <= (loops + 1) * 236 + 64,
+        "{heap} pages faulted in the client's heap over {loops} loops"
+    );
+    assert_eq!(r.vmstat("nr_anon_pages"), 0, "freed when the client exits");
+}
+
 /// dd opens its file with O_TRUNC: writing the same file twice leaves one copy cached,
 /// and the first copy's pages are freed by the truncation, not by reclaim.
 #[test]

@@ -175,6 +175,23 @@ impl Mm {
         start
     }
 
+    /// Grow the anonymous mapping that starts at `start` to `pages` pages, as `brk` grows
+    /// a heap. Only the last mapping can grow (the next one would be in the way); returns
+    /// whether it did.
+    pub fn grow_anon(&mut self, start: u32, pages: u32) -> bool {
+        let Some(vma) = self.vmas.last_mut().filter(|v| v.start == start) else {
+            return false;
+        };
+        if pages as usize > vma.ptes.len() {
+            vma.ptes.resize(pages as usize, 0);
+            if vma.flags & VM_BRK == 0 {
+                vma.brk = pages;
+            }
+            self.next_vpn = start + pages + 16;
+        }
+        true
+    }
+
     /// The mapping holding `vpn` and the PTE index in it.
     #[inline]
     pub fn find_vma(&self, vpn: u32) -> Option<(usize, usize)> {
@@ -1100,6 +1117,31 @@ mod tests {
         assert_eq!(pte_pages(&k), 0);
         assert_eq!(k.mms[mm].pgtables.frames().count(), 0);
         invariants::check(&k).unwrap();
+    }
+
+    #[test]
+    fn only_the_last_mapping_grows_and_the_next_starts_past_it() {
+        let mut m = Mm::default();
+        let a = m.mmap_anon(4, 0);
+        let b = m.mmap_anon(4, VM_BRK);
+        assert!(
+            !m.grow_anon(a, 8),
+            "a mapping with another after it cannot grow"
+        );
+        assert_eq!(m.vmas[0].ptes.len(), 4);
+        assert!(m.grow_anon(b, 10));
+        assert_eq!(m.vmas[1].ptes.len(), 10);
+        assert_eq!(
+            m.vmas[1].brk, 0,
+            "a heap covers only what it has grown into"
+        );
+        assert!(m.grow_anon(b, 6), "never shrinks");
+        assert_eq!(m.vmas[1].ptes.len(), 10);
+        assert_eq!(m.find_vma(b + 9), Some((1, 9)));
+        let c = m.mmap_anon(1, 0);
+        assert_eq!(c, b + 10 + 16);
+        assert!(m.grow_anon(c, 3));
+        assert_eq!(m.vmas[2].brk, 3, "a plain mapping covers all of itself");
     }
 
     #[test]

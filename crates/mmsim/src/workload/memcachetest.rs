@@ -6,7 +6,9 @@
 //! first populates the data set (memcachetest's default; `-S` skips it): its threads set
 //! every key once, in key order, each thread a contiguous share. Then the measured phase:
 //! `set_percent`% sets and the rest gets on uniformly random keys, for `duration`. A get of a
-//! key never set (only without population) is a miss and touches no item memory.
+//! key never set (only without population) is a miss and touches no item memory. The
+//! client's own heap holds the latency arrays it callocs for every loop of `-l` and never
+//! frees (see `ClientHeap`); mmsim runs client and server in one address space.
 
 use super::{
     access_range, access_range_now, enter, exit, killed, killed_k, uniform_k, uniform_rng, CpuDebt,
@@ -14,6 +16,7 @@ use super::{
 };
 use crate::calibration::{MEMCACHETEST_OP_NS, PAGE_SIZE};
 use crate::engine::{Nanos, TaskId};
+use crate::mm::page_alloc::AllocError;
 use crate::mm::{Kernel, World};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -111,6 +114,42 @@ impl ItemLayout {
 /// Bytes glibc puts before the memory of an mmap'd chunk (`prev_size`, `size`).
 const MALLOC_CHUNK_HEADER: u64 = 16;
 
+/// memcachetest's `-c` default: operations per loop of `-l` (MMTests passes `-T 200 -l`
+/// and no `-c`), split over the threads as `main` splits them.
+pub const NO_ITERATIONS: u64 = 10_000;
+/// Latency arrays `initialize_thread_ctx` callocs per context, one per transaction type
+/// from `TX_GET` to `TX_PREPEND` (`TX_CAS - TX_GET`).
+const TX_TYPES: u64 = 6;
+/// Bytes of one latency sample (`hrtime_t`).
+const SAMPLE_BYTES: u64 = 8;
+
+/// The client's heap. memcachetest 0.8.3-6-g35fd1b9 (the version MMTests' shellpack builds;
+/// `metrics.c`, `main.c`) records each operation's latency in arrays it never frees: before
+/// each loop `main` callocs a context of six arrays with a slot per operation for each
+/// thread, and after it `print_aggregated_metrics` callocs six more for the whole loop and
+/// copies the gets' and sets' latencies there to sort them. At 10,000 operations a loop that
+/// is twelve 80,000-byte callocs, below glibc's mmap threshold: the main arena's heap grows
+/// by 960,192 bytes a loop, about 2 MiB a second at the 0M rate, and every page calloc
+/// clears or a latency lands on is written once and never again.
+#[derive(Debug)]
+struct ClientHeap {
+    arena: super::malloc::MainArena,
+    /// First page of the heap's mapping (a [`crate::mm::memory::VM_BRK`] one, the mm's last,
+    /// grown as the break moves).
+    start_vpn: u32,
+}
+
+/// One thread's current loop: where its context's get and set arrays lie in the heap, and
+/// how many latencies each holds.
+#[derive(Debug, Default)]
+struct Samples {
+    ops: u64,
+    gets: u64,
+    sets: u64,
+    get_array: u64,
+    set_array: u64,
+}
+
 /// Shared server state: where each item lives.
 #[derive(Debug)]
 pub struct Server {
@@ -123,6 +162,9 @@ pub struct Server {
     clients: u32,
     /// Client threads still populating (`pthread_join` of the populate threads).
     populating: u32,
+    /// The client's heap, in the same mm (mmsim runs memcached and its client as one
+    /// address space).
+    heap: ClientHeap,
 }
 
 impl Server {
@@ -132,8 +174,14 @@ impl Server {
         let items = (pool / (value_size + PAGE_SIZE)).max(1);
         let layout = ItemLayout::new(items, value_size);
         // One mmap per slab page, each next to the last, merged: a heap that grows.
-        let start_vpn = w.borrow_mut().mms[mm]
-            .mmap_anon(layout.mapped_pages() as u32, crate::mm::memory::VM_BRK);
+        let (start_vpn, heap_vpn) = {
+            let m = &mut w.borrow_mut().mms[mm];
+            let brk = crate::mm::memory::VM_BRK;
+            (
+                m.mmap_anon(layout.mapped_pages() as u32, brk),
+                m.mmap_anon(0, brk),
+            )
+        };
         Server {
             slot_of: vec![u32::MAX; items as usize],
             next_slot: 0,
@@ -141,6 +189,10 @@ impl Server {
             start_vpn,
             clients: 0,
             populating: 0,
+            heap: ClientHeap {
+                arena: Default::default(),
+                start_vpn: heap_vpn,
+            },
         }
     }
 
@@ -194,7 +246,13 @@ pub fn spawn(w: &World, idx: usize, name: &str, cfg: Config, start: Nanos) -> Ta
                 return;
             }
             let deadline = duration.map(|d| super::stats_of(&w2.borrow(), idx).started_at + d);
-            client(w2, idx, idx, s, set_percent, deadline).await;
+            // main's split of a loop's operations over the threads.
+            let (per, rest) = (
+                NO_ITERATIONS / threads as u64,
+                NO_ITERATIONS % threads as u64,
+            );
+            let share = per + u64::from((i as u64) < rest);
+            client(w2, idx, idx, s, set_percent, deadline, share).await;
         });
         first.get_or_insert(t);
     }
@@ -325,7 +383,69 @@ impl Lookahead {
     }
 }
 
-/// One client thread (with the server work it causes), until `deadline` if there is one.
+impl ClientHeap {
+    /// `calloc` six latency arrays of `slots` samples each (`initialize_thread_ctx`): where
+    /// the get and set arrays begin, and the bytes calloc clears.
+    fn calloc_context(&mut self, slots: u64, writes: &mut Vec<std::ops::Range<u64>>) -> [u64; 2] {
+        let mut starts = [0; TX_TYPES as usize];
+        for start in &mut starts {
+            let c = self.arena.calloc(slots * SAMPLE_BYTES);
+            *start = c.mem.start;
+            writes.push(c.cleared);
+        }
+        // TX_GET and TX_SET come first.
+        [starts[0], starts[1]]
+    }
+
+    /// A loop starts: `main` callocs the thread's context. Returns the bytes written.
+    fn start_loop(&mut self, samples: &mut Samples, share: u64) -> Vec<std::ops::Range<u64>> {
+        let mut writes = Vec::with_capacity(TX_TYPES as usize);
+        [samples.get_array, samples.set_array] = self.calloc_context(share, &mut writes);
+        writes
+    }
+
+    /// A loop ends: the latencies `record_tx` stored during it, then
+    /// `print_aggregated_metrics`' context (this thread's share of it) with the gets' and
+    /// sets' copied in. Returns the bytes written.
+    fn end_loop(&mut self, samples: &Samples, share: u64) -> Vec<std::ops::Range<u64>> {
+        let lens = [samples.gets * SAMPLE_BYTES, samples.sets * SAMPLE_BYTES];
+        let mut writes = vec![
+            samples.get_array..samples.get_array + lens[0],
+            samples.set_array..samples.set_array + lens[1],
+        ];
+        let all = self.calloc_context(share, &mut writes);
+        writes.extend(all.iter().zip(lens).map(|(&a, len)| a..a + len));
+        writes
+    }
+}
+
+/// The client writes `bytes` of its heap, first growing the heap's mapping to the break.
+async fn write_heap(
+    w: &World,
+    mm: usize,
+    server: &Rc<RefCell<Server>>,
+    bytes: Vec<std::ops::Range<u64>>,
+    debt: &mut CpuDebt,
+) -> Result<(), AllocError> {
+    let (base, end) = {
+        let s = server.borrow();
+        (s.heap.start_vpn, s.heap.arena.end())
+    };
+    // The heap is the mm's last mapping, so the break can always move.
+    let grown = w.borrow_mut().mms[mm].grow_anon(base, end.div_ceil(PAGE_SIZE) as u32);
+    debug_assert!(grown, "the client's heap is the mm's last mapping");
+    for r in bytes {
+        let pages = super::malloc::pages(&r);
+        if !pages.is_empty() {
+            let vpns = base + pages.start as u32..base + pages.end as u32;
+            access_range(w, mm, vpns, true, debt).await?;
+        }
+    }
+    Ok(())
+}
+
+/// One client thread (with the server work it causes), until `deadline` if there is one;
+/// `share` is its operations per loop of `-l`.
 pub async fn client(
     w: World,
     idx: usize,
@@ -333,14 +453,25 @@ pub async fn client(
     server: Rc<RefCell<Server>>,
     set_percent: u32,
     deadline: Option<Nanos>,
+    share: u64,
 ) {
     let mut debt = CpuDebt::default();
     let items = server.borrow().items();
     let mut ahead = Lookahead::new();
+    let mut samples = Samples::default();
     loop {
+        if samples.ops == 0 {
+            let writes = server.borrow_mut().heap.start_loop(&mut samples, share);
+            if write_heap(&w, mm, &server, writes, &mut debt)
+                .await
+                .is_err()
+            {
+                return exit(&w, mm, idx);
+            }
+        }
         // One operation. What needs no wait is done in one borrow with the choice of the
         // key; the task awaits only where another task could run first.
-        let (rest, is_set) = {
+        let (rest, is_set, hit) = {
             let mut k = w.borrow_mut();
             if killed_k(&k) {
                 drop(k);
@@ -368,6 +499,7 @@ pub async fn client(
             (
                 access_range_now(&mut k, mm, pages.clone(), is_set, &mut debt)..pages.end,
                 is_set,
+                !pages.is_empty(),
             )
         };
         if !rest.is_empty() && access_range(&w, mm, rest, is_set, &mut debt).await.is_err() {
@@ -381,6 +513,23 @@ pub async fn client(
         };
         if must_wait {
             debt.flush(&w).await;
+        }
+        // record_tx: a set's latency, or a get's that found its item.
+        if is_set {
+            samples.sets += 1;
+        } else if hit {
+            samples.gets += 1;
+        }
+        samples.ops += 1;
+        if samples.ops == share {
+            let writes = server.borrow_mut().heap.end_loop(&samples, share);
+            if write_heap(&w, mm, &server, writes, &mut debt)
+                .await
+                .is_err()
+            {
+                return exit(&w, mm, idx);
+            }
+            samples = Samples::default();
         }
     }
     debt.flush(&w).await;
@@ -399,7 +548,7 @@ pub async fn client(
 
 #[cfg(test)]
 mod tests {
-    use super::{ItemLayout, SlabClass};
+    use super::{ClientHeap, ItemLayout, Samples, SlabClass, NO_ITERATIONS, SAMPLE_BYTES};
 
     #[test]
     fn a_16_kib_item_takes_the_17352_byte_class_60_to_a_slab() {
@@ -482,5 +631,67 @@ mod tests {
     fn a_slab_page_maps_257_pages() {
         // 1 MiB plus glibc's 16-byte chunk header, in whole pages.
         assert_eq!(SlabClass::mapped_pages(), 257);
+    }
+
+    fn heap() -> ClientHeap {
+        ClientHeap {
+            arena: Default::default(),
+            start_vpn: 0,
+        }
+    }
+
+    #[test]
+    fn a_loop_callocs_a_context_before_it_and_another_after_it() {
+        let mut h = heap();
+        let mut s = Samples::default();
+        let first = h.start_loop(&mut s, NO_ITERATIONS);
+        // Six 80,000-byte arrays; the first came with the heap's first sbrk, so calloc
+        // cleared none of it, the second lay in the pad and was cleared whole.
+        assert_eq!(first.len(), 6);
+        assert!(first[0].is_empty());
+        assert_eq!(first[1].end - first[1].start, NO_ITERATIONS * SAMPLE_BYTES);
+        assert_eq!(s.get_array, 16, "the get array is the first");
+        assert_eq!(s.set_array, 16 + 80_016, "the set array follows it");
+        let context = h.arena.end();
+        (s.gets, s.sets) = (6_700, 3_300);
+        let last = h.end_loop(&s, NO_ITERATIONS);
+        // The latencies, six more arrays, and the gets' and sets' copied into two of them.
+        assert_eq!(last.len(), 2 + 6 + 2);
+        assert_eq!(last[0], 16..16 + 6_700 * 8);
+        assert_eq!(last[1], 16 + 80_016..16 + 80_016 + 3_300 * 8);
+        let (get_copy, set_copy) = (&last[8], &last[9]);
+        assert_eq!(get_copy.end - get_copy.start, 6_700 * 8);
+        assert_eq!(set_copy.start - get_copy.start, 80_016);
+        assert!(
+            get_copy.start >= 12 * 80_016 / 2,
+            "after the loop's own context"
+        );
+        assert!(h.arena.end() > context, "nothing is freed: the heap grows");
+    }
+
+    #[test]
+    fn every_loop_leaks_twelve_arrays_and_writes_most_of_them() {
+        let mut h = heap();
+        let (mut written, loops) = (0u64, 100u64);
+        for _ in 0..loops {
+            let mut s = Samples::default();
+            let mut w = h.start_loop(&mut s, NO_ITERATIONS);
+            (s.gets, s.sets) = (6_700, 3_300);
+            w.extend(h.end_loop(&s, NO_ITERATIONS));
+            let mut pages: Vec<u64> = w.iter().flat_map(super::super::malloc::pages).collect();
+            pages.sort_unstable();
+            pages.dedup();
+            written += pages.len() as u64;
+        }
+        let leaked = loops * 12 * 80_016;
+        // The break runs ahead of the chunks by at most the top pad and a page.
+        assert!(h.arena.end() >= leaked && h.arena.end() <= leaked + (132 << 10));
+        // 234 pages a loop hold the arrays; calloc leaves the freshly sbrk'd part of the
+        // ones that grow the heap unwritten, and a page two arrays share counts once.
+        let per_loop = written as f64 / loops as f64;
+        assert!(
+            (180.0..=236.0).contains(&per_loop),
+            "{per_loop} pages a loop"
+        );
     }
 }

@@ -8,6 +8,7 @@ pub mod dd;
 pub mod fsmark;
 pub mod highalloc;
 pub mod kbuild;
+pub mod malloc;
 pub mod mem_eater;
 pub mod memcachetest;
 pub mod micro;
