@@ -182,13 +182,12 @@ impl Mm {
         let Some(vma) = self.vmas.last_mut().filter(|v| v.start == start) else {
             return false;
         };
-        if pages as usize > vma.ptes.len() {
-            vma.ptes.resize(pages as usize, 0);
-            if vma.flags & VM_BRK == 0 {
-                vma.brk = pages;
-            }
-            self.next_vpn = start + pages + 16;
+        let pages = vma.ptes.len().max(pages as usize);
+        vma.ptes.resize(pages, 0);
+        if vma.flags & VM_BRK == 0 {
+            vma.brk = pages as u32;
         }
+        self.next_vpn = start + pages as u32 + 16;
         true
     }
 

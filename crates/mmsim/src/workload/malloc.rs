@@ -124,6 +124,34 @@ mod tests {
     }
 
     #[test]
+    fn the_top_chunk_serves_a_request_only_while_a_minsize_remains() {
+        // _int_malloc splits the top chunk when it holds the chunk and MINSIZE more.
+        let nb = 80_016;
+        let mut a = MainArena {
+            top: 0,
+            end: nb + 32,
+        };
+        let c = a.calloc(80_000);
+        assert_eq!(a.end(), nb + 32, "no sbrk");
+        assert_eq!(c.cleared, c.mem);
+        let mut a = MainArena {
+            top: 0,
+            end: nb + 31,
+        };
+        let c = a.calloc(80_000);
+        assert!(a.end() > nb + 31, "sysmalloc grew the heap");
+        assert_eq!(c.cleared, c.mem, "it lay within the old top: cleared whole");
+    }
+
+    #[test]
+    fn sbrk_asks_for_the_chunk_the_pad_and_a_minsize_in_whole_pages() {
+        // An 81,904-byte chunk: with the pad and MINSIZE, 16 bytes past 52 pages.
+        let mut a = MainArena::default();
+        a.calloc(81_896);
+        assert_eq!(a.end(), 53 * 4096);
+    }
+
+    #[test]
     fn the_pages_of_a_range_cover_its_first_and_last_bytes() {
         assert_eq!(pages(&(16..80_016)), 0..20);
         assert_eq!(pages(&(4096..8192)), 1..2);

@@ -246,12 +246,7 @@ pub fn spawn(w: &World, idx: usize, name: &str, cfg: Config, start: Nanos) -> Ta
                 return;
             }
             let deadline = duration.map(|d| super::stats_of(&w2.borrow(), idx).started_at + d);
-            // main's split of a loop's operations over the threads.
-            let (per, rest) = (
-                NO_ITERATIONS / threads as u64,
-                NO_ITERATIONS % threads as u64,
-            );
-            let share = per + u64::from((i as u64) < rest);
+            let share = loop_share(threads, i);
             client(w2, idx, idx, s, set_percent, deadline, share).await;
         });
         first.get_or_insert(t);
@@ -259,6 +254,13 @@ pub fn spawn(w: &World, idx: usize, name: &str, cfg: Config, start: Nanos) -> Ta
     let first = first.expect("memcachetest has at least one thread");
     w.borrow_mut().mms[idx].task = Some(first);
     first
+}
+
+/// Thread `i` of `n`'s operations in a loop of `-l`: `main` splits `no_iterations` evenly
+/// and gives the first threads one more each until the remainder is spent.
+fn loop_share(n: u32, i: u32) -> u64 {
+    let (per, rest) = (NO_ITERATIONS / n as u64, NO_ITERATIONS % n as u64);
+    per + u64::from((i as u64) < rest)
 }
 
 /// Populate thread `i` of `n`: set its contiguous share of the keys, in order, then wait for
@@ -548,7 +550,9 @@ pub async fn client(
 
 #[cfg(test)]
 mod tests {
-    use super::{ClientHeap, ItemLayout, Samples, SlabClass, NO_ITERATIONS, SAMPLE_BYTES};
+    use super::{
+        loop_share, ClientHeap, ItemLayout, Samples, SlabClass, NO_ITERATIONS, SAMPLE_BYTES,
+    };
 
     #[test]
     fn a_16_kib_item_takes_the_17352_byte_class_60_to_a_slab() {
@@ -667,6 +671,13 @@ mod tests {
             "after the loop's own context"
         );
         assert!(h.arena.end() > context, "nothing is freed: the heap grows");
+    }
+
+    #[test]
+    fn a_loops_operations_are_split_over_the_threads_the_first_taking_the_remainder() {
+        assert_eq!(loop_share(1, 0), 10_000);
+        assert_eq!([0, 1, 2].map(|i| loop_share(3, i)), [3_334, 3_333, 3_333]);
+        assert_eq!([0, 5, 6].map(|i| loop_share(7, i)), [1_429, 1_428, 1_428]);
     }
 
     #[test]
