@@ -150,6 +150,19 @@ struct Samples {
     set_array: u64,
 }
 
+impl Samples {
+    /// An operation is done: `record_tx` keeps a set's latency, and a get's if it found
+    /// its item (`slot`, `u32::MAX` for a key never set).
+    fn record(&mut self, is_set: bool, slot: u32) {
+        if is_set {
+            self.sets += 1;
+        } else if slot != u32::MAX {
+            self.gets += 1;
+        }
+        self.ops += 1;
+    }
+}
+
 /// Shared server state: where each item lives.
 #[derive(Debug)]
 pub struct Server {
@@ -473,7 +486,7 @@ pub async fn client(
         }
         // One operation. What needs no wait is done in one borrow with the choice of the
         // key; the task awaits only where another task could run first.
-        let (rest, is_set, hit) = {
+        let (rest, is_set, slot) = {
             let mut k = w.borrow_mut();
             if killed_k(&k) {
                 drop(k);
@@ -484,7 +497,7 @@ pub async fn client(
             }
             let key = uniform_k(&mut k, items) as usize;
             let is_set = uniform_k(&mut k, 100) < set_percent as u64;
-            let pages = {
+            let (pages, slot) = {
                 let mut s = server.borrow_mut();
                 if s.slot_of[key] == u32::MAX && is_set {
                     s.slot_of[key] = s.next_slot;
@@ -492,16 +505,16 @@ pub async fn client(
                 }
                 let slot = s.slot_of[key];
                 if slot == u32::MAX {
-                    0..0
+                    (0..0, slot)
                 } else {
-                    s.pages(slot)
+                    (s.pages(slot), slot)
                 }
             };
             ahead.advance(&k, mm, &server.borrow(), items, key);
             (
                 access_range_now(&mut k, mm, pages.clone(), is_set, &mut debt)..pages.end,
                 is_set,
-                !pages.is_empty(),
+                slot,
             )
         };
         if !rest.is_empty() && access_range(&w, mm, rest, is_set, &mut debt).await.is_err() {
@@ -516,13 +529,7 @@ pub async fn client(
         if must_wait {
             debt.flush(&w).await;
         }
-        // record_tx: a set's latency, or a get's that found its item.
-        if is_set {
-            samples.sets += 1;
-        } else if hit {
-            samples.gets += 1;
-        }
-        samples.ops += 1;
+        samples.record(is_set, slot);
         if samples.ops == share {
             let writes = server.borrow_mut().heap.end_loop(&samples, share);
             if write_heap(&w, mm, &server, writes, &mut debt)
@@ -671,6 +678,16 @@ mod tests {
             "after the loop's own context"
         );
         assert!(h.arena.end() > context, "nothing is freed: the heap grows");
+    }
+
+    #[test]
+    fn a_set_and_a_get_that_finds_its_item_record_a_latency_a_missed_get_does_not() {
+        let mut s = Samples::default();
+        s.record(true, u32::MAX);
+        s.record(true, 7);
+        s.record(false, 7);
+        s.record(false, u32::MAX);
+        assert_eq!((s.ops, s.sets, s.gets), (4, 2, 1));
     }
 
     #[test]
