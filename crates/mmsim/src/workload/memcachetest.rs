@@ -686,8 +686,9 @@ mod tests {
         s.record(true, u32::MAX);
         s.record(true, 7);
         s.record(false, 7);
+        s.record(false, 8);
         s.record(false, u32::MAX);
-        assert_eq!((s.ops, s.sets, s.gets), (4, 2, 1));
+        assert_eq!((s.ops, s.sets, s.gets), (5, 2, 2));
     }
 
     #[test]
