@@ -4,21 +4,23 @@
 //! `mallopt(3)`). Only requests below the mmap threshold, served from the top chunk, are
 //! modelled: the heap of a program that allocates and never frees.
 
+use crate::calibration::PAGE_SIZE as PAGE;
 use std::ops::Range;
 
 /// `SIZE_SZ` on 64-bit: a chunk's size field.
 const SIZE_SZ: u64 = 8;
+/// What comes before a chunk's memory (`prev_size`, `size`), mmap'd chunks included.
+pub const CHUNK_HEADER: u64 = 2 * SIZE_SZ;
 /// `MALLOC_ALIGN_MASK`: chunks are 16-byte aligned.
 const ALIGN_MASK: u64 = 15;
 /// `MINSIZE`: the smallest chunk, and what must stay of the top chunk after a split.
 const MINSIZE: u64 = 32;
-/// `M_TOP_PAD`'s default: what `sysmalloc` asks of `sbrk` beyond the request.
-pub const TOP_PAD: u64 = 128 << 10;
+/// `M_TOP_PAD`'s default: what `sysmalloc` asks of `sbrk` beyond the request (the same
+/// pad THP's view of a growing heap uses).
+pub const TOP_PAD: u64 = crate::mm::memory::BRK_TOP_PAD_PAGES as u64 * PAGE;
 /// `M_MMAP_THRESHOLD`'s default: larger requests get an mmap of their own (the threshold
 /// rises only when such a chunk is freed).
 pub const MMAP_THRESHOLD: u64 = 128 << 10;
-/// The page size `sysmalloc` rounds `sbrk` requests to.
-const PAGE: u64 = 4096;
 
 /// The main arena of a heap that only grows: its top chunk, at byte offsets from the
 /// heap's start (`sbrk_base`).
@@ -61,7 +63,7 @@ impl MainArena {
         }
         let p = self.top;
         self.top += nb;
-        let mem = p + 2 * SIZE_SZ;
+        let mem = p + CHUNK_HEADER;
         // __libc_calloc: `csz - SIZE_SZ` bytes from `mem`, csz capped at the old top's size
         // when the chunk reached into fresh memory.
         let csz = nb.min(old_top_size);

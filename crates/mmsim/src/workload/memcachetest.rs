@@ -70,7 +70,7 @@ impl SlabClass {
     /// Pages of address space one slab page takes: glibc serves a 1 MiB malloc with its
     /// own mmap, the request plus the chunk header rounded up to pages.
     pub fn mapped_pages() -> u64 {
-        (Self::SLAB_PAGE + MALLOC_CHUNK_HEADER).div_ceil(PAGE_SIZE)
+        (Self::SLAB_PAGE + super::malloc::CHUNK_HEADER).div_ceil(PAGE_SIZE)
     }
 }
 
@@ -105,14 +105,11 @@ impl ItemLayout {
     pub fn pages(&self, slot: u64) -> std::ops::Range<u64> {
         let slab = slot / self.class.per_slab;
         let off = slab * SlabClass::mapped_pages() * PAGE_SIZE
-            + MALLOC_CHUNK_HEADER
+            + super::malloc::CHUNK_HEADER
             + (slot % self.class.per_slab) * self.class.chunk;
         off / PAGE_SIZE..(off + self.item_bytes - 1) / PAGE_SIZE + 1
     }
 }
-
-/// Bytes glibc puts before the memory of an mmap'd chunk (`prev_size`, `size`).
-const MALLOC_CHUNK_HEADER: u64 = 16;
 
 /// memcachetest's `-c` default: operations per loop of `-l` (MMTests passes `-T 200 -l`
 /// and no `-c`), split over the threads as `main` splits them.
