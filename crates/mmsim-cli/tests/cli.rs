@@ -98,6 +98,14 @@ fn kernels_lists_every_preset_and_switch_with_its_patch() {
     for d in mmsim::presets::SWITCHES {
         assert!(out.contains(d.name) && out.contains(d.patch), "{}", d.name);
     }
+    // The README's count of them stays true.
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let count = format!(
+        "`mmsim kernels` for the {} switches",
+        mmsim::presets::SWITCHES.len()
+    );
+    assert!(readme.contains(&count), "the README should say {count}");
 }
 
 #[test]

@@ -62,6 +62,7 @@ pub enum Switch {
     DirectReclaimNoFsWriteback,
     LumpyNoSyncPageoutWait,
     KswapdFsWritebackAtRaisedPriority,
+    KswapdNoFsWriteback,
     ThrottleReclaimOnWriteback,
     ImmediateReclaimDirtyLruTail,
     PromoteSharedFileMappedPages,
@@ -111,6 +112,7 @@ const LD: &str = "\"Reduce system disruption due to kswapd followup\" V3 (lessdi
 const MAINLINE: &str = "mainline";
 const HIGHALLOC: &str = "\"Improve hugepage allocation success rates under load\" V4, Mel Gorman, 2012-08-14 (seed 004; on 3.6-rc1-akpm)";
 const NOWB: &str = "\"Reduce filesystem writeback from page reclaim\" V3, Mel Gorman, 2011-08 (seed 002; on 3.0, mainline 3.2)";
+const NOWB_V2: &str = "\"Reduce filesystem writeback from page reclaim\" V2, Mel Gorman, 2011-07-21 (on 3.0; V3 dropped this patch)";
 const SOFTLIMIT: &str = "\"Soft limit rework\" v5.1, Michal Hocko, 2013-07-26 (seed 001; on mmotm-2013-07-18; merged for 3.12, reverted before its release)";
 const IOLESS: &str = "\"IO-less dirty throttling\" v3, Wu Fengguang, 2010-12-13 (seed 003; merged in reworked form in 3.1-3.3)";
 
@@ -502,6 +504,15 @@ pub static SWITCHES: &[SwitchDef] = &[
         series: NOWB,
         doc: "kswapd writes a dirty file page only once its priority has dropped below \
               DEF_PRIORITY - 2 (10); before that it keeps the page as direct reclaim does.",
+    },
+    SwitchDef {
+        switch: Switch::KswapdNoFsWriteback,
+        name: "kswapd_no_fs_writeback",
+        patch: "mm: vmscan: Do not writeback filesystem pages from kswapd (V2 patch 8/8)",
+        series: NOWB_V2,
+        doc: "kswapd never calls pageout on a dirty file page, at any priority: it keeps it as \
+              direct reclaim does, counted and (with patch 7) marked PG_reclaim. The V3 letter \
+              still names it as patch 8, but V3 has seven patches, so no preset carries it.",
     },
     SwitchDef {
         switch: Switch::ThrottleReclaimOnWriteback,

@@ -1025,13 +1025,15 @@ fn shrink_one_page(
         }
         let may_write_file = if !sc.kswapd {
             !sw.on(Switch::DirectReclaimNoFsWriteback)
+        } else if sw.on(Switch::KswapdNoFsWriteback) {
+            false
         } else if sw.on(Switch::KswapdWritebackOnTailDirty) {
             k.zones[zi].test_flag(ZONE_TAIL_LRU_DIRTY)
         } else {
             !sw.on(Switch::KswapdFsWritebackAtRaisedPriority) || sc.priority < DEF_PRIORITY - 2
         };
         if file && !may_write_file {
-            // Leave it to the flushers (seed 002 patches 1 and 5). The slot is
+            // Leave it to the flushers (seed 002 patches 1 and 5, V2's 8). The slot is
             // nr_vmscan_write_skip until patch 7 renames it.
             k.zones[zi].mod_stat(ZoneStat::nr_vmscan_immediate_reclaim, 1);
             if sw.on(Switch::ImmediateReclaimDirtyLruTail) {

@@ -2494,6 +2494,34 @@ fn kswapd_writes_dirty_file_pages_at_any_priority_in_3_0_and_below_priority_10_w
 }
 
 #[test]
+fn kswapd_never_writes_dirty_file_pages_with_v2_patch_8() {
+    let p8 = [(Switch::KswapdNoFsWriteback, true)];
+    for priority in [DEF_PRIORITY, DEF_PRIORITY - 3, 0] {
+        // Over the series (patch 7 in): kept unwritten, counted and marked PG_reclaim.
+        assert_eq!(
+            reclaim_dirty_file_page("nowriteback-v3", &p8, true, priority),
+            (true, true, 0, 1),
+            "series + patch 8, priority {priority}"
+        );
+        // Over 3.0 alone it overrides 3.0's kswapd too (no patch 7: no PG_reclaim).
+        let (kept, reclaim, written, skipped) = reclaim_dirty_file_page("3.0", &p8, true, priority);
+        assert!(kept && !reclaim, "3.0 + patch 8, priority {priority}");
+        assert_eq!((written, skipped), (0, 1));
+    }
+    // Direct reclaim is patch 1's business: patch 8 alone leaves 3.0's writing it.
+    let (_, _, written, skipped) = reclaim_dirty_file_page("3.0", &p8, false, DEF_PRIORITY);
+    assert_eq!((written, skipped), (1, 0));
+    // No preset carries it: V3, the published series, has seven patches.
+    for preset in crate::presets::PRESETS {
+        assert!(
+            !switches(preset.name).on(Switch::KswapdNoFsWriteback),
+            "{}",
+            preset.name
+        );
+    }
+}
+
+#[test]
 fn only_patch_6_throttles_reclaim_on_pages_under_writeback() {
     let w = world(256, "3.0");
     let mut k = w.borrow_mut();
