@@ -124,8 +124,9 @@ enum Command {
         /// MMTests does).
         #[arg(long)]
         fresh: bool,
-        /// Iterations per IO step (default 1, what the published tables imply; MMTests'
-        /// public config says 5).
+        /// parallelio: iterations per IO step (default 1, what the published tables imply;
+        /// MMTests' public config says 5). nowriteback: simple-wb's runs of each CPU factor
+        /// (SIMPLE_WRITEBACK_ITERATIONS; default 4, the only value MMTests' configs give it).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
         iterations: Option<u32>,
         /// Where swap lives: test-disk (a partition at the end of sda, the default),
@@ -471,7 +472,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             };
             if experiment == "memcg-softlimit" || experiment == "nowriteback" {
                 let own: &[&str] = if experiment == "nowriteback" {
-                    &["--fast", "--seed", "--html"]
+                    &["--fast", "--seed", "--html", "--iterations"]
                 } else {
                     &["--fast", "--seed", "--html", "--boots"]
                 };
@@ -487,6 +488,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                         Procedure::published()
                     };
                     p.seed = seed.unwrap_or(p.seed);
+                    p.simple_wb_iterations = iterations.unwrap_or(p.simple_wb_iterations);
                     return reproduce_nowriteback(p, jobs, json_path, html);
                 }
                 use mmsim::reproduce::memcg_softlimit::Procedure;

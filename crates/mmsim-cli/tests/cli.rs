@@ -1104,6 +1104,22 @@ fn reproduce_nowriteback_prints_the_letters_table_and_its_claims() {
             "not judged"
         ]
     );
+    assert_eq!(v["procedure"]["simple_wb_iterations"], 1, "--fast: one");
+    // --iterations sets simple-wb's runs of each factor.
+    let twice = dir.join("twice.json");
+    let (code, _, err) = mmsim(&[
+        "reproduce",
+        "nowriteback",
+        "--fast",
+        "--iterations",
+        "2",
+        "--json",
+        twice.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v2: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&twice).unwrap()).unwrap();
+    assert_eq!(v2["procedure"]["simple_wb_iterations"], 2);
     let (code, _, err) = mmsim(&["reproduce", "nowriteback", "--fresh"]);
     assert_eq!(code, 2);
     assert!(

@@ -64,6 +64,36 @@ fn every_factor_runs_its_writers_and_the_files_are_removed() {
     assert_eq!(vm("nr_dirty") + vm("nr_writeback"), 0);
 }
 
+/// `iterations` (SIMPLE_WRITEBACK_ITERATIONS) runs each factor's writers that many times
+/// before the next factor: the test takes about that many times as long, each factor's
+/// scans add up over its iterations, and the driver's `sleep 1` after each factor stays.
+#[test]
+fn iterations_repeat_each_factors_writers() {
+    let k = presets::resolve("3.0", &[]).unwrap();
+    let at = |iterations: u32| {
+        let mut s = scenario();
+        let mmsim::scenario::WorkloadKind::SimpleWriteback(p) = &mut s.workloads[0].kind else {
+            panic!("not a simple-writeback");
+        };
+        p.iterations = iterations;
+        sim::run(&s, &k, 1, RunOptions::default()).expect("the run ends cleanly")
+    };
+    let (once, thrice) = (at(1), at(3));
+    let ratio = thrice.simulated_seconds / once.simulated_seconds;
+    assert!((2.4..3.6).contains(&ratio), "3 iterations take {ratio} x 1");
+    // Two factors, a second's sleep after each.
+    assert!(once.simulated_seconds > 2.0, "{}", once.simulated_seconds);
+    for jobs in [4, 8] {
+        let scans = |r: &mmsim::report::RunResult| metric(r, &format!("pgscan_kswapd-{jobs}"));
+        assert!(
+            scans(&thrice) > 2.0 * scans(&once),
+            "{jobs} writers: {} against {}",
+            scans(&thrice),
+            scans(&once)
+        );
+    }
+}
+
 #[test]
 fn a_run_is_a_function_of_its_inputs() {
     let (a, b) = (run("nowriteback-v3"), run("nowriteback-v3"));

@@ -213,6 +213,8 @@ pub struct Procedure {
     pub ram_divisor: u64,
     /// fs_mark's `-L`.
     pub fsmark_iterations: u32,
+    /// simple-wb's runs of each CPU factor (SIMPLE_WRITEBACK_ITERATIONS; `docs/seed-002.md`).
+    pub simple_wb_iterations: u32,
     /// Swap, on a disk of its own (the letter does not give its size).
     pub swap_mb: u64,
     pub seed: u64,
@@ -224,16 +226,20 @@ impl Procedure {
         Procedure {
             ram_divisor: 1,
             fsmark_iterations: 25,
+            // The only value MMTests' configs ever give it (docs/seed-002.md).
+            simple_wb_iterations: 4,
             swap_mb: 2048,
             seed: 1,
         }
     }
 
-    /// A short version for tests: a quarter of the memory, 5 fs_mark iterations.
+    /// A short version for tests: a quarter of the memory, 5 fs_mark iterations, one
+    /// simple-wb iteration.
     pub fn fast() -> Procedure {
         Procedure {
             ram_divisor: 4,
             fsmark_iterations: 5,
+            simple_wb_iterations: 1,
             ..Procedure::published()
         }
     }
@@ -247,7 +253,8 @@ impl Procedure {
              (sde), dirty_ratio = 40; each test on a machine of its own from boot. fsmark: \
              fs_mark -D 100 -N 150 -L {} -S0 -s 10485760, 150 files an iteration per 512M of RAM \
              (the letter's -n 150 at 512M) over NUMCPUS x threads-per-CPU threads, files kept. simple-wb: NUMCPUS x factor dd \
-             writers of 4 x MemTotal (ibs=1M obs=1M: two 1 MiB buffers each), factors 1 to {}. \
+             writers of 4 x MemTotal (ibs=1M obs=1M: two 1 MiB buffers each), factors 1 to {}, \
+             {} iteration(s) of each (SIMPLE_WRITEBACK_ITERATIONS), a second's sleep after each factor. \
              mmap-strm: MMTests' usemem micro tests \
              vmscan-file-mmap-write (10 x MemTotal) then vmscan-mixed-mmap-write (3 x \
              MemTotal, 30% anonymous). Elapsed is each whole test; Kswapd efficiency is \
@@ -256,16 +263,23 @@ impl Procedure {
             self.swap_mb,
             self.fsmark_iterations,
             self.max_factor(),
+            self.simple_wb_iterations,
             self.seed
         );
         if self.ram_divisor != 1 || self.fsmark_iterations != 25 {
             out.push_str(&format!(
                 "Caveat: this is not the published procedure (RAM / {}, {} fs_mark \
-                 iterations, simple-wb's factors to {}): the published figures are shown for \
-                 direction only.\n",
+                 iterations, simple-wb's factors to {}, {} simple-wb iteration(s)): the \
+                 published figures are shown for direction only.\n",
                 self.ram_divisor,
                 self.fsmark_iterations,
-                self.max_factor()
+                self.max_factor(),
+                self.simple_wb_iterations
+            ));
+        } else if self.simple_wb_iterations != Procedure::published().simple_wb_iterations {
+            out.push_str(&format!(
+                "Note: simple-wb runs each factor {} time(s), not MMTests' 4 (--iterations).\n",
+                self.simple_wb_iterations
             ));
         }
         out
@@ -290,8 +304,9 @@ impl Procedure {
                 150 * config.ram_mb / self.ram_divisor / 512
             ),
             Test::SimpleWb => format!(
-                "type = \"simple-writeback\"\ndevice = \"md0\"\nmax_factor = {}\n",
-                self.max_factor()
+                "type = \"simple-writeback\"\ndevice = \"md0\"\nmax_factor = {}\niterations = {}\n",
+                self.max_factor(),
+                self.simple_wb_iterations
             ),
             Test::MmapStrm => "type = \"micro\"\ndevice = \"md0\"\n".into(),
         };
@@ -876,6 +891,7 @@ pub fn to_json(res: &Results) -> serde_json::Value {
         "procedure": {
             "ram_divisor": p.ram_divisor,
             "fsmark_iterations": p.fsmark_iterations,
+            "simple_wb_iterations": p.simple_wb_iterations,
             "swap_mb": p.swap_mb,
             "seed": p.seed,
         },
@@ -1033,11 +1049,22 @@ mod tests {
         let (p, f) = (Procedure::published(), Procedure::fast());
         assert_eq!((p.ram_divisor, p.fsmark_iterations), (1, 25));
         assert_eq!((f.ram_divisor, f.fsmark_iterations), (4, 5));
+        assert_eq!((p.simple_wb_iterations, f.simple_wb_iterations), (4, 1));
         assert_eq!((p.max_factor(), f.max_factor()), (64, 16));
         let wb = f.scenario_toml(&CONFIGS[5], Test::SimpleWb);
-        assert!(wb.contains("max_factor = 16"), "{wb}");
-        assert!(!p.describe().contains("Caveat"));
+        assert!(
+            wb.contains("max_factor = 16") && wb.contains("iterations = 1"),
+            "{wb}"
+        );
+        let wb = p.scenario_toml(&CONFIGS[5], Test::SimpleWb);
+        assert!(wb.contains("iterations = 4"), "{wb}");
+        assert!(!p.describe().contains("Caveat") && !p.describe().contains("Note:"));
         assert!(f.describe().contains("Caveat"));
+        let once = Procedure {
+            simple_wb_iterations: 1,
+            ..Procedure::published()
+        };
+        assert!(once.describe().contains("each factor 1 time(s)"));
         let text = f.scenario_toml(&CONFIGS[5], Test::Fsmark);
         assert!(
             text.contains("ram = \"256M\"") && text.contains("iterations = 5"),

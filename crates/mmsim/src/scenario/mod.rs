@@ -431,9 +431,9 @@ impl DaemonsParams {
 }
 
 /// `type = "simple-writeback"`: MMTests' simple-writeback (`mmtests.md` §6.4). For each CPU
-/// factor from `min_factor` to `max_factor`, doubling, NUMCPUS x factor `dd if=/dev/zero
-/// bs=1M` writers each write `size / jobs` to a file of their own on `device` at once; when
-/// all are done the files are removed.
+/// factor from `min_factor` to `max_factor`, doubling, `iterations` times, NUMCPUS x factor
+/// `dd if=/dev/zero bs=1M` writers each write `size / jobs` to a file of their own on
+/// `device` at once; when all are done the files are removed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SimpleWritebackParams {
     /// The `[[device]]` the files are on.
@@ -444,12 +444,17 @@ pub struct SimpleWritebackParams {
     pub min_factor: u32,
     /// The last CPU factor (SIMPLE_WRITEBACK_MAX_CPUFACTOR); the factor doubles up to it.
     pub max_factor: u32,
+    /// The writers' runs of each factor (SIMPLE_WRITEBACK_ITERATIONS, MMTests from
+    /// 2011-07-26).
+    pub iterations: u32,
 }
 
 impl SimpleWritebackParams {
     /// MMTests' defaults (`mmtests.md` §6.4).
     pub const MIN_FACTOR: u32 = 1;
     pub const MAX_FACTOR: u32 = 64;
+    /// The shellpack's default (`ITERATIONS=1`).
+    pub const ITERATIONS: u32 = 1;
 
     /// The CPU factors run, in order: `min_factor`, doubling, up to `max_factor`.
     pub fn factors(&self) -> Vec<u32> {

@@ -100,6 +100,7 @@
 //!                           # shared by the writers of each factor
 //! min_factor = 1            # integer 1..=1024, default 1
 //! max_factor = 64           # integer min_factor..=1024, default 64 (doubling from min)
+//! iterations = 1            # integer 1..=1000, default 1: the writers' runs of each factor
 //! # parallelio keys (MMTests' driver; also memcachetest's value_size, threads):
 //! device = "sda"            # required; a [[device]] with a filesystem
 //! pool = "5600M"            # size or "N%" of RAM; default 4/5 of MemTotal

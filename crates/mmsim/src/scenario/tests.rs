@@ -2026,6 +2026,7 @@ fn simple_writeback_defaults_to_four_times_memtotal_and_factors_1_to_64() {
             size: 4 * mem_total,
             min_factor: 1,
             max_factor: 64,
+            iterations: 1,
         })
     );
     let s = ok(&format!(
@@ -2035,6 +2036,17 @@ fn simple_writeback_defaults_to_four_times_memtotal_and_factors_1_to_64() {
         panic!("not a simple-writeback");
     };
     assert_eq!((p.size, p.factors()), (1 << 30, vec![4, 8, 16]));
+    let s = ok(&format!(
+        "{dev}[[workload]]\ntype = \"simple-writeback\"\ndevice = \"md0\"\niterations = 4\n"
+    ));
+    let WorkloadKind::SimpleWriteback(p) = &s.workloads[0].kind else {
+        panic!("not a simple-writeback");
+    };
+    assert_eq!(p.iterations, 4);
+    let e = err(&format!(
+        "{dev}[[workload]]\ntype = \"simple-writeback\"\ndevice = \"md0\"\niterations = 0\n"
+    ));
+    assert!(e.message.contains("an iteration count"), "{e}");
     // A min above the default max raises the default.
     let s = ok(&format!(
         "{dev}[[workload]]\ntype = \"simple-writeback\"\ndevice = \"md0\"\nmin_factor = 128\n"

@@ -1,25 +1,28 @@
 //! MMTests' simple-writeback ("simple-wb", `mmtests.md` §6.4; the 2011 shellpack, as
-//! `docs/seed-002.md` quotes it): for each CPU factor, NUMCPUS x factor `dd if=/dev/zero
-//! ibs=1M obs=1M` writers (two 1 MiB buffers each, `dd::Buffers`) start together, each
-//! writing its share of the total to a file of its own; the driver waits for each in turn
-//! and removes its file, then takes the deltas of `nr_vmscan_write` and the direct and
-//! kswapd scan counters over the phase. Each writer's
-//! elapsed time is `/usr/bin/time`'s: from its start to its exit, without a sync (dd's
-//! default, as MMTests runs it).
+//! `docs/seed-002.md` quotes it): for each CPU factor, `iterations` times, NUMCPUS x factor
+//! `dd if=/dev/zero ibs=1M obs=1M` writers (two 1 MiB buffers each, `dd::Buffers`) start
+//! together, each writing its share of the total to a file of its own, and the driver waits
+//! for each in turn and removes its file; then it takes the deltas of `nr_vmscan_write` and
+//! the direct and kswapd scan counters over the factor's iterations, and sleeps a second
+//! (`sleep 1`) before the next factor. Each writer's elapsed time is `/usr/bin/time`'s: from
+//! its start to its exit, without a sync (dd's default, as MMTests runs it).
 
 use super::{dd, finished, new_task, secs, stats, stats_of, wait_for};
 use crate::mm::vmstat::{VmEvent, ZoneStat};
 use crate::mm::World;
 use crate::scenario::{DdConv, DdParams, SimpleWritebackParams};
 
+/// The driver's `sleep 1` after each factor.
+const SLEEP_AFTER_FACTOR: crate::engine::Nanos = crate::engine::SEC;
+
 /// One factor's phase.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Phase {
     /// dd writers: NUMCPUS x factor.
     pub jobs: u32,
-    /// Each writer's elapsed seconds, in job order.
+    /// Each writer's elapsed seconds, in job order, iteration after iteration.
     pub elapsed: Vec<f64>,
-    /// `nr_vmscan_write` over the phase.
+    /// `nr_vmscan_write` over the phase (all its iterations).
     pub nr_vmscan_write: u64,
     /// Σ `pgscan_direct_*` over the phase.
     pub pgscan_direct: u64,
@@ -71,62 +74,72 @@ pub async fn run(w: World, idx: usize, bdi: usize, p: SimpleWritebackParams) {
     let cpus = w.borrow().sched.cpus();
     for factor in factors {
         let jobs = cpus.saturating_mul(factor);
-        // dd bs=1M count=size/jobs/1M: whole MiB each.
-        let each = (p.size / u64::from(jobs)) >> 20 << 20;
         let before = snapshot(&w);
-        let writers: Vec<usize> = (0..jobs)
-            .map(|job| {
-                let d = new_task(&mut w.borrow_mut(), "dd");
-                let params = DdParams {
-                    device: p.device.clone(),
-                    size: each,
-                    bs: 1 << 20,
-                    two_buffers: true,
-                    conv: DdConv::None,
-                    truncate_to: None,
-                    unlink: false,
-                    start_when_used: None,
-                    file: Some(file_name(job)),
-                };
-                let w2 = w.clone();
-                let t = w.borrow_mut().sched.spawn("dd", async move {
-                    super::delay_start(&w2, d, 0).await;
-                    dd::run(w2, d, d, bdi, params).await;
-                });
-                w.borrow_mut().mms[d].task = Some(t);
-                d
-            })
-            .collect();
-        // `wait $JOBPID; rm file-$JOB`, in job order: a file goes once its writer is done,
-        // while later writers may still run.
-        for (job, &d) in (0u32..).zip(&writers) {
-            wait_for(&w, d).await;
-            // rm's allocations may fail only for a task the OOM killer chose; go on.
-            let _ = crate::mm::namei::unlink(&w, bdi, &file_name(job)).await;
+        let mut elapsed = Vec::new();
+        for _ in 0..p.iterations.max(1) {
+            elapsed.extend(run_writers(&w, bdi, &p, jobs).await);
         }
         let after = snapshot(&w);
-        let elapsed = {
-            let k = w.borrow();
-            writers
-                .iter()
-                .map(|&d| {
-                    let st = stats_of(&k, d);
-                    secs(st.finished_at.unwrap_or(st.started_at) - st.started_at)
-                })
-                .collect()
-        };
-        let mut k = w.borrow_mut();
-        let st = stats(&mut k, idx);
-        st.simple_writeback.push(Phase {
-            jobs,
-            elapsed,
-            nr_vmscan_write: after[0] - before[0],
-            pgscan_direct: after[1] - before[1],
-            pgscan_kswapd: after[2] - before[2],
-        });
-        st.progress += 1;
+        {
+            let mut k = w.borrow_mut();
+            let st = stats(&mut k, idx);
+            st.simple_writeback.push(Phase {
+                jobs,
+                elapsed,
+                nr_vmscan_write: after[0] - before[0],
+                pgscan_direct: after[1] - before[1],
+                pgscan_kswapd: after[2] - before[2],
+            });
+            st.progress += 1;
+        }
+        crate::engine::sleep(&w, SLEEP_AFTER_FACTOR).await;
     }
     finished(&mut w.borrow_mut(), idx);
+}
+
+/// One iteration of a factor: `jobs` writers start together; each is waited for in job
+/// order and its file removed. Returns their elapsed seconds, in job order.
+async fn run_writers(w: &World, bdi: usize, p: &SimpleWritebackParams, jobs: u32) -> Vec<f64> {
+    // dd bs=1M count=size/jobs/1M: whole MiB each.
+    let each = (p.size / u64::from(jobs)) >> 20 << 20;
+    let writers: Vec<usize> = (0..jobs)
+        .map(|job| {
+            let d = new_task(&mut w.borrow_mut(), "dd");
+            let params = DdParams {
+                device: p.device.clone(),
+                size: each,
+                bs: 1 << 20,
+                two_buffers: true,
+                conv: DdConv::None,
+                truncate_to: None,
+                unlink: false,
+                start_when_used: None,
+                file: Some(file_name(job)),
+            };
+            let w2 = w.clone();
+            let t = w.borrow_mut().sched.spawn("dd", async move {
+                super::delay_start(&w2, d, 0).await;
+                dd::run(w2, d, d, bdi, params).await;
+            });
+            w.borrow_mut().mms[d].task = Some(t);
+            d
+        })
+        .collect();
+    // `wait $JOBPID; rm file-$JOB`, in job order: a file goes once its writer is done, while
+    // later writers may still run.
+    for (job, &d) in (0u32..).zip(&writers) {
+        wait_for(w, d).await;
+        // rm's allocations may fail only for a task the OOM killer chose; go on.
+        let _ = crate::mm::namei::unlink(w, bdi, &file_name(job)).await;
+    }
+    let k = w.borrow();
+    writers
+        .iter()
+        .map(|&d| {
+            let st = stats_of(&k, d);
+            secs(st.finished_at.unwrap_or(st.started_at) - st.started_at)
+        })
+        .collect()
 }
 
 /// The metrics of each phase, by job count: `elapsed-<jobs>` (mean seconds),
@@ -189,6 +202,7 @@ mod tests {
             size: 1 << 30,
             min_factor: min,
             max_factor: max,
+            iterations: 1,
         };
         assert_eq!(p(1, 64).factors(), [1, 2, 4, 8, 16, 32, 64]);
         assert_eq!(p(4, 4).factors(), [4]);

@@ -6,7 +6,7 @@ use super::super::PAGE;
 use super::files::fs_device;
 use crate::scenario::{BlockDevice, SimpleWritebackParams, WorkloadKind};
 
-pub(super) const KEYS: &[&str] = &["device", "size", "min_factor", "max_factor"];
+pub(super) const KEYS: &[&str] = &["device", "size", "min_factor", "max_factor", "iterations"];
 
 /// A simple-writeback workload's keys.
 pub(super) fn simple_writeback(
@@ -48,10 +48,15 @@ pub(super) fn simple_writeback(
             format!("expected max_factor at least min_factor ({min_factor}), found {max_factor}"),
         ));
     }
+    let iterations = match opt(t, "iterations") {
+        Some(item) => u32_in(cx, &item, 1, 1000, "an iteration count, 1 to 1000")?,
+        None => SimpleWritebackParams::ITERATIONS,
+    };
     Ok(WorkloadKind::SimpleWriteback(SimpleWritebackParams {
         device: dev.name.clone(),
         size,
         min_factor,
         max_factor,
+        iterations,
     }))
 }
