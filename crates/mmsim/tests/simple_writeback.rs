@@ -92,6 +92,37 @@ fn iterations_repeat_each_factors_writers() {
             scans(&once)
         );
     }
+    // Each factor's counts are deltas over its own iterations: together they are no more
+    // than the run's. A writer's elapsed time is its own run, so the two factors' means
+    // take most of what the run spent outside its two seconds of sleep.
+    for r in [&once, &thrice] {
+        let iterations = if std::ptr::eq(r, &thrice) { 3.0 } else { 1.0 };
+        let writing = iterations * (metric(r, "elapsed-4") + metric(r, "elapsed-8"));
+        let awake = r.simulated_seconds - 2.0;
+        assert!(
+            writing <= awake && writing > 0.5 * awake,
+            "{writing} s of {awake}"
+        );
+        for (phase, total) in [
+            ("pgscan_kswapd", "pgscan_kswapd_"),
+            ("pgscan_direct", "pgscan_direct_"),
+        ] {
+            let run: f64 = r
+                .vmstat
+                .iter()
+                .filter(|(n, _)| n.starts_with(total))
+                .map(|(_, v)| *v as f64)
+                .sum();
+            let phases = metric(r, &format!("{phase}-4")) + metric(r, &format!("{phase}-8"));
+            assert!(phases <= run, "{phase}: {phases} of {run}");
+            if phase == "pgscan_kswapd" {
+                assert!(phases > 0.0);
+            }
+        }
+        let written = metric(r, "nr_vmscan_write-4") + metric(r, "nr_vmscan_write-8");
+        let vm = r.vmstat.iter().find(|(n, _)| n == "nr_vmscan_write");
+        assert!(written <= vm.map_or(0, |v| v.1) as f64, "{written}");
+    }
 }
 
 #[test]
