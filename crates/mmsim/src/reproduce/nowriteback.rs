@@ -206,6 +206,10 @@ pub const CONFIGS: [Config; 8] = [
     ),
 ];
 
+/// simple-wb's runs of each CPU factor: the only value MMTests' configs ever give
+/// SIMPLE_WRITEBACK_ITERATIONS (`docs/seed-002.md`).
+pub const SIMPLE_WB_ITERATIONS: u32 = 4;
+
 /// The procedure.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Procedure {
@@ -226,8 +230,7 @@ impl Procedure {
         Procedure {
             ram_divisor: 1,
             fsmark_iterations: 25,
-            // The only value MMTests' configs ever give it (docs/seed-002.md).
-            simple_wb_iterations: 4,
+            simple_wb_iterations: SIMPLE_WB_ITERATIONS,
             swap_mb: 2048,
             seed: 1,
         }
@@ -276,9 +279,10 @@ impl Procedure {
                 self.max_factor(),
                 self.simple_wb_iterations
             ));
-        } else if self.simple_wb_iterations != Procedure::published().simple_wb_iterations {
+        } else if self.simple_wb_iterations != SIMPLE_WB_ITERATIONS {
             out.push_str(&format!(
-                "Note: simple-wb runs each factor {} time(s), not MMTests' 4 (--iterations).\n",
+                "Note: simple-wb runs each factor {} time(s), not MMTests' {SIMPLE_WB_ITERATIONS} \
+                 (--iterations).\n",
                 self.simple_wb_iterations
             ));
         }

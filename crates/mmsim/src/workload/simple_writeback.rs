@@ -76,7 +76,7 @@ pub async fn run(w: World, idx: usize, bdi: usize, p: SimpleWritebackParams) {
         let jobs = cpus.saturating_mul(factor);
         let before = snapshot(&w);
         let mut elapsed = Vec::new();
-        for _ in 0..p.iterations.max(1) {
+        for _ in 0..p.iterations {
             elapsed.extend(run_writers(&w, bdi, &p, jobs).await);
         }
         let after = snapshot(&w);
