@@ -72,6 +72,7 @@ pub enum Switch {
     OnlyEvictFileWhenPlenty,
     MemcgWaitOnWriteback,
     SwappinessZeroAvoidsSwap,
+    ForceScanSmallTargets,
     CompactionDeferByOrder,
     ReclaimAtOrder0WithCompaction,
     KswapdCompactPgdat,
@@ -595,6 +596,19 @@ pub static SWITCHES: &[SwitchDef] = &[
               list alike whatever swappiness is.",
     },
     SwitchDef {
+        switch: Switch::ForceScanSmallTargets,
+        name: "force_scan_small_targets",
+        patch: "246e87a9 memcg: fix get_scan_count() for small targets (3.0-rc1)",
+        series: MAINLINE,
+        doc: "get_scan_count of 3.0: when a zone's LRU pages shifted by the priority come to \
+              fewer than SWAP_CLUSTER_MAX, kswapd (and limit reclaim) scans 32 pages of every \
+              list whose share rounds to 0, anon too while swap is on, so the 16 MiB DMA zone \
+              is scanned like a large one at every priority. Off, the rule of b95a2f2d (3.3), \
+              which every 3.9-based preset has: kswapd forces a scan only in a zone marked \
+              all_unreclaimable, limit reclaim always, at most the list's size. 2.6.37 batched \
+              small scans instead (nr_scan_try_batch, not modelled); only 3.0's presets carry it.",
+    },
+    SwitchDef {
         switch: Switch::CompactionDeferByOrder,
         name: "compaction_defer_by_order",
         patch: "aff62249 vmscan: only defer compaction for failed order and higher (3.4)",
@@ -829,6 +843,8 @@ const MAINLINE_3_9_COMPACTION: &[Switch] = &[
 /// 3.5's and 3.8's get_scan_count.
 const MAINLINE_3_5_SCAN: &[Switch] = &[Switch::SwappinessZeroAvoidsSwap];
 const MAINLINE_3_8_SCAN: &[Switch] = &[Switch::OnlyEvictFileWhenPlenty];
+/// 3.0's get_scan_count (3.0-rc1 to 3.2).
+const MAINLINE_3_0_SCAN: &[Switch] = &[Switch::ForceScanSmallTargets];
 /// 3.6's limit reclaim.
 const MAINLINE_3_6_MEMCG: &[Switch] = &[Switch::MemcgWaitOnWriteback];
 
@@ -1001,13 +1017,13 @@ pub static PRESETS: &[Preset] = &[
         base: Base::V2_6_37,
         summary: "3.0 (seed 002's baseline): 2.6.36-3.0 writeback, lumpy reclaim with 3.0's \
                   synchronous pass, both reclaimers writing filesystem pages",
-        on: &[],
+        on: &[MAINLINE_3_0_SCAN],
     },
     Preset {
         name: "nowriteback-v3",
         base: Base::V2_6_37,
         summary: "3.0 plus \"Reduce filesystem writeback from page reclaim\" V3 (seed 002)",
-        on: &[NOWB_SWITCHES],
+        on: &[MAINLINE_3_0_SCAN, NOWB_SWITCHES],
     },
     Preset {
         name: "3.3.6",
@@ -1266,11 +1282,13 @@ mod tests {
         let old = resolve("3.0", &[]).unwrap();
         let series = resolve("nowriteback-v3", &[]).unwrap();
         assert_eq!((old.base, series.base), (Base::V2_6_37, Base::V2_6_37));
+        // Both carry 3.0's get_scan_count (246e87a9) and nothing else but the series.
         for d in SWITCHES {
-            assert!(!old.switches.on(d.switch), "3.0 has no {}", d.name);
+            let v3_0 = MAINLINE_3_0_SCAN.contains(&d.switch);
+            assert_eq!(old.switches.on(d.switch), v3_0, "3.0: {}", d.name);
             assert_eq!(
                 series.switches.on(d.switch),
-                NOWB_SWITCHES.contains(&d.switch),
+                v3_0 || NOWB_SWITCHES.contains(&d.switch),
                 "{}",
                 d.name
             );

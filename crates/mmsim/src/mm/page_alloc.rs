@@ -510,9 +510,14 @@ pub fn get_page_from_freelist(k: &mut Kernel, gfp: Gfp, order: u32, flags: u32) 
         if !k.zones[zi].populated() {
             continue;
         }
-        // 3.3+: on the fast path, a page-cache page for writing skips a zone already holding
-        // its share of the dirty limit, so dirty pages spread over zones in proportion.
-        if flags & af::WMARK_MASK == af::WMARK_LOW && gfp.has(Gfp::WRITE) && !zone_dirty_ok(k, zi) {
+        // 3.3+ (a756cf59): on the fast path, a page-cache page for writing skips a zone
+        // already holding its share of the dirty limit, so dirty pages spread over zones in
+        // proportion. The 2.6.37 base (3.0's presets too) fills zones in zonelist order.
+        if flags & af::WMARK_MASK == af::WMARK_LOW
+            && gfp.has(Gfp::WRITE)
+            && !k.writeback_2_6_37()
+            && !zone_dirty_ok(k, zi)
+        {
             continue;
         }
         let z = &k.zones[zi];
@@ -1527,6 +1532,24 @@ mod tests {
             zi,
             "the slow path may exceed the zone's dirty limit"
         );
+    }
+
+    /// a756cf59 came with 3.3: the 2.6.37 base (3.0's presets too) has no per-zone dirty
+    /// limit, and a write allocation takes the first zone with room however dirty it is.
+    #[test]
+    fn before_3_3_write_allocations_ignore_the_zones_dirty_pages() {
+        use crate::mm::vmstat::ZoneStat;
+        for preset in ["3.0", "2.6.37-rc5"] {
+            let w = crate::sim::boot_for_test(128, 0, preset);
+            let mut k = w.borrow_mut();
+            let zi = ZONE_DMA32;
+            let over = zone_dirty_limit(&k, zi) as i64 + 1;
+            k.zones[zi].mod_stat(ZoneStat::nr_dirty, over);
+            assert!(!zone_dirty_ok(&k, zi));
+            let write = Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::WRITE);
+            let p = get_page_from_freelist(&mut k, write, 0, af::WMARK_LOW).unwrap();
+            assert_eq!(k.page_zone(p), zi, "{preset}");
+        }
     }
 }
 

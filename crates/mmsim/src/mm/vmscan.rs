@@ -461,11 +461,17 @@ pub fn get_scan_count(k: &mut Kernel, zi: usize, sc: &ScanControl) -> ([u64; 4],
     // Before fe35004f the weights carry a + 1 and priority 0 ignores swappiness.
     let fe35004f = k.sw.on(Switch::SwappinessZeroAvoidsSwap);
     let plenty = k.sw.on(Switch::OnlyEvictFileWhenPlenty);
+    let small_targets = k.sw.on(Switch::ForceScanSmallTargets);
     let z = &mut k.zones[zi];
-    let force_scan = (sc.kswapd && z.all_unreclaimable) || !sc.global();
     let lv = z.mem_cgroup_lruvec(sc.memcg);
     let anon = lv.size(Lru::ActiveAnon) + lv.size(Lru::InactiveAnon);
     let file = lv.size(Lru::ActiveFile) + lv.size(Lru::InactiveFile);
+    let force_scan = if small_targets {
+        // 246e87a9 (3.0): a small target, for kswapd or limit reclaim.
+        (anon + file) >> sc.priority < SWAP_CLUSTER_MAX && (sc.kswapd || !sc.global())
+    } else {
+        (sc.kswapd && z.all_unreclaimable) || !sc.global()
+    };
     let mut fraction = [1u64, 1];
     let mut denominator = 1u64;
     let balance = if !sc.may_swap || no_swap || (!sc.global() && swappiness == 0) {
@@ -501,7 +507,7 @@ pub fn get_scan_count(k: &mut Kernel, zi: usize, sc: &ScanControl) -> ([u64; 4],
         let file = lru.is_file();
         let size = lv.size(lru);
         let mut scan = size >> sc.priority;
-        if scan == 0 && force_scan {
+        if scan == 0 && force_scan && !small_targets {
             scan = size.min(SWAP_CLUSTER_MAX);
         }
         scan = match balance {
@@ -513,6 +519,10 @@ pub fn get_scan_count(k: &mut Kernel, zi: usize, sc: &ScanControl) -> ([u64; 4],
             ScanBalance::Anon if file => 0,
             _ => scan,
         };
+        // 3.0 forces after the balance, whatever the list holds; anon only with swap.
+        if scan == 0 && force_scan && small_targets && (file || (sc.may_swap && !no_swap)) {
+            scan = SWAP_CLUSTER_MAX;
+        }
         nr[lru as usize] = scan;
     }
     (nr, balance)

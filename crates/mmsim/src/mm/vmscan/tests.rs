@@ -397,6 +397,51 @@ fn get_scan_count_forces_a_minimum_scan_for_kswapd_on_an_unreclaimable_zone() {
     assert_eq!(nr, [0, 0, 0, 0]);
 }
 
+/// 246e87a9 (3.0): kswapd scans 32 pages of every list of a zone whose LRU pages shifted by
+/// the priority come under 32, after the balance and whatever the list holds; anon only
+/// with swap; not once the zone is large enough at that priority, nor in direct reclaim.
+#[test]
+fn get_scan_count_of_3_0_forces_32_pages_of_each_list_of_a_small_zone_for_kswapd() {
+    let w = world(256, "3.0");
+    let mut k = w.borrow_mut();
+    assert!(k.sw.on(Switch::ForceScanSmallTargets));
+    fill_lists(&mut k, [10, 10, 20, 3000]);
+    // 3,040 pages >> 12 = 0 < 32: every list 32, the anon ones too (swap is on).
+    let (nr, balance) = get_scan_count(&mut k, Z, &sc_at(DEF_PRIORITY, true));
+    assert_eq!(balance, ScanBalance::Fract);
+    assert_eq!(nr, [32, 32, 32, 32]);
+    // Without swap the anon lists stay at 0.
+    let mut sc = sc_at(DEF_PRIORITY, true);
+    sc.may_swap = false;
+    let (nr, _) = get_scan_count(&mut k, Z, &sc);
+    assert_eq!(nr, [0, 0, 32, 32]);
+    // At priority 6, 3,040 >> 6 = 47: not small; lists keep their share, 0 where it rounds
+    // to 0.
+    let (nr, _) = get_scan_count(&mut k, Z, &sc_at(6, true));
+    assert_eq!(nr[..3], [0, 0, 0]);
+    assert!(nr[Lru::ActiveFile as usize] > 0 && nr[Lru::ActiveFile as usize] < 3000 >> 6);
+    // Direct reclaim never forces.
+    let (nr, _) = get_scan_count(&mut k, Z, &sc_at(DEF_PRIORITY, false));
+    assert_eq!(nr, [0, 0, 0, 0]);
+    // Without the switch (3.3's b95a2f2d): kswapd forces only on an unreclaimable zone.
+    k.sw.set(Switch::ForceScanSmallTargets, false);
+    let (nr, _) = get_scan_count(&mut k, Z, &sc_at(DEF_PRIORITY, true));
+    assert_eq!(nr, [0, 0, 0, 0]);
+    // Only 3.0's presets carry it.
+    for preset in ["3.0", "nowriteback-v3"] {
+        assert!(
+            switches(preset).on(Switch::ForceScanSmallTargets),
+            "{preset}"
+        );
+    }
+    for preset in ["3.9", "3.3.6", "3.6-rc1-akpm", "2.6.37-rc5"] {
+        assert!(
+            !switches(preset).on(Switch::ForceScanSmallTargets),
+            "{preset}"
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // 2. page_check_references (§3.8)
 
