@@ -442,6 +442,24 @@ fn get_scan_count_of_3_0_forces_32_pages_of_each_list_of_a_small_zone_for_kswapd
     }
 }
 
+/// 246e87a9's test is the zone's anon plus file pages shifted by the priority, strictly
+/// under 32: 128 file pages are small at priority 3 (16), not at priority 2 (32).
+#[test]
+fn get_scan_count_of_3_0_calls_a_zone_small_below_32_pages_at_the_priority() {
+    let w = world(256, "3.0");
+    let mut k = w.borrow_mut();
+    fill_lists(&mut k, [0, 0, 32, 96]);
+    let anon = |nr: [u64; 4]| [nr[Lru::InactiveAnon as usize], nr[Lru::ActiveAnon as usize]];
+    let (nr, _) = get_scan_count(&mut k, Z, &sc_at(2, true));
+    assert_eq!(anon(nr), [0, 0], "128 >> 2 = 32: not small");
+    let (nr, _) = get_scan_count(&mut k, Z, &sc_at(3, true));
+    assert_eq!(
+        anon(nr),
+        [32, 32],
+        "128 >> 3 = 16: small, the empty anon lists forced"
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // 2. page_check_references (§3.8)
 
