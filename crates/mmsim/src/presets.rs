@@ -843,7 +843,8 @@ const MAINLINE_3_9_COMPACTION: &[Switch] = &[
 /// 3.5's and 3.8's get_scan_count.
 const MAINLINE_3_5_SCAN: &[Switch] = &[Switch::SwappinessZeroAvoidsSwap];
 const MAINLINE_3_8_SCAN: &[Switch] = &[Switch::OnlyEvictFileWhenPlenty];
-/// 3.0's get_scan_count (3.0-rc1 to 3.2).
+/// 3.0's get_scan_count (3.1 forced every small list for kswapd, 4508378b; 3.3 only in
+/// unreclaimable zones, b95a2f2d).
 const MAINLINE_3_0_SCAN: &[Switch] = &[Switch::ForceScanSmallTargets];
 /// 3.6's limit reclaim.
 const MAINLINE_3_6_MEMCG: &[Switch] = &[Switch::MemcgWaitOnWriteback];
