@@ -503,6 +503,12 @@ impl RequestQueue {
         })
     }
 
+    /// Whether `get_request` is certain to allocate a request of `class` now: the pool is
+    /// below the allocation that would fill it.
+    pub fn has_free_request(&self, class: Class) -> bool {
+        self.count[class.index()] + 1 < self.cfg.nr_requests
+    }
+
     /// Whether `bio` would merge into a queued request.
     pub fn would_merge(&self, bio: &Bio, ioc: IoContext) -> bool {
         self.back_merge_candidate(bio, ioc).is_some()

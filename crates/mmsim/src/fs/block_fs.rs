@@ -349,6 +349,11 @@ impl AddressSpaceOps for BlockFs {
         }
     }
 
+    /// xfs clusters the pages after reclaim's page into its ioend (`xfs_cluster_write`).
+    fn reclaim_write_clusters(&self) -> bool {
+        self.ioends
+    }
+
     /// btrfs builds a bio across the pages of a walk, xfs an ioend.
     fn writepages_start(&self, k: &mut Kernel, ino: usize, _wbc: &WritebackControl) -> PageioData {
         if self.btrfs_io {

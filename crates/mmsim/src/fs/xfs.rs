@@ -17,7 +17,9 @@
 //! last page in the file and on disk (an xfs extent is contiguous on disk; mmsim's 32 MiB
 //! allocation units that happen to be adjacent make one extent), and otherwise the open
 //! ioend is submitted and a new one begun. The walk's end submits the last. Reclaim's
-//! `writepage` (kswapd only) writes its page in an ioend of its own.
+//! `writepage` (kswapd only) is a walk of its own: `pageout` hands xfs its page and then the
+//! dirty pages that follow it, up to its `nr_to_write` of 32 (`xfs_cluster_write`; mmsim
+//! stops early where the next bio could not be queued without sleeping).
 //!
 //! Not modelled: xfsdatad's own scheduling delay, and the on-disk size update
 //! (`xfs_setfilesize`) at completion.

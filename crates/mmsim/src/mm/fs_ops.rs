@@ -173,6 +173,16 @@ pub trait AddressSpaceOps: fmt::Debug {
         false
     }
 
+    /// Whether `->writepage` called by reclaim's `pageout` also writes the dirty pages that
+    /// follow the page in the file (xfs's `xfs_cluster_write`, up to the `nr_to_write` of
+    /// `SWAP_CLUSTER_MAX` pages `pageout` gives it). `pageout` then runs the walk
+    /// ([`writepages_start`]). The default writes the one page.
+    ///
+    /// [`writepages_start`]: AddressSpaceOps::writepages_start
+    fn reclaim_write_clusters(&self) -> bool {
+        false
+    }
+
     /// The start of a `->writepages` walk (`write_cache_pages`) of file `ino`: the
     /// filesystem's state across its pages, handed to each `writepage`.
     fn writepages_start(&self, k: &mut Kernel, ino: usize, wbc: &WritebackControl) -> PageioData {

@@ -832,10 +832,24 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Pageout {
             return Pageout::Clean;
         }
         k.pages.set(pfn, PG_RECLAIM);
-        if let WritePage::Submit { bdi, bio } = a_ops.writepage(k, pfn, &wbc, &mut None) {
+        let (ino, index) = (
+            k.pages.mapping[pfn as usize] as usize,
+            k.pages.index[pfn as usize],
+        );
+        let mut walk = if !swap && a_ops.reclaim_write_clusters() {
+            a_ops.writepages_start(k, ino, &wbc)
+        } else {
+            None
+        };
+        if let WritePage::Submit { bdi, bio } = a_ops.writepage(k, pfn, &wbc, &mut walk) {
             if !backing_dev::try_submit_bio(k, bdi, bio) {
                 waits = Some(Pageout::WaitForRequest { bdi, bio });
+            } else if walk.is_some() {
+                pageout_cluster(k, a_ops, ino, u64::from(index), &wbc, &mut walk, bdi);
             }
+        }
+        if walk.is_some() {
+            a_ops.writepages_end(k, walk);
         }
     }
     trace::mm_vmscan_writepage(k, pfn, !swap);
@@ -846,6 +860,48 @@ fn pageout(k: &mut Kernel, pfn: Pfn, kswapd: bool) -> Pageout {
     let zi = k.page_zone(pfn);
     k.zones[zi].mod_stat(ZoneStat::nr_vmscan_write, 1);
     waits.unwrap_or(Pageout::Success)
+}
+
+/// `xfs_cluster_write` from `pageout`: the dirty pages after page `index` of `ino` join the
+/// write of the page reclaim chose, in its ioend, until a page is missing, clean, locked or
+/// under writeback, the file ends, or `SWAP_CLUSTER_MAX` pages (`pageout`'s `nr_to_write`)
+/// are taken. mmsim stops early where the device's request pool could make the next bio
+/// wait: `pageout` cannot sleep for it (the kernel's would merge into one bio).
+fn pageout_cluster(
+    k: &mut Kernel,
+    a_ops: &'static dyn super::fs_ops::AddressSpaceOps,
+    ino: usize,
+    index: u64,
+    wbc: &WritebackControl,
+    walk: &mut super::fs_ops::PageioData,
+    bdi: usize,
+) {
+    let end = k.inodes[ino].size_pages;
+    let mut next = index + 1;
+    while next < end && next - index <= SWAP_CLUSTER_MAX {
+        let Some(p) = super::filemap::find_get_page(k, ino, next) else {
+            break;
+        };
+        let f = k.pages.flags[p as usize];
+        if f & PG_DIRTY == 0
+            || f & (PG_WRITEBACK | PG_LOCKED) != 0
+            || !k.bdis[bdi]
+                .queue
+                .has_free_request(crate::block::Class::Async)
+            || a_ops.writepage_declines(k, p, wbc)
+            || !super::page_writeback::clear_page_dirty_for_io(k, p)
+        {
+            break;
+        }
+        match a_ops.writepage(k, p, wbc, walk) {
+            WritePage::Submit { bdi, bio } => {
+                let queued = backing_dev::try_submit_bio(k, bdi, bio);
+                assert!(queued, "a free request was checked for");
+            }
+            _ => break,
+        }
+        next += 1;
+    }
 }
 
 /// `shrink_page_list` after a `pageout` that wrote (or declined) the page: a page under

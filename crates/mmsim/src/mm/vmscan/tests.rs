@@ -2556,6 +2556,57 @@ fn kswapd_writes_dirty_file_pages_at_any_priority_in_3_0_and_below_priority_10_w
     }
 }
 
+/// xfs_vm_writepage from kswapd's `pageout` clusters the dirty pages that follow the page
+/// in the file into its write (`xfs_cluster_write`, `nr_to_write` = 32): one `pageout`,
+/// many pages under writeback, stopping at a clean page or after 32.
+#[test]
+fn kswapd_pageout_on_xfs_writes_the_dirty_pages_that_follow_the_page() {
+    for (clean_at, cluster) in [(Some(10u64), 9u64), (None, 32)] {
+        let w = world(0, "3.0");
+        crate::sim::add_test_disk(&w, "sda", "xfs");
+        let pages = {
+            let mut k = w.borrow_mut();
+            let pages = file_pages(&mut k, Lru::InactiveFile, 40);
+            let ino = k.pages.mapping[pages[0] as usize] as usize;
+            k.inodes[ino].size_pages = 40;
+            for (i, &pfn) in pages.iter().enumerate() {
+                if Some(i as u64) != clean_at {
+                    let mut task = page_writeback::DirtyTask::default();
+                    page_writeback::set_page_dirty(&mut k, pfn, &mut task);
+                }
+            }
+            pages
+        };
+        let mut list = isolate_all(&mut w.borrow_mut(), &pages[..1]);
+        let w2 = w.clone();
+        run_task(&w, 1, async move {
+            let mut sc = sc_at(DEF_PRIORITY, true);
+            let mut st = PageListStats::default();
+            shrink_page_list(&w2, Z, &mut sc, &mut list, &mut st).await;
+            let mut k = w2.borrow_mut();
+            assert_eq!(k.global_stat(ZoneStat::nr_vmscan_write), 1, "one pageout");
+            let wb: Vec<bool> = pages
+                .iter()
+                .map(|&p| k.pages.test(p, PG_WRITEBACK))
+                .collect();
+            let n = cluster as usize;
+            assert!(
+                wb[..=n].iter().all(|&b| b),
+                "{clean_at:?}: the page and {n} after it"
+            );
+            assert!(
+                wb[n + 1..].iter().all(|&b| !b),
+                "{clean_at:?}: none past the cluster"
+            );
+            assert!(pages[1..=n].iter().all(|&p| !k.pages.test(p, PG_DIRTY)));
+            assert!(pages[n + 2..].iter().all(|&p| k.pages.test(p, PG_DIRTY)));
+            // Only the page reclaim chose is marked for immediate reclaim.
+            assert!(k.pages.test(pages[0], PG_RECLAIM) && !k.pages.test(pages[1], PG_RECLAIM));
+            putback_inactive_pages(&mut k, Z, &list);
+        });
+    }
+}
+
 #[test]
 fn kswapd_never_writes_dirty_file_pages_with_v2_patch_8() {
     let p8 = [(Switch::KswapdNoFsWriteback, true)];
