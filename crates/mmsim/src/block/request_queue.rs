@@ -726,6 +726,25 @@ mod tests {
         RequestQueue::new("sda", QueueConfig::default())
     }
 
+    /// Below the allocation that fills the pool (`nr_requests` - 1 requests in it), any
+    /// allocation succeeds; then not for certain.
+    #[test]
+    fn a_free_request_is_certain_until_the_pool_is_one_short_of_full() {
+        let mut q = queue();
+        let nr = q.config().nr_requests as u64;
+        for i in 0..nr - 2 {
+            assert_eq!(q.submit_bio(wbio(i * 100, 8, i), 0), Submit::Queued);
+        }
+        assert!(q.has_free_request(Class::Async));
+        assert_eq!(q.submit_bio(wbio(nr * 100, 8, nr), 0), Submit::Queued);
+        assert!(
+            !q.has_free_request(Class::Async),
+            "{} of {nr} taken",
+            nr - 1
+        );
+        assert!(q.has_free_request(Class::Sync), "the sync pool is its own");
+    }
+
     #[test]
     fn thresholds_are_113_and_103_of_128() {
         assert_eq!(congestion_on_threshold(128), 113);

@@ -2561,18 +2561,29 @@ fn kswapd_writes_dirty_file_pages_at_any_priority_in_3_0_and_below_priority_10_w
 /// many pages under writeback, stopping at a clean page or after 32.
 #[test]
 fn kswapd_pageout_on_xfs_writes_the_dirty_pages_that_follow_the_page() {
-    for (clean_at, cluster) in [(Some(10u64), 9u64), (None, 32)] {
+    // (a clean page, a locked page, the file's size in pages; pages written after the
+    // first): stopped by the clean page, the locked page, the file's end, or at 32.
+    let cases = [
+        (Some(10u64), None, 40, 9usize),
+        (None, Some(5u64), 40, 4),
+        (None, None, 20, 19),
+        (None, None, 40, 32),
+    ];
+    for (clean_at, locked_at, size, cluster) in cases {
         let w = world(0, "3.0");
         crate::sim::add_test_disk(&w, "sda", "xfs");
         let pages = {
             let mut k = w.borrow_mut();
             let pages = file_pages(&mut k, Lru::InactiveFile, 40);
             let ino = k.pages.mapping[pages[0] as usize] as usize;
-            k.inodes[ino].size_pages = 40;
+            k.inodes[ino].size_pages = size;
             for (i, &pfn) in pages.iter().enumerate() {
                 if Some(i as u64) != clean_at {
                     let mut task = page_writeback::DirtyTask::default();
                     page_writeback::set_page_dirty(&mut k, pfn, &mut task);
+                }
+                if Some(i as u64) == locked_at {
+                    k.pages.set(pfn, PG_LOCKED);
                 }
             }
             pages
@@ -2589,14 +2600,15 @@ fn kswapd_pageout_on_xfs_writes_the_dirty_pages_that_follow_the_page() {
                 .iter()
                 .map(|&p| k.pages.test(p, PG_WRITEBACK))
                 .collect();
-            let n = cluster as usize;
+            let n = cluster;
+            let case = (clean_at, locked_at, size);
             assert!(
                 wb[..=n].iter().all(|&b| b),
-                "{clean_at:?}: the page and {n} after it"
+                "{case:?}: the page and {n} after it"
             );
             assert!(
                 wb[n + 1..].iter().all(|&b| !b),
-                "{clean_at:?}: none past the cluster"
+                "{case:?}: none past the cluster"
             );
             assert!(pages[1..=n].iter().all(|&p| !k.pages.test(p, PG_DIRTY)));
             assert!(pages[n + 2..].iter().all(|&p| k.pages.test(p, PG_DIRTY)));
