@@ -2558,62 +2558,112 @@ fn kswapd_writes_dirty_file_pages_at_any_priority_in_3_0_and_below_priority_10_w
 
 /// xfs_vm_writepage from kswapd's `pageout` clusters the dirty pages that follow the page
 /// in the file into its write (`xfs_cluster_write`, `nr_to_write` = 32): one `pageout`,
-/// many pages under writeback, stopping at a clean page or after 32.
+/// many pages under writeback, stopping at a clean or locked page, the file's end, 32
+/// pages, or (mmsim) a request pool that could make the next bio wait. ext3 writes the one
+/// page.
 #[test]
 fn kswapd_pageout_on_xfs_writes_the_dirty_pages_that_follow_the_page() {
-    // (a clean page, a locked page, the file's size in pages; pages written after the
-    // first): stopped by the clean page, the locked page, the file's end, or at 32.
+    struct Case {
+        fs: &'static str,
+        chosen: usize,
+        clean_at: Option<usize>,
+        locked_at: Option<usize>,
+        size: u64,
+        pool_full: bool,
+        after: usize,
+    }
+    let xfs = Case {
+        fs: "xfs",
+        chosen: 0,
+        clean_at: None,
+        locked_at: None,
+        size: 40,
+        pool_full: false,
+        after: 32,
+    };
     let cases = [
-        (Some(10u64), None, 40, 9usize),
-        (None, Some(5u64), 40, 4),
-        (None, None, 20, 19),
-        (None, None, 40, 32),
+        Case {
+            clean_at: Some(10),
+            after: 9,
+            ..xfs
+        },
+        Case {
+            locked_at: Some(5),
+            after: 4,
+            ..xfs
+        },
+        Case {
+            size: 20,
+            after: 19,
+            ..xfs
+        },
+        Case { chosen: 3, ..xfs },
+        Case {
+            pool_full: true,
+            after: 0,
+            ..xfs
+        },
+        Case {
+            fs: "ext3",
+            after: 0,
+            ..xfs
+        },
+        xfs,
     ];
-    for (clean_at, locked_at, size, cluster) in cases {
+    for c in cases {
         let w = world(0, "3.0");
-        crate::sim::add_test_disk(&w, "sda", "xfs");
+        crate::sim::add_test_disk(&w, "sda", c.fs);
         let pages = {
             let mut k = w.borrow_mut();
             let pages = file_pages(&mut k, Lru::InactiveFile, 40);
             let ino = k.pages.mapping[pages[0] as usize] as usize;
-            k.inodes[ino].size_pages = size;
+            k.inodes[ino].size_pages = c.size;
             for (i, &pfn) in pages.iter().enumerate() {
-                if Some(i as u64) != clean_at {
+                if Some(i) != c.clean_at {
                     let mut task = page_writeback::DirtyTask::default();
                     page_writeback::set_page_dirty(&mut k, pfn, &mut task);
                 }
-                if Some(i as u64) == locked_at {
+                if Some(i) == c.locked_at {
                     k.pages.set(pfn, PG_LOCKED);
+                }
+            }
+            if c.pool_full {
+                // Requests far from the file, one short of filling the async pool: the
+                // chosen page's bio takes the last, and none is left for the next.
+                let bdi = k.inodes[ino].bdi;
+                let nr = u64::from(k.bdis[bdi].queue.config().nr_requests);
+                for i in 0..nr - 1 {
+                    let bio = crate::block::Bio {
+                        dir: crate::block::Dir::Write,
+                        sync: false,
+                        sector: (1 << 30) + i * 64,
+                        nr_sectors: 8,
+                        tag: u64::MAX,
+                    };
+                    k.bdis[bdi].queue.submit_bio(bio, 0);
                 }
             }
             pages
         };
-        let mut list = isolate_all(&mut w.borrow_mut(), &pages[..1]);
+        let mut list = isolate_all(&mut w.borrow_mut(), &pages[c.chosen..=c.chosen]);
         let w2 = w.clone();
         run_task(&w, 1, async move {
             let mut sc = sc_at(DEF_PRIORITY, true);
             let mut st = PageListStats::default();
             shrink_page_list(&w2, Z, &mut sc, &mut list, &mut st).await;
             let mut k = w2.borrow_mut();
-            assert_eq!(k.global_stat(ZoneStat::nr_vmscan_write), 1, "one pageout");
-            let wb: Vec<bool> = pages
-                .iter()
-                .map(|&p| k.pages.test(p, PG_WRITEBACK))
-                .collect();
-            let n = cluster;
-            let case = (clean_at, locked_at, size);
-            assert!(
-                wb[..=n].iter().all(|&b| b),
-                "{case:?}: the page and {n} after it"
-            );
-            assert!(
-                wb[n + 1..].iter().all(|&b| !b),
-                "{case:?}: none past the cluster"
-            );
-            assert!(pages[1..=n].iter().all(|&p| !k.pages.test(p, PG_DIRTY)));
-            assert!(pages[n + 2..].iter().all(|&p| k.pages.test(p, PG_DIRTY)));
+            let case = (c.fs, c.chosen, c.clean_at, c.locked_at, c.size, c.pool_full);
+            assert_eq!(k.global_stat(ZoneStat::nr_vmscan_write), 1, "{case:?}");
+            let last = c.chosen + c.after;
+            for (i, &p) in pages.iter().enumerate() {
+                let written = (c.chosen..=last).contains(&i);
+                assert_eq!(k.pages.test(p, PG_WRITEBACK), written, "{case:?}: page {i}");
+                let dirty = !written && Some(i) != c.clean_at;
+                assert_eq!(k.pages.test(p, PG_DIRTY), dirty, "{case:?}: page {i}");
+            }
             // Only the page reclaim chose is marked for immediate reclaim.
-            assert!(k.pages.test(pages[0], PG_RECLAIM) && !k.pages.test(pages[1], PG_RECLAIM));
+            let reclaim = |i: usize| k.pages.test(pages[i], PG_RECLAIM);
+            assert!(reclaim(c.chosen) && !reclaim(c.chosen + 1), "{case:?}");
             putback_inactive_pages(&mut k, Z, &list);
         });
     }
