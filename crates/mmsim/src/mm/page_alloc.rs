@@ -761,7 +761,7 @@ pub fn free_page_batched(k: &mut Kernel, pfn: Pfn, cold: bool) {
 /// Why an allocation gave up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AllocError {
-    /// The allocating task was chosen by the OOM killer; it must exit.
+    /// The task was killed (chosen by the OOM killer, or sent SIGKILL); it must exit.
     Killed,
     /// The allocation may not wait and nothing was free (`!__GFP_WAIT`).
     NoMemory,

@@ -189,7 +189,11 @@ pub async fn do_async_mmap_readahead(
 }
 
 /// One page of `do_generic_file_read`: find or read the page at `index` (with readahead),
-/// wait until it is uptodate, `mark_page_accessed`.
+/// wait until it is uptodate, `mark_page_accessed`. The wait is `lock_page_killable`'s: a
+/// killed task gives up with [`AllocError::Killed`]. A page that left the page cache while
+/// the reader slept (reclaimed once read: mmsim's reader holds no reference to pin it) is
+/// looked up again, as the kernel does with a page whose `mapping` truncation cleared;
+/// waiting on its frame would wait for whatever the frame became.
 pub async fn read_page(
     w: &World,
     ino: usize,
@@ -197,49 +201,59 @@ pub async fn read_page(
     index: u64,
     req: u64,
 ) -> Result<Pfn, AllocError> {
-    {
-        // A cached, up-to-date page without the readahead marker: nothing to wait for.
-        let mut k = w.borrow_mut();
-        if let Some(pfn) = filemap::find_get_page(&k, ino, index) {
-            if k.pages.test(pfn, PG_UPTODATE) && !k.pages.test(pfn, PG_READAHEAD) {
-                filemap::mark_page_accessed(&mut k, pfn);
-                return Ok(pfn);
+    'lookup: loop {
+        {
+            // A cached, up-to-date page without the readahead marker: nothing to wait for.
+            let mut k = w.borrow_mut();
+            if let Some(pfn) = filemap::find_get_page(&k, ino, index) {
+                if k.pages.test(pfn, PG_UPTODATE) && !k.pages.test(pfn, PG_READAHEAD) {
+                    filemap::mark_page_accessed(&mut k, pfn);
+                    return Ok(pfn);
+                }
             }
         }
-    }
-    if filemap::find_get_page(&w.borrow(), ino, index).is_none() {
-        // page_cache_sync_readahead
-        ondemand_readahead(w, ino, ra, index, req, false).await?;
-    }
-    let pfn = loop {
-        let found = filemap::find_get_page(&w.borrow(), ino, index);
-        match found {
-            Some(p) => break p,
-            // Reclaimed between readahead and now: read it again.
-            None => ondemand_readahead(w, ino, ra, index, req, false).await?,
+        if filemap::find_get_page(&w.borrow(), ino, index).is_none() {
+            // page_cache_sync_readahead
+            ondemand_readahead(w, ino, ra, index, req, false).await?;
         }
-    };
-    let marker = w.borrow_mut().pages.test_and_clear(pfn, PG_READAHEAD);
-    if marker {
-        // page_cache_async_readahead
-        ondemand_readahead(w, ino, ra, index, req, true).await?;
-    }
-    loop {
-        let (uptodate, q) = {
-            let k = w.borrow();
-            (k.pages.test(pfn, PG_UPTODATE), k.wq.page(pfn))
+        let pfn = loop {
+            let found = filemap::find_get_page(&w.borrow(), ino, index);
+            match found {
+                Some(p) => break p,
+                // Reclaimed between readahead and now: read it again.
+                None => ondemand_readahead(w, ino, ra, index, req, false).await?,
+            }
         };
-        if uptodate {
-            break;
+        let marker = w.borrow_mut().pages.test_and_clear(pfn, PG_READAHEAD);
+        if marker {
+            // page_cache_async_readahead
+            ondemand_readahead(w, ino, ra, index, req, true).await?;
         }
-        crate::engine::wait_event(w, q, None, false).await;
-    }
-    let mut k = w.borrow_mut();
-    if k.pages.mapping[pfn as usize] as usize == ino && k.pages.index[pfn as usize] as u64 == index
-    {
+        loop {
+            let (cached, uptodate, q) = {
+                let k = w.borrow();
+                (
+                    filemap::find_get_page(&k, ino, index) == Some(pfn),
+                    k.pages.test(pfn, PG_UPTODATE),
+                    k.wq.page(pfn),
+                )
+            };
+            if !cached {
+                continue 'lookup;
+            }
+            if uptodate {
+                break;
+            }
+            if crate::engine::wait_event(w, q, None, true).await
+                == crate::engine::WakeReason::Killed
+            {
+                return Err(AllocError::Killed);
+            }
+        }
+        let mut k = w.borrow_mut();
         filemap::mark_page_accessed(&mut k, pfn);
+        return Ok(pfn);
     }
-    Ok(pfn)
 }
 
 #[cfg(test)]
@@ -345,5 +359,106 @@ mod tests {
         assert_eq!(get_next_ra_size(8, 32), 16);
         assert_eq!(get_next_ra_size(16, 32), 32);
         assert_eq!(get_next_ra_size(32, 32), 32);
+    }
+
+    /// A file of `pages` pages on a fresh 128 MiB machine's disk, its inode held.
+    fn machine_with_file(pages: u64) -> (World, usize) {
+        let w = crate::sim::boot_for_test(128, 0, "3.9");
+        crate::sim::add_test_disk(&w, "sda", "ext4");
+        let ino =
+            crate::workload::cat::create_file(&w, "f", 0, pages * crate::calibration::PAGE_SIZE);
+        let mut k = w.borrow_mut();
+        let sb = crate::mm::inode::sb_of(&k, 0);
+        crate::mm::inode::iget_boot(&mut k, sb, ino as u32);
+        drop(k);
+        (w, ino)
+    }
+
+    /// A reader waiting for a page that leaves the page cache once read (another waiter,
+    /// woken first, drops it) looks it up again and reads it anew, where waiting on the
+    /// freed frame would wait for ever.
+    #[test]
+    fn read_page_reads_again_a_page_that_left_the_cache_while_it_waited() {
+        use crate::mm::vmstat::VmEvent;
+        use std::cell::Cell;
+        use std::rc::Rc;
+        let (w, ino) = machine_with_file(64);
+        let dropped = Rc::new(Cell::new(0));
+        let (w1, d) = (w.clone(), dropped.clone());
+        // Spawned first: it starts the read and waits ahead of the reader.
+        w.borrow_mut().sched.spawn("dropper", async move {
+            page_cache_read(&w1, ino, 0).await.unwrap();
+            loop {
+                let (pfn, q) = {
+                    let k = w1.borrow();
+                    let pfn = filemap::find_get_page(&k, ino, 0).unwrap();
+                    (pfn, k.wq.page(pfn))
+                };
+                if w1.borrow().pages.test(pfn, PG_UPTODATE) {
+                    break;
+                }
+                crate::engine::wait_event(&w1, q, None, false).await;
+            }
+            let mut cx = crate::mm::super_block::PruneCx {
+                gfp: Gfp(0),
+                kswapd: false,
+                cpu: 0,
+                reap: 0,
+            };
+            d.set(filemap::invalidate_mapping_pages(
+                &mut w1.borrow_mut(),
+                ino,
+                &mut cx,
+            ));
+        });
+        let got = Rc::new(Cell::new(None));
+        let (w2, g) = (w.clone(), got.clone());
+        crate::sim::run_task(&w, 10 * crate::engine::SEC, async move {
+            crate::engine::sleep(&w2, 1_000).await;
+            let mut ra = RaState::default();
+            let pfn = read_page(&w2, ino, &mut ra, 0, 1).await.unwrap();
+            let k = w2.borrow();
+            g.set(Some((
+                filemap::find_get_page(&k, ino, 0) == Some(pfn),
+                k.pages.test(pfn, PG_UPTODATE),
+            )));
+        });
+        assert_eq!(dropped.get(), 1, "the page was dropped once read");
+        assert_eq!(
+            got.get(),
+            Some((true, true)),
+            "the reader has it, read anew"
+        );
+        let read_kib = w.borrow().events.get(VmEvent::pgpgin);
+        assert!(read_kib >= 8, "page 0 was read twice: {read_kib} KiB read");
+    }
+
+    /// The wait for a read is `lock_page_killable`'s: a reader killed while its page is
+    /// being read gives up at once with `Killed`.
+    #[test]
+    fn a_killed_reader_gives_up_its_wait() {
+        use std::cell::Cell;
+        use std::rc::Rc;
+        let (w, ino) = machine_with_file(64);
+        let out = Rc::new(Cell::new(None));
+        let (w1, o) = (w.clone(), out.clone());
+        let reader = w.borrow_mut().sched.spawn("reader", async move {
+            let mut ra = RaState::default();
+            let r = read_page(&w1, ino, &mut ra, 0, 1).await;
+            o.set(Some((
+                r.is_err_and(|e| e == AllocError::Killed),
+                w1.borrow().sched.now(),
+            )));
+        });
+        let w2 = w.clone();
+        crate::sim::run_task(&w, 10 * crate::engine::SEC, async move {
+            crate::engine::sleep(&w2, 1_000).await;
+            w2.borrow_mut().sched.kill(reader);
+        });
+        assert_eq!(
+            out.get(),
+            Some((true, 1_000)),
+            "killed 1 µs in, before the disk answered"
+        );
     }
 }
