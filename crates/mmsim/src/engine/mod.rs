@@ -241,6 +241,12 @@ impl Sched {
         self.cpus
     }
 
+    /// How long a task holds a CPU while others wait for it before it is preempted
+    /// ([`crate::calibration::sched_slice`] on this machine's CPUs).
+    pub fn timeslice(&self) -> Nanos {
+        crate::calibration::sched_slice(self.cpus)
+    }
+
     /// A new, empty wait queue.
     pub fn new_queue(&mut self) -> WaitQueueId {
         self.queues.push(Vec::new());
@@ -667,6 +673,16 @@ pub async fn sleep_killable<W: SchedHost>(world: &Shared<W>, q: WaitQueueId, d: 
 /// `run_cpu`'s sleep would have done with no other event before it. Returns false, having
 /// done nothing, when another task could run first: then `run_cpu` must wait.
 pub fn run_cpu_now<W: SchedHost>(w: &mut W, ns: Nanos, mode: CpuMode) -> bool {
+    match mode {
+        CpuMode::System => run_cpu_now_split(w, ns, 0),
+        CpuMode::User => run_cpu_now_split(w, 0, ns),
+    }
+}
+
+/// [`run_cpu_now`] of `system` then `user` time as one charge: both are charged, or
+/// (returning false) neither.
+pub fn run_cpu_now_split<W: SchedHost>(w: &mut W, system: Nanos, user: Nanos) -> bool {
+    let ns = system + user;
     if ns == 0 {
         return true;
     }
@@ -684,43 +700,58 @@ pub fn run_cpu_now<W: SchedHost>(w: &mut W, ns: Nanos, mode: CpuMode) -> bool {
     let me = s.current as usize;
     s.tasks[me].cpu = Some(c as u32);
     s.now += ns;
-    s.account(mode, ns);
+    s.account(CpuMode::System, system);
+    s.account(CpuMode::User, user);
     true
 }
 
-/// Use `ns` of CPU time in `mode`: wait for a free CPU (FIFO), hold it for `ns`, give it back.
+/// Use `ns` of CPU time in `mode`: wait for a free CPU (FIFO) and hold it, a timeslice
+/// ([`Sched::timeslice`]) at a time; at the end of a slice with another task waiting for
+/// the CPU (`need_resched`), hand it over and queue again behind the waiters, as CFS's
+/// tick preempts a task that has had its slice. Give it back when `ns` is spent.
 pub async fn run_cpu<W: SchedHost>(world: &Shared<W>, ns: Nanos, mode: CpuMode) {
     if run_cpu_now(&mut *world.borrow_mut(), ns, mode) {
         return;
     }
-    let must_queue = {
-        let mut w = world.borrow_mut();
-        let s = w.sched();
-        if let Some(c) = s.free_cpu_for(s.current) {
-            s.take_cpu(c);
-            false
-        } else {
-            let me = s.current;
-            s.runq.push_back(me);
-            true
+    let mut left = ns;
+    while left > 0 {
+        let (must_queue, slice) = {
+            let mut w = world.borrow_mut();
+            let s = w.sched();
+            let slice = s.timeslice();
+            if let Some(c) = s.free_cpu_for(s.current) {
+                s.take_cpu(c);
+                (false, slice)
+            } else {
+                let me = s.current;
+                s.runq.push_back(me);
+                (true, slice)
+            }
+        };
+        if must_queue {
+            // Woken by release_cpu with the CPU already ours.
+            Wait {
+                world: world.clone(),
+                queue: None,
+                deadline: None,
+                killable: false,
+                gen: None,
+            }
+            .await;
         }
-    };
-    if must_queue {
-        // Woken by release_cpu with the CPU already ours.
-        Wait {
-            world: world.clone(),
-            queue: None,
-            deadline: None,
-            killable: false,
-            gen: None,
+        loop {
+            let run = left.min(slice);
+            sleep(world, run).await;
+            left -= run;
+            let mut w = world.borrow_mut();
+            let s = w.sched();
+            s.account(mode, run);
+            if left == 0 || s.need_resched() {
+                s.release_cpu();
+                break;
+            }
         }
-        .await;
     }
-    sleep(world, ns).await;
-    let mut w = world.borrow_mut();
-    let s = w.sched();
-    s.account(mode, ns);
-    s.release_cpu();
 }
 
 /// Runs the tasks of one world until a time limit or until nothing is left to do.
@@ -1000,6 +1031,33 @@ mod tests {
             [("c", false), ("a", true), ("b", false), ("d", false)],
             "after a hands CPU 0 to b, d still waits for it; after b, nobody"
         );
+    }
+
+    /// A long charge runs a timeslice, then the CPU goes to the task that waited and the
+    /// long one queues behind it; alone, it holds the CPU for the whole charge.
+    #[test]
+    fn a_task_that_has_run_its_slice_gives_the_cpu_to_a_waiter() {
+        let w = world(1);
+        let slice = w.borrow().s.timeslice();
+        let done = Rc::new(RefCell::new(Vec::new()));
+        let (w2, d2) = (w.clone(), done.clone());
+        w.borrow_mut().s.spawn("long", async move {
+            run_cpu(&w2, 10 * slice, CpuMode::User).await;
+            d2.borrow_mut().push(("long", w2.borrow().s.now()));
+        });
+        let (w2, d2) = (w.clone(), done.clone());
+        w.borrow_mut().s.spawn("short", async move {
+            sleep(&w2, 1).await;
+            run_cpu(&w2, slice / 2, CpuMode::User).await;
+            d2.borrow_mut().push(("short", w2.borrow().s.now()));
+        });
+        Executor::new(w.clone()).run_until(100 * slice, |_| false);
+        assert_eq!(
+            *done.borrow(),
+            [("short", slice + slice / 2), ("long", 10 * slice + slice / 2)],
+            "the short task runs after the long one's first slice, not after its charge"
+        );
+        assert_eq!(w.borrow().s.tasks[0].user_ns, 10 * slice);
     }
 
     #[test]

@@ -23,8 +23,8 @@ use super::page::{Pfn, PG_BUDDY, PG_ISOLATED, PG_LRU, PG_UNEVICTABLE, PG_WRITEBA
 use super::page_alloc::{self, zone_watermark_ok};
 use super::vmstat::{fragmentation_index, VmEvent, ZoneStat};
 use super::{swap, Gfp, Kernel, World};
-use crate::calibration::{sched_slice, COMPACT_SCAN_PFN_NS, MIGRATE_PAGE_NS};
-use crate::engine::{self, CpuMode, HZ_10};
+use crate::calibration::{sched_slice, COMPACT_SCAN_PFN_NS, CPU_QUANTUM_NS, MIGRATE_PAGE_NS};
+use crate::engine::{self, CpuMode, Nanos, HZ_10};
 use crate::presets::Switch;
 
 /// `COMPACT_MAX_DEFER_SHIFT`: after a failure, compaction is skipped for up to 63 calls.
@@ -181,6 +181,9 @@ pub struct CompactControl {
     pub captured: Option<Pfn>,
     /// CPU time the run has used since the task last waited for a CPU (its timeslice).
     pub slice: u64,
+    /// CPU time the steps have used and not yet been charged: the kernel's compaction runs
+    /// on until `cond_resched`, so it is charged a quantum at a time, not a step at a time.
+    pub owed: Nanos,
     /// The run is kswapd's (`current_is_kswapd()`): it neither asks for nor does a reset
     /// of the skip bits.
     pub kswapd: bool,
@@ -227,6 +230,7 @@ impl CompactControl {
             capture: false,
             captured: None,
             slice: 0,
+            owed: 0,
             kswapd: false,
             finished_update_migrate: false,
             finished_update_free: false,
@@ -239,7 +243,7 @@ impl CompactControl {
     fn must_back_out(&mut self, k: &Kernel) -> bool {
         if self.mode == MigrateMode::Async
             && k.sw.on(Switch::CompactionAbortOnContention)
-            && self.slice >= sched_slice(k.sched.cpus())
+            && self.slice + self.owed >= sched_slice(k.sched.cpus())
             && k.sched.need_resched()
         {
             self.contended = true;
@@ -740,23 +744,24 @@ pub async fn compact_zone(w: &World, cc: &mut CompactControl) -> CompactResult {
         match step {
             Step::Done(done) => break done,
             Step::Throttle => {
+                charge_compaction(w, cc).await;
                 // congestion_wait(BLK_RW_ASYNC, HZ/10)
                 super::vmscan::congestion_wait(w, HZ_10).await;
                 cc.slice = 0;
             }
             Step::Cpu(ns) => {
-                let t0 = w.borrow().sched.now();
-                engine::run_cpu(w, ns, CpuMode::System).await;
-                // Waiting for a CPU starts a new timeslice.
-                let waited = w.borrow().sched.now() - t0 > ns;
-                cc.slice = if waited { 0 } else { cc.slice + ns };
+                cc.owed += ns;
+                if cc.owed >= CPU_QUANTUM_NS {
+                    charge_compaction(w, cc).await;
+                }
             }
             Step::CpuThenDone(ns, done) => {
-                engine::run_cpu(w, ns, CpuMode::System).await;
+                cc.owed += ns;
                 break done;
             }
         }
     };
+    charge_compaction(w, cc).await;
     let mut k = w.borrow_mut();
     release_freepages(&mut k, cc);
     let s = cc.stats;
@@ -764,6 +769,19 @@ pub async fn compact_zone(w: &World, cc: &mut CompactControl) -> CompactResult {
     k.count(VmEvent::compact_free_scanned, s.free_scanned);
     k.count(VmEvent::compact_isolated, s.isolated);
     ret
+}
+
+/// Charge the CPU time the run's steps owe (`cc.owed`); a charge that waited for a CPU
+/// starts a new timeslice (`cc.slice`).
+async fn charge_compaction(w: &World, cc: &mut CompactControl) {
+    let ns = std::mem::take(&mut cc.owed);
+    if ns == 0 {
+        return;
+    }
+    let t0 = w.borrow().sched.now();
+    engine::run_cpu(w, ns, CpuMode::System).await;
+    let waited = w.borrow().sched.now() - t0 > ns;
+    cc.slice = if waited { 0 } else { cc.slice + ns };
 }
 
 /// What a direct compaction found: its result, a block captured for the caller (patch 3),

@@ -196,22 +196,15 @@ impl CpuDebt {
         self.user + self.system >= CPU_QUANTUM_NS
     }
 
-    /// Charge what is owed without waiting, as far as no other task could run meanwhile
-    /// ([`engine::run_cpu_now`]): system time first, then user time, as
-    /// [`CpuDebt::flush`] does. Returns true when nothing is left owed; otherwise
-    /// [`CpuDebt::flush`] must charge the rest.
+    /// Charge what is owed without waiting, if no other task could run meanwhile
+    /// ([`engine::run_cpu_now_split`]): all of it or, returning false, none, which
+    /// [`CpuDebt::flush`] must then charge.
     #[inline]
     pub fn flush_now(&mut self, k: &mut Kernel) -> bool {
-        if self.user + self.system == 0 {
-            return true;
-        }
-        if !engine::run_cpu_now(k, self.system, CpuMode::System) {
+        if !engine::run_cpu_now_split(k, self.system, self.user) {
             return false;
         }
         self.system = 0;
-        if !engine::run_cpu_now(k, self.user, CpuMode::User) {
-            return false;
-        }
         self.user = 0;
         true
     }

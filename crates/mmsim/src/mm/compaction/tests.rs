@@ -1580,3 +1580,42 @@ fn a_step_costs_the_frames_it_scanned_and_the_pages_it_copied() {
     release_freepages(&mut k, &mut cc);
     invariants::check(&k).unwrap();
 }
+
+/// The kernel's compaction runs until `cond_resched`: on a machine whose CPUs are taken, it
+/// waits for one once a quantum of its work, not once a step (a pageblock scanned, a batch
+/// moved). Its time is its CPU time plus at most a timeslice of waiting per quantum.
+#[test]
+fn compaction_waits_for_a_cpu_once_a_quantum_not_once_a_step() {
+    use crate::calibration::CPU_QUANTUM_NS;
+    use crate::engine::{CpuMode, SEC};
+    let w = world();
+    checkerboard(&mut w.borrow_mut(), 5000);
+    // As many CPU hogs as CPUs: compaction always waits behind one.
+    let cpus = w.borrow().sched.cpus();
+    for i in 0..cpus {
+        let w2 = w.clone();
+        w.borrow_mut().sched.spawn(&format!("hog{i}"), async move {
+            crate::engine::run_cpu(&w2, 10 * SEC, CpuMode::User).await;
+        });
+    }
+    let took = std::rc::Rc::new(std::cell::Cell::new((0, 0)));
+    run_task(&w, 20 * SEC, {
+        let (w, took) = (w.clone(), took.clone());
+        async move {
+            let t0 = w.borrow().sched.now();
+            compact_memory(&w).await;
+            let k = w.borrow();
+            let (_, sys) = k.sched.task_times(k.sched.current());
+            took.set((k.sched.now() - t0, sys));
+        }
+    });
+    let k = w.borrow();
+    let (took, sys) = took.get();
+    assert!(k.events.get(VmEvent::pgmigrate_success) >= 1000);
+    let quanta = sys / CPU_QUANTUM_NS + 1 + crate::mm::mmzone::MAX_NR_ZONES as u64;
+    let bound = sys + quanta * k.sched.timeslice();
+    assert!(
+        took <= bound,
+        "compaction of {sys} ns of CPU took {took} ns (at most {bound})"
+    );
+}
