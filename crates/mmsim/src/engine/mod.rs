@@ -1054,7 +1054,10 @@ mod tests {
         Executor::new(w.clone()).run_until(100 * slice, |_| false);
         assert_eq!(
             *done.borrow(),
-            [("short", slice + slice / 2), ("long", 10 * slice + slice / 2)],
+            [
+                ("short", slice + slice / 2),
+                ("long", 10 * slice + slice / 2)
+            ],
             "the short task runs after the long one's first slice, not after its charge"
         );
         assert_eq!(w.borrow().s.tasks[0].user_ns, 10 * slice);
