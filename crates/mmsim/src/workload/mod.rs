@@ -625,6 +625,43 @@ mod tests {
         assert_eq!(w.borrow().accesses.faulted, 2);
     }
 
+    /// `flush_now` charges the whole debt on the spot when nothing could run before it
+    /// ends, and nothing of it when something could, even where the system part alone
+    /// would fit.
+    #[test]
+    fn flush_now_charges_all_of_a_debt_or_none() {
+        let w = crate::sim::boot_for_test(16, 0, "3.9");
+        let seen = Rc::new(std::cell::RefCell::new(Vec::new()));
+        let (w2, s) = (w.clone(), seen.clone());
+        // Charge 100 µs of system and 200 µs of user time owed, at once if it can.
+        let try_flush = |k: &mut Kernel| {
+            let mut debt = CpuDebt::default();
+            debt.system(100_000);
+            debt.user(200_000);
+            let (t0, me) = (k.sched.now(), k.sched.current());
+            let ok = debt.flush_now(k);
+            (
+                ok,
+                k.sched.now() - t0,
+                k.sched.task_times(me),
+                debt.user + debt.system,
+            )
+        };
+        crate::sim::run_task(&w, crate::engine::SEC, async move {
+            let first = try_flush(&mut w2.borrow_mut());
+            s.borrow_mut().push(first);
+            // Another task's timer 150 µs away: the system part would fit before it, the
+            // whole debt not.
+            spawn_ticker(&w2, 150_000, 1);
+            crate::engine::sleep(&w2, 1).await;
+            let second = try_flush(&mut w2.borrow_mut());
+            s.borrow_mut().push(second);
+        });
+        let seen = seen.take();
+        assert_eq!(seen[0], (true, 300_000, (200_000, 100_000), 0));
+        assert_eq!(seen[1], (false, 0, (200_000, 100_000), 300_000));
+    }
+
     /// The one-borrow path ([`access_range_now`]: hits, CPU charged without a timer,
     /// anonymous faults without an await) leaves the same page state, counters, clock and
     /// CPU accounting as awaiting every step, all along a mixed hit/miss list.

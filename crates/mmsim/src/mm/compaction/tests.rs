@@ -1611,11 +1611,88 @@ fn compaction_waits_for_a_cpu_once_a_quantum_not_once_a_step() {
     });
     let k = w.borrow();
     let (took, sys) = took.get();
-    assert!(k.events.get(VmEvent::pgmigrate_success) >= 1000);
+    let moved = k.events.get(VmEvent::pgmigrate_success);
+    assert!(moved >= 1000);
+    assert!(
+        sys >= moved * crate::calibration::MIGRATE_PAGE_NS,
+        "every page moved was charged: {sys} ns for {moved}"
+    );
     let quanta = sys / CPU_QUANTUM_NS + 1 + crate::mm::mmzone::MAX_NR_ZONES as u64;
     let bound = sys + quanta * k.sched.timeslice();
     assert!(
         took <= bound,
         "compaction of {sys} ns of CPU took {took} ns (at most {bound})"
     );
+}
+
+/// The step that ends a run for want of pages to move into (4bf2bba3) is charged too.
+#[test]
+fn the_step_that_ends_a_run_out_of_targets_is_charged() {
+    let w = world();
+    {
+        let mut k = w.borrow_mut();
+        let (_, _, pfns) = checkerboard(&mut k, 600);
+        let block = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+        assert!(k.sw.on(Switch::CompactionAbortOnEnomem) && k.sw.on(Switch::CompactionSkipBits));
+        // Both scanners start at the cached pfns: the free scanner may not go below the
+        // block after the migrate scanner's, so the first batch has nothing to move into.
+        let z = &mut k.zones[Z];
+        z.compact_cached_migrate_pfn = block;
+        z.compact_cached_free_pfn = block + PAGEBLOCK_NR_PAGES;
+    }
+    let seen = std::rc::Rc::new(std::cell::Cell::new(None));
+    run_task(&w, crate::engine::SEC, {
+        let (w, seen) = (w.clone(), seen.clone());
+        async move {
+            let mut cc = CompactControl::new(Z, None, MIGRATE_MOVABLE, MigrateMode::SyncLight);
+            let r = compact_zone(&w, &mut cc).await;
+            let k = w.borrow();
+            let (_, sys) = k.sched.task_times(k.sched.current());
+            seen.set(Some((r, cc.stats.batches, sys, cc.owed)));
+        }
+    });
+    let (r, batches, sys, owed) = seen.get().expect("the run ended");
+    assert_eq!(
+        (r, batches),
+        (CompactResult::Partial, 1),
+        "one batch, then the end"
+    );
+    assert!(
+        sys >= COMPACT_SCAN_PFN_NS,
+        "its scanning was charged: {sys} ns"
+    );
+    assert_eq!(owed, 0, "nothing left owed");
+}
+
+/// A charge the task ran without waiting adds to the slice it has used; one that waited for
+/// a CPU starts a new slice (`cc.slice`, which c67fe375's back-out reads).
+#[test]
+fn a_charge_that_waited_for_a_cpu_starts_a_new_slice() {
+    use crate::engine::{CpuMode, SEC};
+    let w = world();
+    let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    run_task(&w, 20 * SEC, {
+        let (w, seen) = (w.clone(), seen.clone());
+        async move {
+            let mut cc = CompactControl::new(Z, None, MIGRATE_MOVABLE, MigrateMode::SyncLight);
+            for ns in [500, 300] {
+                cc.owed = ns;
+                charge_compaction(&w, &mut cc).await;
+                seen.borrow_mut().push((cc.slice, cc.owed));
+            }
+            // Every CPU taken by a hog: the next charge waits.
+            let cpus = w.borrow().sched.cpus();
+            for i in 0..cpus {
+                let w2 = w.clone();
+                w.borrow_mut().sched.spawn(&format!("hog{i}"), async move {
+                    crate::engine::run_cpu(&w2, SEC, CpuMode::User).await;
+                });
+            }
+            crate::engine::sleep(&w, 1).await;
+            cc.owed = 300;
+            charge_compaction(&w, &mut cc).await;
+            seen.borrow_mut().push((cc.slice, cc.owed));
+        }
+    });
+    assert_eq!(*seen.borrow(), [(500, 0), (800, 0), (0, 0)]);
 }
