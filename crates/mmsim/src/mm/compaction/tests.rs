@@ -41,6 +41,13 @@ fn checkerboard(k: &mut Kernel, n: u32) -> (usize, u32, Vec<Pfn>) {
     (mms[0], starts[0], pfns)
 }
 
+/// A checkerboard of 600 pages; returns the first frame of the pageblock its first page
+/// is in.
+fn checkerboard_block(k: &mut Kernel) -> u64 {
+    let (_, _, pfns) = checkerboard(k, 600);
+    pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1)
+}
+
 fn free_blocks_at_least(z: &Zone, order: usize) -> u64 {
     z.free_area[order..].iter().map(|a| a.nr_free).sum()
 }
@@ -499,8 +506,7 @@ fn isolation_steps_over_a_transparent_huge_page() {
     // 3.x cannot migrate a THP: the scanner skips its pageblock whole, in any mode.
     let w = world();
     let mut k = w.borrow_mut();
-    let (_, _, pfns) = checkerboard(&mut k, 600);
-    let block = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+    let block = checkerboard_block(&mut k);
     k.zones[Z].set_thp(block as Pfn, true);
     let mut cc = migrate_scan_from(&k, block, MigrateMode::SyncLight);
     assert_eq!(isolate_migratepages(&mut k, &mut cc), Isolate::Success);
@@ -514,8 +520,7 @@ fn async_isolation_skips_pageblocks_that_are_not_movable() {
     let mut k = w.borrow_mut();
     // 3.3-3.6: no skip bit remembers the async scan (3.7's quirk has its own test).
     k.sw.set(Switch::CompactionSkipBits, false);
-    let (_, _, pfns) = checkerboard(&mut k, 600);
-    let block = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+    let block = checkerboard_block(&mut k);
     k.zones[Z].set_pageblock_migratetype(block as Pfn, MIGRATE_UNMOVABLE);
     let mut cc = migrate_scan_from(&k, block, MigrateMode::Async);
     assert_eq!(isolate_migratepages(&mut k, &mut cc), Isolate::Success);
@@ -854,11 +859,11 @@ fn async_compaction_backs_out_when_a_task_waits_for_a_cpu() {
     let w = world();
     let block = {
         let mut k = w.borrow_mut();
-        let (_, _, pfns) = checkerboard(&mut k, 600);
+        let block = checkerboard_block(&mut k);
         // c67fe375 as 3.6 has it: the migrate scanner's back-out ends only its step.
         k.sw.set(Switch::CompactionAbortOnContention, true);
         k.sw.set(Switch::CompactionAbortWhenContended, false);
-        pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1)
+        block
     };
     // Three CPU hogs on the two CPUs: one is always waiting.
     for i in 0..3 {
@@ -1036,8 +1041,7 @@ fn compact_finished_wants_the_order_above_low_plus_the_block_on_its_own_list() {
 fn too_many_isolated_is_more_than_half_the_lru_and_async_gives_up_on_it() {
     let w = world();
     let mut k = w.borrow_mut();
-    let (_, _, pfns) = checkerboard(&mut k, 600);
-    let block = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+    let block = checkerboard_block(&mut k);
     let z = &mut k.zones[Z];
     for (i, stat) in [
         ZoneStat::nr_active_file,
@@ -1243,8 +1247,7 @@ fn a_migrate_scan_that_isolates_nothing_marks_the_block_and_moves_the_cached_pfn
         k.sw.on(Switch::CompactionSkipBits),
         "3.9 has 3.7's skip bits"
     );
-    let (_, _, pfns) = checkerboard(&mut k, 600);
-    let used = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+    let used = checkerboard_block(&mut k);
     let zend = k.zones[Z].end_pfn as u64;
     // Blocks with no LRU page: at the zone's top, boot left only its slab and free pages.
     let bare = [zend - 4 * PAGEBLOCK_NR_PAGES, zend - 2 * PAGEBLOCK_NR_PAGES];
@@ -1291,8 +1294,7 @@ fn an_async_scan_marks_a_block_of_another_type_which_sync_compaction_then_skips(
     // the block is marked and later sync runs skip it; the cache stays where it was.
     let w = world();
     let mut k = w.borrow_mut();
-    let (_, _, pfns) = checkerboard(&mut k, 600);
-    let block = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+    let block = checkerboard_block(&mut k);
     k.zones[Z].set_pageblock_migratetype(block as Pfn, MIGRATE_UNMOVABLE);
     let mut cc = migrate_scan_from(&k, block, MigrateMode::Async);
     isolate_migratepages(&mut k, &mut cc);
@@ -1435,8 +1437,7 @@ fn a_batch_with_nothing_to_move_into_ends_the_run_from_3_5() {
     // PARTIAL; 3.3-3.4 went on scanning.
     let w = world();
     let mut k = w.borrow_mut();
-    let (_, _, pfns) = checkerboard(&mut k, 600);
-    let block = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+    let block = checkerboard_block(&mut k);
     for (on, ends) in [(true, true), (false, false)] {
         k.sw.set(Switch::CompactionAbortOnEnomem, on);
         // The free scanner may not go below the block after the migrate scanner's.
@@ -1563,8 +1564,7 @@ fn a_step_costs_the_frames_it_scanned_and_the_pages_it_copied() {
     // scanner looked at, MIGRATE_PAGE_NS per page moved.
     let w = world();
     let mut k = w.borrow_mut();
-    let (_, _, pfns) = checkerboard(&mut k, 600);
-    let block = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+    let block = checkerboard_block(&mut k);
     let mut cc = migrate_scan_from(&k, block, MigrateMode::SyncLight);
     let Step::Cpu(ns) = compact_step(&mut k, &mut cc) else {
         panic!("a step with targets to move into");
@@ -1631,8 +1631,7 @@ fn the_step_that_ends_a_run_out_of_targets_is_charged() {
     let w = world();
     {
         let mut k = w.borrow_mut();
-        let (_, _, pfns) = checkerboard(&mut k, 600);
-        let block = pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+        let block = checkerboard_block(&mut k);
         assert!(k.sw.on(Switch::CompactionAbortOnEnomem) && k.sw.on(Switch::CompactionSkipBits));
         // Both scanners start at the cached pfns: the free scanner may not go below the
         // block after the migrate scanner's, so the first batch has nothing to move into.
