@@ -23,7 +23,7 @@ use super::page::{Pfn, PG_BUDDY, PG_ISOLATED, PG_LRU, PG_UNEVICTABLE, PG_WRITEBA
 use super::page_alloc::{self, zone_watermark_ok};
 use super::vmstat::{fragmentation_index, VmEvent, ZoneStat};
 use super::{swap, Gfp, Kernel, World};
-use crate::calibration::{sched_slice, COMPACT_SCAN_PFN_NS, CPU_QUANTUM_NS, MIGRATE_PAGE_NS};
+use crate::calibration::{COMPACT_SCAN_PFN_NS, CPU_QUANTUM_NS, MIGRATE_PAGE_NS};
 use crate::engine::{self, CpuMode, Nanos, HZ_10};
 use crate::presets::Switch;
 
@@ -243,7 +243,7 @@ impl CompactControl {
     fn must_back_out(&mut self, k: &Kernel) -> bool {
         if self.mode == MigrateMode::Async
             && k.sw.on(Switch::CompactionAbortOnContention)
-            && self.slice + self.owed >= sched_slice(k.sched.cpus())
+            && self.slice + self.owed >= k.sched.timeslice()
             && k.sched.need_resched()
         {
             self.contended = true;

@@ -48,6 +48,16 @@ fn checkerboard_block(k: &mut Kernel) -> u64 {
     pfns[0] as u64 & !(PAGEBLOCK_NR_PAGES - 1)
 }
 
+/// `n` tasks that each run `ns` of user time from now.
+fn spawn_cpu_hogs(w: &World, n: u32, ns: crate::engine::Nanos) {
+    for i in 0..n {
+        let w2 = w.clone();
+        w.borrow_mut().sched.spawn(&format!("hog{i}"), async move {
+            crate::engine::run_cpu(&w2, ns, crate::engine::CpuMode::User).await;
+        });
+    }
+}
+
 fn free_blocks_at_least(z: &Zone, order: usize) -> u64 {
     z.free_area[order..].iter().map(|a| a.nr_free).sum()
 }
@@ -866,13 +876,7 @@ fn async_compaction_backs_out_when_a_task_waits_for_a_cpu() {
         block
     };
     // Three CPU hogs on the two CPUs: one is always waiting.
-    for i in 0..3 {
-        let w2 = w.clone();
-        w.borrow_mut().sched.spawn(&format!("hog{i}"), async move {
-            crate::engine::run_cpu(&w2, 10 * crate::engine::SEC, crate::engine::CpuMode::User)
-                .await;
-        });
-    }
+    spawn_cpu_hogs(&w, 3, 10 * crate::engine::SEC);
     run_task(&w, crate::engine::SEC, {
         let w = w.clone();
         async move {
@@ -1587,17 +1591,12 @@ fn a_step_costs_the_frames_it_scanned_and_the_pages_it_copied() {
 #[test]
 fn compaction_waits_for_a_cpu_once_a_quantum_not_once_a_step() {
     use crate::calibration::CPU_QUANTUM_NS;
-    use crate::engine::{CpuMode, SEC};
+    use crate::engine::SEC;
     let w = world();
     checkerboard(&mut w.borrow_mut(), 5000);
     // As many CPU hogs as CPUs: compaction always waits behind one.
     let cpus = w.borrow().sched.cpus();
-    for i in 0..cpus {
-        let w2 = w.clone();
-        w.borrow_mut().sched.spawn(&format!("hog{i}"), async move {
-            crate::engine::run_cpu(&w2, 10 * SEC, CpuMode::User).await;
-        });
-    }
+    spawn_cpu_hogs(&w, cpus, 10 * SEC);
     let took = std::rc::Rc::new(std::cell::Cell::new((0, 0)));
     run_task(&w, 20 * SEC, {
         let (w, took) = (w.clone(), took.clone());
@@ -1667,7 +1666,7 @@ fn the_step_that_ends_a_run_out_of_targets_is_charged() {
 /// a CPU starts a new slice (`cc.slice`, which c67fe375's back-out reads).
 #[test]
 fn a_charge_that_waited_for_a_cpu_starts_a_new_slice() {
-    use crate::engine::{CpuMode, SEC};
+    use crate::engine::SEC;
     let w = world();
     let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
     run_task(&w, 20 * SEC, {
@@ -1681,12 +1680,7 @@ fn a_charge_that_waited_for_a_cpu_starts_a_new_slice() {
             }
             // Every CPU taken by a hog: the next charge waits.
             let cpus = w.borrow().sched.cpus();
-            for i in 0..cpus {
-                let w2 = w.clone();
-                w.borrow_mut().sched.spawn(&format!("hog{i}"), async move {
-                    crate::engine::run_cpu(&w2, SEC, CpuMode::User).await;
-                });
-            }
+            spawn_cpu_hogs(&w, cpus, SEC);
             crate::engine::sleep(&w, 1).await;
             cc.owed = 300;
             charge_compaction(&w, &mut cc).await;
